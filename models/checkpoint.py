@@ -1,0 +1,107 @@
+"""One-file checkpoints: weights in safetensors, config and tokenizer in its metadata.
+
+safetensors stores raw tensors and a JSON header, so loading one never runs
+code. The metadata holds ``format``, ``config`` (JSON of ``ModelConfig``),
+``tokenizer`` (the tokenizer's JSON) and ``training`` (JSON: data, steps, ...).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+from safetensors import SafetensorError, safe_open
+from safetensors.torch import save_file
+from tokenizers import Tokenizer
+
+from models.config import ModelConfig
+from models.tokenizer import load_tokenizer
+from models.transformer import Transformer
+
+FORMAT = "attention-visualizer/1"
+
+
+def save_checkpoint(
+    path: Path, model: Transformer, tokenizer: Tokenizer, training: dict | None = None
+) -> None:
+    """Write ``model`` (float32), its config, ``tokenizer`` and training info to ``path``."""
+    state = {k: v.detach().contiguous().float() for k, v in model.state_dict().items()}
+    if model.cfg.tie_weights:
+        state.pop("lm_head.weight")  # the same tensor as wte.weight
+    metadata = {
+        "format": FORMAT,
+        "config": model.cfg.to_json(),
+        "tokenizer": tokenizer.to_str(),
+        "training": json.dumps(training or {}, sort_keys=True),
+    }
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    save_file(state, str(path), metadata=metadata)
+
+
+def build_model(cfg: ModelConfig, state: dict[str, torch.Tensor], source: str) -> Transformer:
+    """Instantiate ``Transformer(cfg)`` and load ``state`` strictly, with checks.
+
+    Raises:
+        ValueError: naming missing or unexpected keys, wrong shapes, or
+            non-finite (NaN/inf) values.
+    """
+    model = Transformer(cfg)
+    expected = model.state_dict()
+    if cfg.tie_weights:
+        expected.pop("lm_head.weight")
+        state = {k: v for k, v in state.items() if k != "lm_head.weight"}
+    missing = sorted(set(expected) - set(state))
+    unexpected = sorted(set(state) - set(expected))
+    if missing:
+        raise ValueError(f"{source}: missing weights: {', '.join(missing[:8])}")
+    if unexpected:
+        raise ValueError(f"{source}: unexpected weights: {', '.join(unexpected[:8])}")
+    for name, tensor in state.items():
+        if tuple(tensor.shape) != tuple(expected[name].shape):
+            raise ValueError(
+                f"{source}: weight {name} has shape {tuple(tensor.shape)}, "
+                f"the config needs {tuple(expected[name].shape)}"
+            )
+        if not tensor.is_floating_point():
+            raise ValueError(f"{source}: weight {name} is not a float tensor")
+        if not torch.isfinite(tensor).all():
+            raise ValueError(f"{source}: weight {name} contains NaN or inf")
+    model.load_state_dict({k: v.float() for k, v in state.items()}, strict=False)
+    return model.eval()
+
+
+def load_checkpoint(path: Path) -> tuple[Transformer, Tokenizer, dict]:
+    """Load a checkpoint written by :func:`save_checkpoint`.
+
+    Returns:
+        ``(model, tokenizer, metadata)``; the model is in eval mode and
+        ``metadata["training"]`` is decoded from JSON.
+
+    Raises:
+        ValueError: if the file is not a safetensors file, lacks this project's
+            metadata, or its weights do not fit its config.
+    """
+    path = Path(path)
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            metadata = dict(f.metadata() or {})
+            state = {k: f.get_tensor(k) for k in f.keys()}
+    except (SafetensorError, OSError, ValueError, RuntimeError) as exc:
+        raise ValueError(f"{path.name}: not a readable safetensors file ({exc})") from exc
+    for key in ("config", "tokenizer"):
+        if key not in metadata:
+            raise ValueError(f"{path.name}: safetensors metadata has no '{key}' entry")
+    cfg = ModelConfig.from_json(metadata["config"])
+    tokenizer = load_tokenizer(metadata["tokenizer"])
+    if tokenizer.get_vocab_size() > cfg.vocab_size:
+        raise ValueError(
+            f"{path.name}: tokenizer has {tokenizer.get_vocab_size()} tokens, "
+            f"config vocab_size is {cfg.vocab_size}"
+        )
+    model = build_model(cfg, state, path.name)
+    try:
+        metadata["training"] = json.loads(metadata.get("training", "{}"))
+    except json.JSONDecodeError:
+        metadata["training"] = {}
+    return model, tokenizer, metadata

@@ -1,0 +1,105 @@
+"""Model configuration: one frozen dataclass of plain values.
+
+The same config describes the shipped models, checkpoints trained with
+``python -m models.train`` and converted nanoGPT checkpoints, so it also holds
+the switches nanoGPT needs (learned positional embeddings, biases, GELU MLP).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields
+
+ATTENTION_KINDS = ("softmax", "linear")
+POS_ENCODINGS = ("sinusoidal", "learned")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Hyper-parameters of a decoder-only transformer.
+
+    Attributes:
+        vocab_size: number of token ids V.
+        n_layer: number of blocks L.
+        n_head: heads per attention layer H.
+        d_model: residual stream width C; must be divisible by ``n_head``.
+        context_length: longest sequence T the model was trained on (tokens).
+        attention: ``"softmax"`` or ``"linear"`` (Katharopoulos et al. 2020).
+        pos_enc: ``"sinusoidal"`` (Vaswani et al. 2017) or ``"learned"`` (GPT-2).
+        d_mlp: hidden width of the MLP.
+        bias: whether the linear layers have biases.
+        ln_bias: whether LayerNorm has a bias (nanoGPT's ``bias=False`` drops both).
+        tie_weights: whether the unembedding shares the token-embedding matrix.
+        eps: the linear-attention normalizer epsilon.
+
+    Raises:
+        ValueError: on an unknown attention kind or positional encoding, a
+            non-positive size, or ``d_model`` not divisible by ``n_head``.
+    """
+
+    vocab_size: int
+    n_layer: int = 3
+    n_head: int = 4
+    d_model: int = 128
+    context_length: int = 64
+    attention: str = "softmax"
+    pos_enc: str = "sinusoidal"
+    d_mlp: int = 256
+    bias: bool = True
+    ln_bias: bool = True
+    tie_weights: bool = True
+    eps: float = 1e-6
+
+    def __post_init__(self) -> None:
+        if self.attention not in ATTENTION_KINDS:
+            raise ValueError(f"attention must be one of {ATTENTION_KINDS}, got {self.attention!r}")
+        if self.pos_enc not in POS_ENCODINGS:
+            raise ValueError(f"pos_enc must be one of {POS_ENCODINGS}, got {self.pos_enc!r}")
+        for name in ("vocab_size", "n_layer", "n_head", "d_model", "context_length", "d_mlp"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if self.d_model % self.n_head:
+            raise ValueError(f"d_model={self.d_model} is not divisible by n_head={self.n_head}")
+
+    @property
+    def d_head(self) -> int:
+        """Width of one head: d_model // n_head."""
+        return self.d_model // self.n_head
+
+    def to_dict(self) -> dict:
+        """Plain dict of the fields plus the derived ``d_head`` (for model cards)."""
+        return {**asdict(self), "d_head": self.d_head}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ModelConfig:
+        """Build a config from a dict; unknown keys and ``d_head`` are ignored.
+
+        Raises:
+            ValueError: if a required field is missing, a value has the wrong
+                type, or ``d_head`` disagrees with ``d_model // n_head``.
+        """
+        if not isinstance(data, dict):
+            raise ValueError("config must be a JSON object")
+        names = {f.name for f in fields(cls)}
+        kwargs = {k: v for k, v in data.items() if k in names}
+        if "vocab_size" not in kwargs:
+            raise ValueError("config is missing 'vocab_size'")
+        try:
+            cfg = cls(**kwargs)
+        except TypeError as exc:
+            raise ValueError(f"bad config: {exc}") from exc
+        if "d_head" in data and data["d_head"] != cfg.d_head:
+            raise ValueError(f"config d_head={data['d_head']} != d_model // n_head = {cfg.d_head}")
+        return cfg
+
+    @classmethod
+    def from_json(cls, text: str) -> ModelConfig:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"config is not valid JSON: {exc}") from exc
+        return cls.from_dict(data)

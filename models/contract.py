@@ -1,0 +1,80 @@
+"""The inspection contract: names and shapes of the exported ONNX graphs.
+
+This is the one place the contract is written down. ``models/export.py``
+produces graphs that follow it, the app reads them by these names, and upload
+validation (``models/convert.py``) checks foreign ONNX files against it.
+
+Symbols: L layers, H heads, T tokens (dynamic), V vocabulary size,
+C = d_model, D = d_head = C // H. All float outputs are float32.
+
+Inspect graph (``<kind>.inspect.onnx``), input ``input_ids`` int64 (1, T):
+
+==============  ==================  =================================================
+name            shape               meaning
+==============  ==================  =================================================
+logits          (1, T, V)           next-token logits at every position
+attn            (L, H, T, T)        attention pattern: row = query, column = key;
+                                    causal, rows sum to 1 (for linear attention the
+                                    implied matrix phi(Q)phi(K)^T, masked, row-normalized)
+q, k, v         (L, H, T, D)        queries, keys, values after the multi-head reshape
+scores          (L, H, T, T)        pre-mask scores: QK^T / sqrt(D) for softmax,
+                                    phi(Q)phi(K)^T for linear
+head_out        (L, H, T, D)        per-head output (attn @ v), before merging heads
+pos_enc         (T, C)              positional encoding added to the token embedding
+phi_q, phi_k    (L, H, T, D)        linear only: feature map phi(x) = elu(x) + 1
+state           (L, H, T, D, D)     linear only: S_i = sum_{j<=i} phi(k_j) v_j^T
+normalizer      (L, H, T, D)        linear only: z_i = sum_{j<=i} phi(k_j)
+==============  ==================  =================================================
+
+Fast graph (``<kind>.fast.onnx``): input ``input_ids`` (1, T), output ``logits``
+(1, T, V) only; linear attention is computed without any T x T tensor.
+
+Step graph (``linear.step.onnx``, linear attention only), one token at a time:
+inputs ``token`` int64 (1, 1), ``position`` int64 (1,), ``state`` (L, H, D, D),
+``normalizer`` (L, H, D); outputs ``logits`` (1, V), ``state_out`` (L, H, D, D),
+``normalizer_out`` (L, H, D). Start from zeros; O(1) work per token.
+"""
+
+from __future__ import annotations
+
+INPUT_NAME = "input_ids"
+
+COMMON_OUTPUTS = ("logits", "attn", "q", "k", "v", "scores", "head_out", "pos_enc")
+LINEAR_OUTPUTS = ("phi_q", "phi_k", "state", "normalizer")
+
+STEP_INPUTS = ("token", "position", "state", "normalizer")
+STEP_OUTPUTS = ("logits", "state_out", "normalizer_out")
+
+# Rank of every inspect output, used to validate foreign graphs.
+OUTPUT_RANKS = {
+    "logits": 3,
+    "attn": 4,
+    "q": 4,
+    "k": 4,
+    "v": 4,
+    "scores": 4,
+    "head_out": 4,
+    "pos_enc": 2,
+    "phi_q": 4,
+    "phi_k": 4,
+    "state": 5,
+    "normalizer": 4,
+}
+
+
+def inspect_outputs(attention: str) -> tuple[str, ...]:
+    """Output names of the inspect graph for an attention kind, in graph order.
+
+    Raises:
+        ValueError: for an attention kind other than ``softmax`` or ``linear``.
+    """
+    if attention == "softmax":
+        return COMMON_OUTPUTS
+    if attention == "linear":
+        return COMMON_OUTPUTS + LINEAR_OUTPUTS
+    raise ValueError(f"unknown attention kind {attention!r}")
+
+
+def graph_file(kind: str, graph: str) -> str:
+    """File name of a shipped graph, e.g. ``graph_file("linear", "step")``."""
+    return f"{kind}.{graph}.onnx"

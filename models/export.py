@@ -1,0 +1,193 @@
+"""Export a checkpoint to self-contained ONNX graphs that follow ``models/contract.py``.
+
+``python -m models.export exported/softmax.safetensors exported/linear.safetensors``
+writes ``<kind>.inspect.onnx``, ``<kind>.fast.onnx`` and, for linear attention,
+``linear.step.onnx`` next to each checkpoint (or into ``--out``).
+
+Uses ``torch.onnx.export(dynamo=True)`` with a dynamic sequence axis, weights
+inside the file (``external_data=False``), then checks every graph with
+``onnx.checker`` and asserts the sequence axis is still symbolic (the exporter
+can silently freeze it to the example's length).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import warnings
+from pathlib import Path
+
+import onnx
+import torch
+from tokenizers import Tokenizer
+from torch import nn
+
+from models import contract
+from models.checkpoint import load_checkpoint
+from models.transformer import Transformer
+
+OPSET = 18
+
+
+class InspectGraph(nn.Module):
+    """input_ids (1, T) -> the contract's inspect outputs, in contract order."""
+
+    def __init__(self, model: Transformer):
+        super().__init__()
+        self.model = model
+        self.names = contract.inspect_outputs(model.cfg.attention)
+
+    def forward(self, input_ids: torch.Tensor):
+        logits, cache = self.model(input_ids, inspect=True)
+        cache["logits"] = logits  # (1, T, V)
+        return tuple(cache[n] for n in self.names)
+
+
+class FastGraph(nn.Module):
+    """input_ids (1, T) -> logits (1, T, V), no T x T tensor for linear attention."""
+
+    def __init__(self, model: Transformer):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids: torch.Tensor):
+        return self.model(input_ids)  # (1, T, V)
+
+
+class StepGraph(nn.Module):
+    """(token, position, state, normalizer) -> (logits, state_out, normalizer_out)."""
+
+    def __init__(self, model: Transformer):
+        super().__init__()
+        self.model = model
+
+    def forward(self, token, position, state, normalizer):
+        return self.model.step(token, position, state, normalizer)
+
+
+def check_graph(path: Path, symbolic_inputs: dict[str, int] | None = None) -> onnx.ModelProto:
+    """Validate an exported graph and return it.
+
+    Args:
+        path: the ``.onnx`` file.
+        symbolic_inputs: input name -> axis that must be a symbolic dimension.
+
+    Raises:
+        ValueError: if the graph fails ``onnx.checker``, references external
+            data, or an axis that must be dynamic was frozen to a number.
+    """
+    model = onnx.load(str(path), load_external_data=False)
+    try:
+        onnx.checker.check_model(model, full_check=True)
+    except Exception as exc:  # onnx raises several checker error types
+        raise ValueError(f"{path.name}: onnx.checker failed: {exc}") from exc
+    for tensor in model.graph.initializer:
+        if tensor.data_location == onnx.TensorProto.EXTERNAL:
+            raise ValueError(f"{path.name}: initializer {tensor.name} uses external data")
+    for name, axis in (symbolic_inputs or {}).items():
+        inputs = {i.name: i for i in model.graph.input}
+        dim = inputs[name].type.tensor_type.shape.dim[axis]
+        if not dim.dim_param or dim.HasField("dim_value"):
+            raise ValueError(f"{path.name}: input {name} axis {axis} was frozen to {dim.dim_value}")
+    return model
+
+
+def _export(module: nn.Module, args: tuple, path: Path, input_names, output_names, dynamic):
+    logging.getLogger("torch.onnx").setLevel(logging.ERROR)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            module,
+            args,
+            str(path),
+            dynamo=True,
+            external_data=False,
+            input_names=list(input_names),
+            output_names=list(output_names),
+            dynamic_shapes=dynamic,
+            opset_version=OPSET,
+            optimize=True,
+            verbose=False,
+        )
+    stale = path.with_name(path.name + ".data")
+    if stale.exists():
+        stale.unlink()
+
+
+def add_metadata(path: Path, metadata: dict[str, str]) -> None:
+    """Store string ``metadata`` in the graph's ``metadata_props`` (in place)."""
+    model = onnx.load(str(path))
+    onnx.helper.set_model_props(model, metadata)
+    onnx.save(model, str(path))
+
+
+def export_model(
+    model: Transformer, out_dir: Path, tokenizer: Tokenizer, prefix: str | None = None
+) -> list[Path]:
+    """Write the inspect, fast and (linear only) step graphs of ``model``.
+
+    Each graph carries ``config`` and ``tokenizer`` JSON in its metadata, so
+    the app needs nothing else to run it.
+
+    Args:
+        model: the PyTorch model (put in eval mode here).
+        out_dir: folder to write into.
+        tokenizer: the model's tokenizer.
+        prefix: file prefix; defaults to the attention kind.
+
+    Returns:
+        The written paths, each already validated by :func:`check_graph`.
+    """
+    model = model.eval()
+    cfg = model.cfg
+    prefix = prefix or cfg.attention
+    out_dir.mkdir(parents=True, exist_ok=True)
+    max_t = cfg.context_length if cfg.pos_enc == "learned" else 1 << 16
+    T = torch.export.Dim("T", min=1, max=max_t)
+    example = torch.randint(0, cfg.vocab_size, (1, min(8, cfg.context_length)))
+    paths = []
+
+    path = out_dir / f"{prefix}.inspect.onnx"
+    names = contract.inspect_outputs(cfg.attention)
+    _export(InspectGraph(model), (example,), path, [contract.INPUT_NAME], names,
+            {"input_ids": {1: T}})
+    paths.append(path)
+
+    path = out_dir / f"{prefix}.fast.onnx"
+    _export(FastGraph(model), (example,), path, [contract.INPUT_NAME], ["logits"],
+            {"input_ids": {1: T}})
+    paths.append(path)
+
+    if cfg.attention == "linear":
+        L, H, D = cfg.n_layer, cfg.n_head, cfg.d_head
+        args = (
+            torch.zeros(1, 1, dtype=torch.long),
+            torch.zeros(1, dtype=torch.long),
+            torch.zeros(L, H, D, D),
+            torch.zeros(L, H, D),
+        )
+        path = out_dir / f"{prefix}.step.onnx"
+        _export(StepGraph(model), args, path, contract.STEP_INPUTS, contract.STEP_OUTPUTS, None)
+        paths.append(path)
+
+    for path in paths:
+        add_metadata(path, {"config": cfg.to_json(), "tokenizer": tokenizer.to_str()})
+        symbolic = {} if path.name.endswith("step.onnx") else {contract.INPUT_NAME: 1}
+        check_graph(path, symbolic)
+    return paths
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("checkpoints", nargs="+", type=Path, help=".safetensors checkpoints")
+    parser.add_argument("--out", type=Path, default=None, help="output folder (default: beside)")
+    args = parser.parse_args(argv)
+    for ckpt in args.checkpoints:
+        model, tokenizer, _meta = load_checkpoint(ckpt)
+        out = args.out or ckpt.parent
+        for path in export_model(model, out, tokenizer, prefix=ckpt.stem):
+            print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,161 @@
+"""A small decoder-only language model (pre-LN, GPT-2 layout).
+
+Token embedding + positional encoding (sinusoidal, Vaswani et al. 2017 section
+3.5, or learned as in GPT-2), ``n_layer`` pre-LN blocks of attention and a GELU
+MLP, a final LayerNorm and an unembedding tied to the token embedding (or not).
+Parameter names follow nanoGPT where they can so that nanoGPT checkpoints map
+onto it (``models/convert.py``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from models.attention import MultiHeadAttention
+from models.config import ModelConfig
+from models.contract import inspect_outputs
+
+
+def sinusoidal_encoding(positions: torch.Tensor, d_model: int) -> torch.Tensor:
+    """PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(...).
+
+    Args:
+        positions: (T,) integer positions; d_model: even width C.
+
+    Returns:
+        (T, C) float32 (Vaswani et al. 2017, section 3.5).
+    """
+    i = torch.arange(0, d_model, 2, dtype=torch.float32, device=positions.device)  # (C/2,)
+    inv_freq = torch.exp(-math.log(10000.0) * i / d_model)  # (C/2,)
+    angles = positions.to(torch.float32).unsqueeze(-1) * inv_freq  # (T, C/2)
+    pe = torch.stack([angles.sin(), angles.cos()], dim=-1)  # (T, C/2, 2)
+    return pe.flatten(-2)  # (T, C)
+
+
+class MLP(nn.Module):
+    """Position-wise feed-forward: (B, T, C) -> (B, T, d_mlp) -> GELU -> (B, T, C)."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.c_fc = nn.Linear(cfg.d_model, cfg.d_mlp, bias=cfg.bias)
+        self.c_proj = nn.Linear(cfg.d_mlp, cfg.d_model, bias=cfg.bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.c_proj(F.gelu(self.c_fc(x)))  # (B, T, C)
+
+
+class Block(nn.Module):
+    """Pre-LN block: x + attn(ln_1(x)), then x + mlp(ln_2(x))."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(cfg.d_model, bias=cfg.ln_bias)
+        self.attn = MultiHeadAttention(cfg)
+        self.ln_2 = nn.LayerNorm(cfg.d_model, bias=cfg.ln_bias)
+        self.mlp = MLP(cfg)
+
+    def forward(self, x: torch.Tensor, inspect: bool = False):
+        if inspect:
+            a, cache = self.attn(self.ln_1(x), inspect=True)  # (B, T, C)
+        else:
+            a, cache = self.attn(self.ln_1(x)), None  # (B, T, C)
+        x = x + a  # (B, T, C)
+        x = x + self.mlp(self.ln_2(x))  # (B, T, C)
+        return (x, cache) if inspect else x
+
+
+class Transformer(nn.Module):
+    """Decoder-only transformer language model.
+
+    ``forward(input_ids)`` maps int64 (B, T) to logits (B, T, V).
+    ``forward(input_ids, inspect=True)`` returns ``(logits, cache)`` where the
+    cache holds the contract's named tensors for batch element 0, stacked over
+    layers: ``attn`` (L, H, T, T), ``q`` (L, H, T, d_head), ..., ``pos_enc`` (T, C).
+    """
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.wte = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        if cfg.pos_enc == "learned":
+            self.wpe = nn.Embedding(cfg.context_length, cfg.d_model)
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
+        self.ln_f = nn.LayerNorm(cfg.d_model, bias=cfg.ln_bias)
+        self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+        if cfg.tie_weights:
+            self.lm_head.weight = self.wte.weight
+        self.apply(self._init_weights)
+
+    @staticmethod
+    def _init_weights(module: nn.Module) -> None:
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+        if isinstance(module, nn.Linear) and module.bias is not None:
+            nn.init.zeros_(module.bias)
+
+    def num_parameters(self) -> int:
+        """Number of distinct parameters (tied weights counted once)."""
+        return sum(p.numel() for p in self.parameters())
+
+    def positional_encoding(self, positions: torch.Tensor) -> torch.Tensor:
+        """(T,) int64 positions -> (T, C) encoding added to the token embedding."""
+        if self.cfg.pos_enc == "learned":
+            return self.wpe(positions)  # (T, C)
+        return sinusoidal_encoding(positions, self.cfg.d_model)  # (T, C)
+
+    def forward(self, input_ids: torch.Tensor, inspect: bool = False):
+        T = input_ids.shape[1]
+        pos_enc = self.positional_encoding(
+            torch.arange(T, device=input_ids.device)
+        )  # (T, C)
+        x = self.wte(input_ids) + pos_enc  # (B, T, C)
+        caches = []
+        for block in self.blocks:
+            if inspect:
+                x, cache = block(x, inspect=True)  # (B, T, C)
+                caches.append(cache)
+            else:
+                x = block(x)  # (B, T, C)
+        logits = self.lm_head(self.ln_f(x))  # (B, T, V)
+        if not inspect:
+            return logits
+        names = [n for n in inspect_outputs(self.cfg.attention) if n not in ("logits", "pos_enc")]
+        cache = {n: torch.stack([c[n][0] for c in caches]) for n in names}  # (L, H, ...)
+        cache["pos_enc"] = pos_enc
+        return logits, cache
+
+    def step(
+        self,
+        token: torch.Tensor,
+        position: torch.Tensor,
+        state: torch.Tensor,
+        normalizer: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """One token through the recurrent form of a linear-attention model.
+
+        Args:
+            token: int64 (1, 1); position: int64 (1,); state: (L, H, d_head, d_head);
+                normalizer: (L, H, d_head). Start from zeros at position 0.
+
+        Returns:
+            ``(logits, state, normalizer)``: (1, V) and the updated state and normalizer.
+
+        Raises:
+            RuntimeError: for a softmax model.
+        """
+        x = self.wte(token) + self.positional_encoding(position)  # (1, 1, C)
+        states, normalizers = [], []
+        for layer, block in enumerate(self.blocks):
+            a, S, z = block.attn.step(
+                block.ln_1(x), state[layer : layer + 1], normalizer[layer : layer + 1]
+            )  # (1, 1, C), (1, H, D, D), (1, H, D)
+            x = x + a  # (1, 1, C)
+            x = x + block.mlp(block.ln_2(x))  # (1, 1, C)
+            states.append(S[0])
+            normalizers.append(z[0])
+        logits = self.lm_head(self.ln_f(x))[:, 0]  # (1, V)
+        return logits, torch.stack(states), torch.stack(normalizers)

@@ -1,0 +1,52 @@
+"""Shared fixtures: small random models and the shipped exported/ folder."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+EXPORTED = ROOT / "exported"
+
+
+@pytest.fixture(scope="session")
+def exported_dir() -> Path:
+    return EXPORTED
+
+
+@pytest.fixture(scope="session")
+def tiny_tokenizer():
+    from models.tokenizer import build_tokenizer
+
+    return build_tokenizer(["the cat sat on the mat .", "the dogs are in the park ."])
+
+
+@pytest.fixture(scope="session")
+def tiny_exports(tmp_path_factory, tiny_tokenizer):
+    """Random tiny softmax and linear models exported to ONNX: kind -> (model, folder)."""
+    import torch
+
+    from models.config import ModelConfig
+    from models.export import export_model
+    from models.transformer import Transformer
+
+    out = {}
+    for kind in ("softmax", "linear"):
+        torch.manual_seed(0)
+        cfg = ModelConfig(
+            vocab_size=tiny_tokenizer.get_vocab_size(),
+            n_layer=2,
+            n_head=2,
+            d_model=32,
+            d_mlp=64,
+            context_length=16,
+            attention=kind,
+        )
+        model = Transformer(cfg).eval()
+        folder = tmp_path_factory.mktemp(kind)
+        export_model(model, folder, tiny_tokenizer)
+        out[kind] = (model, folder)
+    return out

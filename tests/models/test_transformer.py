@@ -1,0 +1,89 @@
+"""The model: inspect cache contract, recurrent step, positional encodings, config."""
+
+import pytest
+import torch
+
+from models.config import ModelConfig
+from models.contract import inspect_outputs
+from models.transformer import Transformer, sinusoidal_encoding
+
+
+def make(kind="softmax", **kw):
+    torch.manual_seed(0)
+    cfg = ModelConfig(vocab_size=50, n_layer=2, n_head=2, d_model=16, d_mlp=32,
+                      context_length=12, attention=kind, **kw)
+    return Transformer(cfg).eval()
+
+
+@pytest.mark.parametrize("kind", ["softmax", "linear"])
+def test_inspect_cache_follows_contract(kind):
+    model = make(kind)
+    ids = torch.randint(0, 50, (1, 7))
+    logits, cache = model(ids, inspect=True)
+    assert set(cache) | {"logits"} == set(inspect_outputs(kind))
+    assert logits.shape == (1, 7, 50)
+    assert cache["attn"].shape == (2, 2, 7, 7)
+    assert cache["q"].shape == (2, 2, 7, 8)
+    assert cache["pos_enc"].shape == (7, 16)
+    assert torch.allclose(cache["attn"].sum(-1), torch.ones(2, 2, 7), atol=1e-5)
+    assert torch.allclose(model(ids), logits, atol=1e-5)  # fast path == inspect path
+    if kind == "linear":
+        assert cache["state"].shape == (2, 2, 7, 8, 8)
+        assert cache["normalizer"].shape == (2, 2, 7, 8)
+
+
+def test_step_rolls_to_parallel_logits():
+    model = make("linear")
+    ids = torch.randint(0, 50, (1, 12))
+    full, cache = model(ids, inspect=True)
+    S, z = torch.zeros(2, 2, 8, 8), torch.zeros(2, 2, 8)
+    for i in range(12):
+        logits, S, z = model.step(ids[:, i : i + 1], torch.tensor([i]), S, z)
+        assert (logits - full[:, i]).abs().max() <= 1e-5
+        assert (S - cache["state"][:, :, i]).abs().max() <= 1e-5 * max(1, S.abs().max().item())
+
+
+def test_step_refused_for_softmax():
+    model = make("softmax")
+    with pytest.raises(RuntimeError):
+        model.step(torch.zeros(1, 1, dtype=torch.long), torch.zeros(1, dtype=torch.long),
+                   torch.zeros(2, 2, 8, 8), torch.zeros(2, 2, 8))
+
+
+def test_sinusoidal_encoding_values():
+    pe = sinusoidal_encoding(torch.arange(5), 8)
+    assert pe.shape == (5, 8)
+    assert torch.allclose(pe[:, 0], torch.sin(torch.arange(5.0)))
+    assert torch.allclose(pe[:, 1], torch.cos(torch.arange(5.0)))
+    assert torch.allclose(pe[3, 2], torch.sin(torch.tensor(3.0) / 10000 ** (2 / 8)))
+
+
+def test_learned_positions_and_no_bias():
+    model = make("softmax", pos_enc="learned", bias=False, ln_bias=False)
+    assert model.wpe.weight.shape == (12, 16)
+    assert model.blocks[0].attn.q_proj.bias is None and model.blocks[0].ln_1.bias is None
+    _, cache = model(torch.randint(0, 50, (1, 4)), inspect=True)
+    assert torch.equal(cache["pos_enc"], model.wpe.weight[:4])
+
+
+def test_tied_head_shares_embedding():
+    model = make()
+    assert model.lm_head.weight is model.wte.weight
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [dict(attention="cosine"), dict(pos_enc="rope"), dict(d_model=15), dict(n_layer=0)],
+)
+def test_config_rejects_bad_values(kw):
+    base = dict(vocab_size=10, n_head=2, d_model=16)
+    with pytest.raises(ValueError):
+        ModelConfig(**{**base, **kw})
+
+
+def test_config_json_roundtrip():
+    cfg = ModelConfig(vocab_size=10, attention="linear")
+    assert ModelConfig.from_json(cfg.to_json()) == cfg
+    assert cfg.to_dict()["d_head"] == cfg.d_model // cfg.n_head
+    with pytest.raises(ValueError):
+        ModelConfig.from_dict({**cfg.to_dict(), "d_head": 3})

@@ -1,0 +1,166 @@
+"""Contents of the plotly attention figures."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from viz import attention, style
+
+TOKENS = ["the", "cat", "<img src=x onerror=alert(1)>", "the", "dog"]
+T = len(TOKENS)
+
+
+def causal(t: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    a = np.tril(rng.random((t, t)) + 0.1)
+    return a / a.sum(axis=-1, keepdims=True)
+
+
+def heatmaps(fig: go.Figure) -> list[go.Heatmap]:
+    return [tr for tr in fig.data if isinstance(tr, go.Heatmap)]
+
+
+def all_text(fig: go.Figure) -> str:
+    """Every string in the figure, unescaped (to_json would encode "<" as \\u003c)."""
+    return repr(fig.to_dict())
+
+
+def test_attention_heatmap_contents():
+    w = causal(T)
+    fig = attention.attention_heatmap(w, TOKENS, title="one head")
+    (hm,) = heatmaps(fig)
+    assert np.asarray(hm.z).shape == (T, T)
+    np.testing.assert_allclose(np.asarray(hm.z), w)
+    assert fig.layout.xaxis.title.text == "key"
+    assert fig.layout.yaxis.title.text == "query"
+    assert fig.layout.yaxis.autorange == "reversed"  # first token at top
+    assert (hm.zmin, hm.zmax) == (0.0, 1.0)
+    assert hm.colorbar.title.text
+    assert "query" in hm.hovertemplate and "key" in hm.hovertemplate
+    assert "%{z:.3f}" in hm.hovertemplate
+    assert fig.layout.font.size >= 16
+
+
+def test_repeated_tokens_get_distinct_labels():
+    fig = attention.attention_heatmap(causal(T), TOKENS)
+    (hm,) = heatmaps(fig)
+    assert len(set(hm.x)) == T and len(set(hm.y)) == T
+    assert hm.x[0] == "0·the" and hm.x[3] == "3·the"
+
+
+def test_html_in_tokens_is_escaped():
+    fig = attention.attention_heatmap(causal(T), TOKENS)
+    (hm,) = heatmaps(fig)
+    assert hm.x[2] == "2·&lt;img src=x onerror=alert(1)&gt;"
+    for label in list(hm.x) + list(hm.y):
+        assert "<" not in label and ">" not in label
+    # hover shows the (escaped) token through the axis labels
+    assert "%{y}" in hm.hovertemplate and "%{x}" in hm.hovertemplate
+    assert "<img" not in all_text(fig)
+    assert "&lt;img src=x onerror=alert(1)&gt;" in all_text(fig)
+
+
+def test_ampersand_escaped():
+    assert style.token_labels(["a&b"]) == ["0·a&amp;b"]
+
+
+def test_attention_heatmap_errors():
+    with pytest.raises(ValueError):
+        attention.attention_heatmap(np.zeros((3, 4)), ["a", "b", "c"])
+    with pytest.raises(ValueError):
+        attention.attention_heatmap(np.zeros((3, 3)), ["a", "b"])
+
+
+def test_head_grid_has_l_times_h_heatmaps_with_shared_axis():
+    L, H = 2, 3
+    attn = np.stack([np.stack([causal(T, seed=i * H + h) for h in range(H)]) for i in range(L)])
+    fig = attention.head_grid(attn, TOKENS)
+    maps = heatmaps(fig)
+    assert len(maps) == L * H
+    assert all(m.coloraxis == "coloraxis" for m in maps)
+    assert (fig.layout.coloraxis.cmin, fig.layout.coloraxis.cmax) == (0.0, 1.0)
+    titles = [a.text for a in fig.layout.annotations]
+    assert titles == ["L0 H0", "L0 H1", "L0 H2", "L1 H0", "L1 H1", "L1 H2"]
+    np.testing.assert_allclose(np.asarray(maps[4].z), attn[1, 1])
+    assert "<img" not in all_text(fig)
+    with pytest.raises(ValueError):
+        attention.head_grid(attn[0], TOKENS)
+
+
+def test_head_grid_hides_labels_for_long_inputs():
+    attn = causal(20)[None, None]
+    fig = attention.head_grid(attn, [f"t{i}" for i in range(20)], max_tokens_label=10)
+    assert fig.layout.xaxis.showticklabels is False
+
+
+def test_attention_row():
+    w = causal(T)
+    fig = attention.attention_row(w[3], TOKENS, query_index=3)
+    (bar,) = fig.data
+    assert isinstance(bar, go.Bar)
+    np.testing.assert_allclose(np.asarray(bar.y), w[3])
+    assert list(bar.x) == style.token_labels(TOKENS)
+    assert bar.marker.color[3] != bar.marker.color[0]
+    assert "3·the" in fig.layout.title.text
+    with pytest.raises(ValueError):
+        attention.attention_row(w[3], TOKENS, query_index=T)
+
+
+def test_causal_mask_panels():
+    rng = np.random.default_rng(1)
+    scores = rng.uniform(-2.0, 2.0, size=(T, T))
+    scores[0, 4] = -7.5  # true max |score|, above the diagonal
+    w = causal(T)
+    fig = attention.causal_mask_panels(scores, w, TOKENS)
+    s, m, a = heatmaps(fig)
+    assert (s.zmin, s.zmax) == (-7.5, 7.5)
+    assert s.zmid == 0.0
+    assert s.colorscale == go.Heatmap(colorscale=style.DIVERGING).colorscale
+    mask = np.asarray(m.z)
+    np.testing.assert_array_equal(mask, np.tril(np.ones((T, T))))
+    assert np.asarray(m.customdata)[0, 1].startswith("blocked")
+    assert np.asarray(m.customdata)[1, 0] == "allowed"
+    assert (a.zmin, a.zmax) == (0.0, 1.0)
+    np.testing.assert_allclose(np.asarray(a.z), w)
+    assert "<img" not in all_text(fig)
+    with pytest.raises(ValueError):
+        attention.causal_mask_panels(scores, w[:3, :3], TOKENS)
+
+
+def test_matrix_heatmap_diverging_symmetric_range():
+    m = np.array([[1.0, -4.0, 2.0], [0.5, 3.0, -1.0]])
+    fig = attention.matrix_heatmap(m, ["the", "the"], ["d0", "d1", "d2"], "Q", "dim", "token")
+    (hm,) = heatmaps(fig)
+    assert (hm.zmin, hm.zmax, hm.zmid) == (-4.0, 4.0, 0.0)
+    assert len(set(hm.y)) == 2  # repeated row labels made unique
+    assert fig.layout.xaxis.title.text == "dim"
+    assert fig.layout.yaxis.title.text == "token"
+    seq = attention.matrix_heatmap(np.abs(m), None, None, "S", "j", "i", diverging=False)
+    (hm2,) = heatmaps(seq)
+    assert (hm2.zmin, hm2.zmax) == (0.5, 4.0)
+    with pytest.raises(ValueError):
+        attention.matrix_heatmap(np.zeros(3), None, None, "x", "a", "b")
+    with pytest.raises(ValueError):
+        attention.matrix_heatmap(m, ["a"], None, "x", "a", "b")
+
+
+def test_vector_bar():
+    fig = attention.vector_bar([1.0, -2.0, 0.5], None, "z_i")
+    (bar,) = fig.data
+    assert list(bar.x) == ["d0", "d1", "d2"]
+    assert bar.marker.color[0] != bar.marker.color[1]
+    assert fig.layout.title.text == "z_i"
+
+
+def test_topk_bars():
+    probs = np.array([0.1, 0.5, 0.05, 0.3, 0.05])
+    fig = attention.topk_bars(probs, ["a", "<b>", "c", "d", "e"], "next token", k=3)
+    (bar,) = fig.data
+    assert bar.orientation == "h"
+    np.testing.assert_allclose(np.asarray(bar.x), [0.5, 0.3, 0.1])
+    assert list(bar.y) == ["&lt;b&gt;", "d", "a"]
+    assert fig.layout.yaxis.autorange == "reversed"  # most likely on top
+    with pytest.raises(ValueError):
+        attention.topk_bars(probs, ["a"], "x")

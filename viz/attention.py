@@ -1,0 +1,323 @@
+"""Plotly figures for attention patterns, scores and per-head tensors.
+
+Pure functions: numpy-compatible arrays in, ``go.Figure`` out. Token strings are
+user input, so every label and hover text goes through ``viz.style.token_labels``
+/ ``viz.style.escape`` (position-prefixed, HTML-escaped). Titles passed in by the
+caller are rendered as plotly HTML; escape user text in them with ``style.escape``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from viz import style
+
+_HOVER_ATTN = "query: %{y}<br>key: %{x}<br>weight: %{z:.3f}<extra></extra>"
+
+
+def _check_tokens(tokens: Sequence[object], n: int, what: str) -> None:
+    if len(tokens) != n:
+        raise ValueError(f"{what} has {n} positions but {len(tokens)} tokens were given")
+
+
+def _square(weights: object, name: str) -> np.ndarray:
+    arr = np.asarray(weights, dtype=float)
+    if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
+        raise ValueError(f"{name} must have shape (T, T), got {arr.shape}")
+    return arr
+
+
+def _labels(labels: Sequence[object] | None, n: int, prefix: str) -> list[str]:
+    """Escaped labels; position-prefixed when ``labels`` repeat; ``prefix+i`` when None."""
+    if labels is None:
+        return [f"{prefix}{i}" for i in range(n)]
+    if len(labels) != n:
+        raise ValueError(f"expected {n} labels, got {len(labels)}")
+    out = [style.escape(x) for x in labels]
+    return out if len(set(out)) == n else style.token_labels(labels)
+
+
+def _heat(z: np.ndarray, x: list[str], y: list[str], **kw: object) -> go.Heatmap:
+    kw.setdefault("hovertemplate", _HOVER_ATTN)
+    return go.Heatmap(z=z, x=x, y=y, **kw)
+
+
+def _heatmap_axes(fig: go.Figure, row: int | None = None, col: int | None = None) -> None:
+    """Categorical axes; y reversed so the first row (token) is at the top."""
+    kw = {} if row is None else {"row": row, "col": col}
+    fig.update_yaxes(autorange="reversed", type="category", **kw)
+    fig.update_xaxes(type="category", tickangle=-45, **kw)
+
+
+def attention_heatmap(
+    weights: object,
+    tokens: Sequence[object],
+    title: str = "",
+    zmin: float = 0.0,
+    zmax: float = 1.0,
+    colorscale: str | None = None,
+    colorbar_title: str = "attention weight",
+) -> go.Figure:
+    """Heatmap of one attention pattern.
+
+    Args:
+        weights: (T, T) array, row i = query token i, column j = key token j.
+        tokens: T token strings (may repeat or contain HTML; labels become ``"3·the"``).
+        title: figure title.
+        zmin, zmax: colour range (default 0..1, the range of softmax weights).
+        colorscale: plotly colour scale, default ``style.SEQUENTIAL``.
+        colorbar_title: what the colour shows.
+
+    Raises:
+        ValueError: if weights is not square or ``len(tokens) != T``.
+    """
+    w = _square(weights, "weights")
+    _check_tokens(tokens, w.shape[0], "weights")
+    labels = style.token_labels(tokens)
+    cbar = {"title": {"text": colorbar_title}}
+    scale = colorscale or style.SEQUENTIAL
+    fig = go.Figure(_heat(w, labels, labels, zmin=zmin, zmax=zmax, colorscale=scale, colorbar=cbar))
+    _heatmap_axes(fig)
+    fig.update_layout(xaxis_title="key", yaxis_title="query")
+    return style.apply_layout(fig, title=title)
+
+
+def head_grid(attn: object, tokens: Sequence[object], max_tokens_label: int = 12) -> go.Figure:
+    """Small multiples of every head: rows = layers, columns = heads.
+
+    Args:
+        attn: (L, H, T, T) attention weights.
+        tokens: T token strings.
+        max_tokens_label: tick labels are drawn only when T <= this (else hidden);
+            y labels on the first column and x labels on the last row only.
+
+    Returns:
+        Figure with L*H heatmaps sharing one colour axis fixed to 0..1; subplot
+        titles ``"L0 H1"``.
+
+    Raises:
+        ValueError: if attn is not (L, H, T, T) or ``len(tokens) != T``.
+    """
+    a = np.asarray(attn, dtype=float)
+    if a.ndim != 4 or a.shape[2] != a.shape[3]:
+        raise ValueError(f"attn must have shape (L, H, T, T), got {a.shape}")
+    n_layers, n_heads, t, _ = a.shape
+    _check_tokens(tokens, t, "attn")
+    labels = style.token_labels(tokens)
+    titles = [f"L{layer} H{head}" for layer in range(n_layers) for head in range(n_heads)]
+    fig = make_subplots(
+        rows=n_layers,
+        cols=n_heads,
+        subplot_titles=titles,
+        horizontal_spacing=0.03,
+        vertical_spacing=0.08 if n_layers > 1 else 0.0,
+    )
+    show = t <= max_tokens_label
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            hover = f"L{layer} H{head}<br>" + _HOVER_ATTN
+            cell = {"row": layer + 1, "col": head + 1}
+            trace = _heat(
+                a[layer, head], labels, labels, coloraxis="coloraxis", hovertemplate=hover
+            )
+            fig.add_trace(trace, **cell)
+            _heatmap_axes(fig, **cell)
+            fig.update_yaxes(showticklabels=show and head == 0, **cell)
+            fig.update_xaxes(showticklabels=show and layer == n_layers - 1, **cell)
+    cbar = {"title": {"text": "weight"}}
+    fig.update_layout(coloraxis={"cmin": 0.0, "cmax": 1.0, "colorscale": style.SEQUENTIAL})
+    fig.update_layout(coloraxis_colorbar=cbar)
+    style.apply_layout(fig, height=max(300, 230 * n_layers + 120))
+    fig.update_annotations(font_size=style.SUBPLOT_TITLE_SIZE)
+    fig.update_xaxes(tickfont={"size": style.SMALL_TICK_SIZE})
+    fig.update_yaxes(tickfont={"size": style.SMALL_TICK_SIZE})
+    return fig
+
+
+def attention_row(weights_row: object, tokens: Sequence[object], query_index: int) -> go.Figure:
+    """Bar chart of where one query looks: weight per key token.
+
+    Args:
+        weights_row: (T,) weights of query ``query_index`` over all keys.
+        tokens: T token strings.
+        query_index: position of the query token; its own bar is highlighted.
+
+    Raises:
+        ValueError: on a length mismatch or a query index outside [0, T).
+    """
+    w = np.asarray(weights_row, dtype=float).reshape(-1)
+    _check_tokens(tokens, w.shape[0], "weights_row")
+    if not 0 <= query_index < w.shape[0]:
+        raise ValueError(f"query_index {query_index} outside [0, {w.shape[0]})")
+    labels = style.token_labels(tokens)
+    colors = [style.HIGHLIGHT_COLOR if j == query_index else style.BAR_COLOR for j in range(len(w))]
+    fig = go.Figure(
+        go.Bar(
+            x=labels,
+            y=w,
+            marker_color=colors,
+            text=[f"{v:.2f}" for v in w],
+            textposition="outside",
+            hovertemplate="key: %{x}<br>weight: %{y:.3f}<extra></extra>",
+        )
+    )
+    fig.update_xaxes(title_text="key", type="category", tickangle=-45)
+    fig.update_yaxes(title_text="attention weight", range=[0.0, 1.1])
+    return style.apply_layout(fig, title=f"Where does {labels[query_index]} look?")
+
+
+def causal_mask_panels(scores: object, weights: object, tokens: Sequence[object]) -> go.Figure:
+    """Three panels: raw scores -> causal mask -> masked softmax.
+
+    Args:
+        scores: (T, T) pre-mask scores (QK^T/sqrt(D)); diverging scale, symmetric
+            around 0 at the true max |finite score|.
+        weights: (T, T) attention weights after masking + softmax (0..1).
+        tokens: T token strings.
+
+    Returns:
+        Figure with three heatmaps: scores, mask (1 = allowed, 0 = blocked, key j > query i),
+        weights. Each has its own horizontal colour bar (mask has none).
+
+    Raises:
+        ValueError: on non-square inputs, shape mismatch, or wrong token count.
+    """
+    s = _square(scores, "scores")
+    w = _square(weights, "weights")
+    if s.shape != w.shape:
+        raise ValueError(f"scores {s.shape} and weights {w.shape} differ")
+    t = s.shape[0]
+    _check_tokens(tokens, t, "scores")
+    labels = style.token_labels(tokens)
+    mask = np.tril(np.ones((t, t)))
+    lo, hi = style.symmetric_range(s)
+    fig = make_subplots(
+        rows=1,
+        cols=3,
+        subplot_titles=["scores QKᵀ/√D", "causal mask", "softmax(masked)"],
+        horizontal_spacing=0.06,
+    )
+    bar = {"orientation": "h", "y": -0.3, "yanchor": "top", "len": 0.28, "thickness": 14}
+    hover = "query: %{y}<br>key: %{x}<br>"
+    div = {"zmin": lo, "zmax": hi, "zmid": 0.0, "colorscale": style.DIVERGING}
+    seq = {"zmin": 0.0, "zmax": 1.0, "colorscale": style.SEQUENTIAL}
+    grey_green = {"zmin": 0, "zmax": 1, "colorscale": [[0, "#bbbbbb"], [1, "#2ca02c"]]}
+    status = np.where(mask == 1, "allowed", "blocked (−∞)")
+    panels = [
+        _heat(s, labels, labels, **div, hovertemplate=hover + "score: %{z:.3f}<extra></extra>"),
+        _heat(mask, labels, labels, **grey_green, showscale=False, customdata=status),
+        _heat(w, labels, labels, **seq),
+    ]
+    panels[1].hovertemplate = hover + "%{customdata}<extra></extra>"
+    bars = [(0.14, "score"), (0.0, ""), (0.86, "weight")]
+    for col, (trace, (x, text)) in enumerate(zip(panels, bars, strict=True), start=1):
+        trace.colorbar = {**bar, "x": x, "title": {"text": text, "side": "top"}}
+        fig.add_trace(trace, row=1, col=col)
+    for col in (1, 2, 3):
+        _heatmap_axes(fig, 1, col)
+        fig.update_xaxes(title_text="key", row=1, col=col)
+    fig.update_yaxes(title_text="query", row=1, col=1)
+    style.apply_layout(fig, height=600)
+    fig.update_layout(margin_b=160)  # room for the horizontal colour bars
+    fig.update_annotations(font_size=style.SUBPLOT_TITLE_SIZE)
+    return fig
+
+
+def matrix_heatmap(
+    matrix: object,
+    row_labels: Sequence[object] | None,
+    col_labels: Sequence[object] | None,
+    title: str,
+    x_title: str,
+    y_title: str,
+    diverging: bool = True,
+) -> go.Figure:
+    """Generic heatmap of a 2-D matrix (Q/K/V of a head (T, D), state S_i (D, D), W_Q W_Kᵀ ...).
+
+    Args:
+        matrix: (R, K) array.
+        row_labels, col_labels: R / K labels (escaped; position-prefixed if they repeat),
+            or None for ``0..R-1`` / ``0..K-1``.
+        diverging: True -> ``style.DIVERGING`` centred at 0 with symmetric true range
+            ``±max|x|``; False -> ``style.SEQUENTIAL`` over the data min..max.
+
+    Raises:
+        ValueError: if matrix is not 2-D or label counts do not match.
+    """
+    m = np.asarray(matrix, dtype=float)
+    if m.ndim != 2:
+        raise ValueError(f"matrix must be 2-D, got shape {m.shape}")
+    rows = _labels(row_labels, m.shape[0], "")
+    cols = _labels(col_labels, m.shape[1], "")
+    if diverging:
+        lo, hi = style.symmetric_range(m)
+        extra = {"zmid": 0.0, "colorscale": style.DIVERGING}
+    else:
+        finite = m[np.isfinite(m)]
+        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+        extra = {"colorscale": style.SEQUENTIAL}
+    hover = f"{style.escape(y_title)}: %{{y}}<br>{style.escape(x_title)}: %{{x}}<br>"
+    cbar = {"title": {"text": "value"}}
+    trace = _heat(m, cols, rows, zmin=lo, zmax=hi, colorbar=cbar, **extra)
+    trace.hovertemplate = hover + "value: %{z:.3f}<extra></extra>"
+    fig = go.Figure(trace)
+    _heatmap_axes(fig)
+    fig.update_layout(xaxis_title=x_title, yaxis_title=y_title)
+    return style.apply_layout(fig, title=title)
+
+
+def vector_bar(
+    values: object, labels: Sequence[object] | None = None, title: str = ""
+) -> go.Figure:
+    """Bar chart of a vector (normalizer z_i, output y_i, ...): (D,) values.
+
+    Positive bars are red, negative blue (same convention as the diverging heatmaps).
+
+    Raises:
+        ValueError: if labels do not match the vector length.
+    """
+    v = np.asarray(values, dtype=float).reshape(-1)
+    x = _labels(labels, v.shape[0], "d")
+    colors = ["#b2182b" if val >= 0 else "#2166ac" for val in v]
+    fig = go.Figure(
+        go.Bar(x=x, y=v, marker_color=colors, hovertemplate="%{x}: %{y:.3f}<extra></extra>")
+    )
+    fig.update_xaxes(title_text="dimension", type="category")
+    fig.update_yaxes(title_text="value", zeroline=True)
+    return style.apply_layout(fig, title=title)
+
+
+def topk_bars(probs: object, labels: Sequence[object], title: str = "", k: int = 10) -> go.Figure:
+    """Horizontal bars of the k most likely next tokens, most likely on top.
+
+    Args:
+        probs: (V,) probabilities (full distribution or already top-k).
+        labels: V token strings (escaped; position-prefixed if they repeat).
+        k: how many bars (at most V).
+
+    Raises:
+        ValueError: if ``len(labels) != V`` or k < 1.
+    """
+    p = np.asarray(probs, dtype=float).reshape(-1)
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    names = _labels(labels, p.shape[0], "")
+    order = np.argsort(-p, kind="stable")[:k]
+    fig = go.Figure(
+        go.Bar(
+            x=p[order],
+            y=[names[i] for i in order],
+            orientation="h",
+            marker_color=style.BAR_COLOR,
+            text=[f"{p[i]:.1%}" for i in order],
+            textposition="outside",
+            hovertemplate="token: %{y}<br>probability: %{x:.3f}<extra></extra>",
+        )
+    )
+    fig.update_yaxes(autorange="reversed", type="category", title_text="next token")
+    fig.update_xaxes(range=[0.0, 1.15], title_text="probability")
+    return style.apply_layout(fig, title=title, height=max(300, 40 * len(order) + 160))

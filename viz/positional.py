@@ -1,0 +1,163 @@
+"""Altair charts of the positional encoding ``pos_enc`` (T, C).
+
+Pure functions: numpy-compatible arrays in, ``alt.Chart`` out. Data is passed as
+long-form pandas DataFrames (Streamlit ships those as Arrow, so altair's default
+5000-row limit only matters when calling ``to_dict()`` outside Streamlit).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from viz import style
+
+_WIDTH = 560
+_HEIGHT = 360
+
+
+def _pos_enc(pos_enc: object) -> np.ndarray:
+    arr = np.asarray(pos_enc, dtype=float)
+    if arr.ndim != 2:
+        raise ValueError(f"pos_enc must have shape (T, C), got {arr.shape}")
+    return arr
+
+
+def _symmetric_scale(values: np.ndarray) -> alt.Scale:
+    lo, hi = style.symmetric_range(values)
+    return alt.Scale(scheme=style.DIVERGING_ALTAIR, reverse=True, domain=[lo, hi], domainMid=0)
+
+
+def _axis(title: str, **kw: object) -> alt.Axis:
+    return alt.Axis(title=title, labelFontSize=style.TICK_SIZE, titleFontSize=style.FONT_SIZE, **kw)
+
+
+def _legend(title: str) -> alt.Legend:
+    return alt.Legend(title=title, labelFontSize=style.TICK_SIZE, titleFontSize=style.FONT_SIZE)
+
+
+def _finish(chart: alt.Chart, title: str) -> alt.Chart:
+    """Size and title; fonts are set per axis/legend (no ``configure_*``) so charts compose."""
+    return chart.properties(
+        title=alt.TitleParams(title, fontSize=style.TITLE_SIZE), width=_WIDTH, height=_HEIGHT
+    )
+
+
+def pe_curves(pos_enc: object, dims: Sequence[int] = (0, 1, 2, 3)) -> alt.Chart:
+    """Line chart of encoding value vs position, one line per chosen dimension.
+
+    Args:
+        pos_enc: (T, C) positional encoding.
+        dims: dimension indices in [0, C) to draw.
+
+    Returns:
+        Chart with fields ``position`` (x, "position"), ``value`` (y, "value") and
+        ``dimension`` (colour, nominal).
+
+    Raises:
+        ValueError: if pos_enc is not 2-D, dims is empty or a dim is out of range.
+    """
+    pe = _pos_enc(pos_enc)
+    t, c = pe.shape
+    dims = [int(d) for d in dims]
+    if not dims:
+        raise ValueError("dims must not be empty")
+    bad = [d for d in dims if not 0 <= d < c]
+    if bad:
+        raise ValueError(f"dims {bad} outside [0, {c})")
+    df = pd.DataFrame(
+        {
+            "position": np.tile(np.arange(t), len(dims)),
+            "dimension": np.repeat([f"dim {d}" for d in dims], t),
+            "value": pe[:, dims].T.reshape(-1),
+        }
+    )
+    chart = (
+        alt.Chart(df)
+        .mark_line(point=t <= 64, strokeWidth=3)
+        .encode(
+            x=alt.X("position:Q", axis=_axis("position")),
+            y=alt.Y("value:Q", axis=_axis("value")),
+            color=alt.Color(
+                "dimension:N", legend=_legend("dimension"), sort=[f"dim {d}" for d in dims]
+            ),
+            tooltip=["position:Q", "dimension:N", alt.Tooltip("value:Q", format=".3f")],
+        )
+    )
+    return _finish(chart, "Positional encoding per dimension")
+
+
+def pe_heatmap(pos_enc: object) -> alt.Chart:
+    """Heatmap of the whole encoding: position (y, top = 0) x dimension (x).
+
+    Args:
+        pos_enc: (T, C) positional encoding.
+
+    Returns:
+        Chart with fields ``position``, ``dimension`` and ``value`` (diverging colour,
+        symmetric around 0 at the true max |value|).
+
+    Raises:
+        ValueError: if pos_enc is not 2-D.
+    """
+    pe = _pos_enc(pos_enc)
+    t, c = pe.shape
+    df = pd.DataFrame(
+        {
+            "position": np.repeat(np.arange(t), c),
+            "dimension": np.tile(np.arange(c), t),
+            "value": pe.reshape(-1),
+        }
+    )
+    chart = (
+        alt.Chart(df)
+        .mark_rect()
+        .encode(
+            x=alt.X("dimension:O", axis=_axis("dimension", labelOverlap=True)),
+            y=alt.Y("position:O", axis=_axis("position", labelOverlap=True)),
+            color=alt.Color("value:Q", legend=_legend("value"), scale=_symmetric_scale(pe)),
+            tooltip=["position:O", "dimension:O", alt.Tooltip("value:Q", format=".3f")],
+        )
+    )
+    return _finish(chart, "Positional encoding (position x dimension)")
+
+
+def pe_similarity(pos_enc: object) -> alt.Chart:
+    """Heatmap of dot-product similarity between the encodings of every two positions.
+
+    Args:
+        pos_enc: (T, C) positional encoding; the chart shows ``pos_enc @ pos_enc.T`` (T, T).
+
+    Returns:
+        Chart with fields ``position i`` (y), ``position j`` (x) and ``similarity``
+        (diverging colour, symmetric around 0).
+
+    Raises:
+        ValueError: if pos_enc is not 2-D.
+    """
+    pe = _pos_enc(pos_enc)
+    t = pe.shape[0]
+    sim = pe @ pe.T
+    df = pd.DataFrame(
+        {
+            "position i": np.repeat(np.arange(t), t),
+            "position j": np.tile(np.arange(t), t),
+            "similarity": sim.reshape(-1),
+        }
+    )
+    chart = (
+        alt.Chart(df)
+        .mark_rect()
+        .encode(
+            x=alt.X("position j:O", axis=_axis("position j", labelOverlap=True)),
+            y=alt.Y("position i:O", axis=_axis("position i", labelOverlap=True)),
+            color=alt.Color(
+                "similarity:Q", legend=_legend("dot product"), scale=_symmetric_scale(sim)
+            ),
+            tooltip=["position i:O", "position j:O", alt.Tooltip("similarity:Q", format=".3f")],
+        )
+    )
+    return _finish(chart, "Position-to-position similarity")

@@ -1,0 +1,83 @@
+"""Shared styling for projector-readable figures.
+
+Constants are used by both the plotly (``viz.attention``, ``viz.shapes``) and the
+altair (``viz.positional``) modules so every chart in the app looks the same
+from the back of a lecture hall.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+# Font sizes in px. Base >= 16 for projector readability.
+FONT_SIZE = 18
+TITLE_SIZE = 22
+TICK_SIZE = 16
+SMALL_TICK_SIZE = 13  # tick labels in small multiples (head grid) only
+SUBPLOT_TITLE_SIZE = 16
+FONT_FAMILY = "Arial, Helvetica, sans-serif"
+
+# Colour scales. Sequential for non-negative weights (attention, probabilities),
+# diverging centred at 0 for signed values (scores, Q/K/V, states).
+SEQUENTIAL = "Blues"
+SEQUENTIAL_ALTAIR = "blues"
+# plotly's "RdBu" runs red (low) -> blue (high); "_r" makes positive red, negative blue.
+DIVERGING = "RdBu_r"
+DIVERGING_ALTAIR = "redblue"
+BAR_COLOR = "#1f77b4"
+HIGHLIGHT_COLOR = "#d62728"
+
+MARGIN = {"l": 80, "r": 40, "t": 80, "b": 80}
+
+
+def apply_layout(fig: go.Figure, title: str | None = None, height: int | None = None) -> go.Figure:
+    """Apply the shared font sizes, margins and white template to ``fig`` in place.
+
+    Args:
+        fig: any plotly figure.
+        title: optional title text (escaped by the caller if it contains user text).
+        height: optional figure height in px.
+
+    Returns:
+        The same figure, for chaining.
+    """
+    fig.update_layout(
+        template="plotly_white",
+        font={"size": FONT_SIZE, "family": FONT_FAMILY},
+        margin=MARGIN,
+        hoverlabel={"font": {"size": FONT_SIZE}},
+    )
+    if title is not None:
+        fig.update_layout(title={"text": title, "font": {"size": TITLE_SIZE}})
+    if height is not None:
+        fig.update_layout(height=height)
+    fig.update_xaxes(tickfont={"size": TICK_SIZE}, title_font={"size": FONT_SIZE})
+    fig.update_yaxes(tickfont={"size": TICK_SIZE}, title_font={"size": FONT_SIZE})
+    return fig
+
+
+def escape(text: object) -> str:
+    """HTML-escape ``<``, ``>`` and ``&`` so plotly shows user text literally."""
+    return html.escape(str(text), quote=False)
+
+
+def token_labels(tokens: Sequence[object]) -> list[str]:
+    """Unique, HTML-safe tick labels: ``"3·the"`` (position, middle dot, escaped token).
+
+    Repeated tokens get distinct labels because the position is part of the label.
+    """
+    return [f"{i}·{escape(t)}" for i, t in enumerate(tokens)]
+
+
+def symmetric_range(values: object) -> tuple[float, float]:
+    """Symmetric colour range ``(-m, m)`` with ``m = max|finite values|`` (1.0 if none / zero)."""
+    arr = np.asarray(values, dtype=float)
+    finite = arr[np.isfinite(arr)]
+    m = float(np.max(np.abs(finite))) if finite.size else 0.0
+    if m == 0.0:
+        m = 1.0
+    return -m, m
