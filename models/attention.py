@@ -88,9 +88,7 @@ def linear_attention_parallel(
     return weights @ v, weights, scores  # (B, H, T, d_head)
 
 
-def linear_attention_states(
-    k: torch.Tensor, v: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor]:
+def linear_attention_states(k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """All prefix states of causal linear attention by cumulative sums, no T x T tensor.
 
     Args:

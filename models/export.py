@@ -149,13 +149,15 @@ def export_model(
 
     path = out_dir / f"{prefix}.inspect.onnx"
     names = contract.inspect_outputs(cfg.attention)
-    _export(InspectGraph(model), (example,), path, [contract.INPUT_NAME], names,
-            {"input_ids": {1: T}})
+    _export(
+        InspectGraph(model), (example,), path, [contract.INPUT_NAME], names, {"input_ids": {1: T}}
+    )
     paths.append(path)
 
     path = out_dir / f"{prefix}.fast.onnx"
-    _export(FastGraph(model), (example,), path, [contract.INPUT_NAME], ["logits"],
-            {"input_ids": {1: T}})
+    _export(
+        FastGraph(model), (example,), path, [contract.INPUT_NAME], ["logits"], {"input_ids": {1: T}}
+    )
     paths.append(path)
 
     if cfg.attention == "linear":

@@ -109,9 +109,7 @@ class Transformer(nn.Module):
 
     def forward(self, input_ids: torch.Tensor, inspect: bool = False):
         T = input_ids.shape[1]
-        pos_enc = self.positional_encoding(
-            torch.arange(T, device=input_ids.device)
-        )  # (T, C)
+        pos_enc = self.positional_encoding(torch.arange(T, device=input_ids.device))  # (T, C)
         x = self.wte(input_ids) + pos_enc  # (B, T, C)
         caches = []
         for block in self.blocks:

@@ -57,7 +57,7 @@ def test_step_graph_rolled_equals_parallel(tiny_exports, T):
 
 
 def test_graphs_are_self_contained_and_dynamic(tiny_exports):
-    for kind, (_, folder) in tiny_exports.items():
+    for _, folder in tiny_exports.values():
         for path in folder.glob("*.onnx"):
             assert not list(folder.glob("*.data"))
             graph = onnx.load(str(path), load_external_data=False)
@@ -72,8 +72,9 @@ def test_graphs_are_self_contained_and_dynamic(tiny_exports):
 def test_check_graph_rejects_frozen_axis(tmp_path):
     x = onnx.helper.make_tensor_value_info("input_ids", onnx.TensorProto.INT64, [1, 5])
     y = onnx.helper.make_tensor_value_info("y", onnx.TensorProto.INT64, [1, 5])
-    graph = onnx.helper.make_graph([onnx.helper.make_node("Identity", ["input_ids"], ["y"])],
-                                   "g", [x], [y])
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("Identity", ["input_ids"], ["y"])], "g", [x], [y]
+    )
     path = tmp_path / "frozen.onnx"
     onnx.save(onnx.helper.make_model(graph), str(path))
     with pytest.raises(ValueError, match="frozen"):

@@ -10,8 +10,16 @@ from models.transformer import Transformer, sinusoidal_encoding
 
 def make(kind="softmax", **kw):
     torch.manual_seed(0)
-    cfg = ModelConfig(vocab_size=50, n_layer=2, n_head=2, d_model=16, d_mlp=32,
-                      context_length=12, attention=kind, **kw)
+    cfg = ModelConfig(
+        vocab_size=50,
+        n_layer=2,
+        n_head=2,
+        d_model=16,
+        d_mlp=32,
+        context_length=12,
+        attention=kind,
+        **kw,
+    )
     return Transformer(cfg).eval()
 
 
@@ -46,8 +54,12 @@ def test_step_rolls_to_parallel_logits():
 def test_step_refused_for_softmax():
     model = make("softmax")
     with pytest.raises(RuntimeError):
-        model.step(torch.zeros(1, 1, dtype=torch.long), torch.zeros(1, dtype=torch.long),
-                   torch.zeros(2, 2, 8, 8), torch.zeros(2, 2, 8))
+        model.step(
+            torch.zeros(1, 1, dtype=torch.long),
+            torch.zeros(1, dtype=torch.long),
+            torch.zeros(2, 2, 8, 8),
+            torch.zeros(2, 2, 8),
+        )
 
 
 def test_sinusoidal_encoding_values():
