@@ -213,7 +213,10 @@ def label_heads(scores: dict[str, np.ndarray], n_tokens: int | None = None) -> n
 
 
 def head_stats_table(
-    attn: object, period: int | None = None, token_ids: object | None = None
+    attn: object,
+    period: int | None = None,
+    token_ids: object | None = None,
+    induction: object | None = None,
 ) -> pd.DataFrame:
     """One row per head with every score and its label.
 
@@ -221,6 +224,8 @@ def head_stats_table(
         attn: (L, H, T, T) attention weights, T >= 2.
         period: if given, add an ``induction`` column (input must be a repeated sequence).
         token_ids: if given and some token repeats, add a ``duplicate_token`` column.
+        induction: precomputed (L, H) induction scores (e.g. from a repeated random
+            sequence run separately); used instead of ``period``.
 
     Returns:
         DataFrame with columns layer, head, previous_token, first_token, distance
@@ -238,7 +243,9 @@ def head_stats_table(
         "distance": mean_attention_distance(a),
         "entropy": entropy(a),
     }
-    if period is not None:
+    if induction is not None:
+        scores["induction"] = np.asarray(induction, dtype=float).reshape(n_layers, n_heads)
+    elif period is not None:
         scores["induction"] = induction_score(a, period)
     if token_ids is not None:
         ids = np.asarray(token_ids).reshape(-1)

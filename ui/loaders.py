@@ -1,0 +1,74 @@
+"""Cached loaders: one onnxruntime session set per model, analyses memoized per sentence.
+
+Streamlit's demo-app pattern: resources are created once per server process with
+``st.cache_resource``; everything else is computed on demand. Uploaded models
+live in ``st.session_state`` (one browser session only) and are never cached
+globally.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import streamlit as st
+
+from models.analysis import Analysis, analyze, induction_probe
+from models.runtime import OnnxModel, load_shipped
+
+EXPORTED = Path(__file__).resolve().parents[1] / "exported"
+SHIPPED = ("softmax", "linear")
+UPLOAD_KEY = "uploaded_model"
+
+
+@st.cache_resource(show_spinner="Loading the model…")
+def shipped_model(kind: str) -> OnnxModel:
+    """The shipped ``exported/<kind>.*.onnx`` graphs, loaded once per server."""
+    return load_shipped(EXPORTED, kind)
+
+
+def model_names() -> list[str]:
+    """Shipped model keys, plus ``upload`` when this session uploaded one."""
+    names = list(SHIPPED)
+    if st.session_state.get(UPLOAD_KEY) is not None:
+        names.append("upload")
+    return names
+
+
+def get_model(name: str) -> OnnxModel:
+    """A model by key: ``softmax``, ``linear`` or ``upload`` (this session's)."""
+    if name == "upload" and st.session_state.get(UPLOAD_KEY) is not None:
+        return st.session_state[UPLOAD_KEY]
+    return shipped_model(name if name in SHIPPED else SHIPPED[0])
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _shipped_analysis(kind: str, text: str) -> Analysis:
+    return analyze(shipped_model(kind), text)
+
+
+def get_analysis(name: str, text: str) -> Analysis:
+    """``analyze`` for a model key; shipped models' results are cached per sentence.
+
+    Raises:
+        models.analysis.EmptyInput: for text without tokens.
+    """
+    if name in SHIPPED:
+        return _shipped_analysis(name, text)
+    return analyze(get_model(name), text)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _shipped_induction(kind: str) -> np.ndarray:
+    return induction_probe(shipped_model(kind))
+
+
+def get_induction(name: str) -> np.ndarray:
+    """Induction scores (L, H) of a model on a repeated random sequence."""
+    if name in SHIPPED:
+        return _shipped_induction(name)
+    cache = st.session_state.setdefault("upload_induction", {})
+    model = get_model(name)
+    if model.name not in cache:
+        cache[model.name] = induction_probe(model)
+    return cache[model.name]

@@ -1,0 +1,175 @@
+"""The seven views of the visualizer page. Each takes (model key, model, analysis,
+layer, head) and lays out figures built by ``viz/`` from the real model's arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from models.analysis import head_table, id_to_token
+from ui import downloads, loaders
+from ui.recurrence import mask_view, predict_view
+from viz import attention as va
+from viz import positional as vp
+from viz import shapes as vs
+from viz.style import escape
+
+PLOT = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+
+
+def plot(fig, key: str | None = None) -> None:
+    """A plotly figure with its toolbar (PNG download; SVG via the camera menu)."""
+    st.plotly_chart(fig, config=PLOT, key=key)
+
+
+def _display_tokens(result) -> list[str]:
+    return [t + ("*" if unk else "") for t, unk in zip(result.tokens, result.unknown, strict=True)]
+
+
+def attention_view(name, model, result, layer, head) -> None:
+    """View 1: the selected head large, mean/max over heads, one query's row, all heads."""
+    attn = result.outputs["attn"]  # (L, H, T, T)
+    tokens = _display_tokens(result)
+    mode = st.radio(
+        "Show",
+        ["selected head", "mean over heads", "max over heads"],
+        horizontal=True,
+        key="attn_mode",
+    )
+    if mode == "selected head":
+        weights, title = attn[layer, head], f"Layer {layer}, head {head}"
+    elif mode == "mean over heads":
+        weights, title = attn[layer].mean(0), f"Layer {layer}, mean over {attn.shape[1]} heads"
+    else:
+        weights, title = attn[layer].max(0), f"Layer {layer}, max over {attn.shape[1]} heads"
+    left, right = st.columns([3, 2])
+    with left:
+        plot(va.attention_heatmap(weights, tokens, title=title), key="attn_big")
+        st.caption(
+            "Rows are queries (the token doing the looking), columns are keys. "
+            "Each row sums to 1; the upper triangle is empty because of the causal mask. "
+            "Tokens marked * are pieces of unknown words."
+        )
+    with right:
+        q = st.selectbox(
+            "Query token",
+            range(result.T),
+            index=result.T - 1,
+            format_func=lambda i: f"{i}: {result.tokens[i]}",
+            key="query_token",
+        )
+        plot(va.attention_row(weights[q], tokens, q), key="attn_row")
+        downloads.arrays("attention", {"attn": attn}, tokens)
+    st.subheader("All layers and heads")
+    plot(va.head_grid(attn, tokens), key="attn_grid")
+
+
+def compare_view(name, model, result, layer, head) -> None:
+    """View 2: the shipped softmax and linear models on the same sentence, same head."""
+    st.caption("The same sentence through both shipped models, same layer and head.")
+    cols = st.columns(2)
+    for col, kind in zip(cols, loaders.SHIPPED, strict=True):
+        other = loaders.get_analysis(kind, result.text)
+        cfg = loaders.get_model(kind).config
+        lay, hd = min(layer, cfg.n_layer - 1), min(head, cfg.n_head - 1)
+        probs = other.probs[-1]
+        vocab = id_to_token(loaders.get_model(kind))
+        best = int(np.argmax(probs))
+        with col:
+            st.markdown(f"**{kind.capitalize()} attention**, layer {lay}, head {hd}")
+            plot(
+                va.attention_heatmap(
+                    other.outputs["attn"][lay, hd],
+                    _display_tokens(other),
+                    title=f"{kind}: L{lay} H{hd}",
+                ),
+                key=f"cmp_{kind}",
+            )
+            st.markdown(f"Next token: **{escape(vocab[best])}** ({probs[best]:.1%})")
+
+
+def shapes_view(name, model, result, layer, head) -> None:
+    """View 3: the multi-head reshape with this model's numbers, and Q/K/V of one head."""
+    cfg = model.config
+    stages = vs.reshape_stages(
+        1, result.T, cfg.d_model, cfg.n_head, cfg.d_head, attention=cfg.attention
+    )
+    plot(
+        vs.shape_flow_figure(
+            stages,
+            title=f"Multi-head reshape: B=1, T={result.T}, "
+            f"C={cfg.d_model}, H={cfg.n_head}, d_head={cfg.d_head}",
+        ),
+        key="shape_flow",
+    )
+    which = st.radio(
+        "Tensor of the selected head",
+        ["q", "k", "v", "head_out"],
+        horizontal=True,
+        key="qkv_pick",
+        format_func=lambda n: {
+            "q": "query Q",
+            "k": "key K",
+            "v": "value V",
+            "head_out": "output (attn · V)",
+        }[n],
+    )
+    matrix = result.outputs[which][layer, head]  # (T, d_head)
+    plot(
+        va.matrix_heatmap(
+            matrix,
+            _display_tokens(result),
+            None,
+            title=f"{which} of layer {layer}, head {head}: shape {matrix.shape}",
+            x_title="d_head dimension",
+            y_title="token",
+        ),
+        key="qkv",
+    )
+    downloads.arrays("qkv", {n: result.outputs[n] for n in ("q", "k", "v")}, None)
+
+
+def positional_view(name, model, result, layer, head) -> None:
+    """View 4: positional-encoding curves, the PE matrix and position similarity."""
+    pe = result.outputs["pos_enc"]  # (T, C)
+    kind = "learned embedding (wpe)" if model.config.pos_enc == "learned" else "sinusoidal"
+    st.caption(
+        f"This model's positional encoding is **{kind}**, shape {pe.shape} "
+        "(positions × d_model); it is added to each token's embedding."
+    )
+    dims = st.multiselect(
+        "Dimensions", list(range(pe.shape[1])), default=[0, 1, 2, 3, 8, 9], key="pe_dims"
+    )
+    if dims:
+        st.altair_chart(vp.pe_curves(pe, dims), width="stretch")
+    c1, c2 = st.columns(2)
+    with c1:
+        st.altair_chart(vp.pe_heatmap(pe), width="stretch")
+    with c2:
+        st.altair_chart(vp.pe_similarity(pe), width="stretch")
+    downloads.arrays("pos_enc", {"pos_enc": pe}, None)
+
+
+def heads_view(name, model, result, layer, head) -> None:
+    """View 7: per-head statistics with automatic labels."""
+    table = head_table(result, loaders.get_induction(name))
+    if table is None:
+        st.info("Type at least two tokens to score the heads.")
+        return
+    st.caption(
+        "Scores on this sentence: previous_token and first_token are mean attention weights "
+        "(0–1), distance is the mean query–key distance in tokens, entropy is in bits. "
+        "induction is measured on a random word sequence repeated twice."
+    )
+    st.dataframe(table.round(3), hide_index=True)
+
+
+RENDERERS = {
+    "attention": attention_view,
+    "compare": compare_view,
+    "shapes": shapes_view,
+    "positional": positional_view,
+    "mask": mask_view,
+    "predict": predict_view,
+    "heads": heads_view,
+}
