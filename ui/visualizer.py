@@ -92,7 +92,7 @@ def input_notices(result) -> None:
             parts.append(f"“{html.escape(word)}”{html.escape(hint)}")
         st.warning(
             "Not in the model's vocabulary, so split into pieces: " + "; ".join(parts),
-            icon="🔤",
+            icon=":material/spellcheck:",
         )
 
 
@@ -112,7 +112,7 @@ def page() -> None:
     try:
         result = loaders.get_analysis(name, text or "")
     except EmptyInput as exc:
-        st.info(f"{exc} Or pick an example sentence in the sidebar.", icon="✍️")
+        st.info(f"{exc} Or pick an example sentence in the sidebar.", icon=":material/edit:")
         state.write_to_url()
         return
     input_notices(result)
