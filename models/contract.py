@@ -21,6 +21,8 @@ scores          (L, H, T, T)        pre-mask scores: QK^T / sqrt(D) for softmax,
                                     phi(Q)phi(K)^T for linear
 head_out        (L, H, T, D)        per-head output (attn @ v), before merging heads
 pos_enc         (T, C)              positional encoding added to the token embedding
+attn_in         (L, T, C)           LayerNorm'd residual each attention layer reads:
+                                    q = attn_in W_Q^T + b_Q (used to check W_Q W_K^T)
 phi_q, phi_k    (L, H, T, D)        linear only: feature map phi(x) = elu(x) + 1
 state           (L, H, T, D, D)     linear only: S_i = sum_{j<=i} phi(k_j) v_j^T
 normalizer      (L, H, T, D)        linear only: z_i = sum_{j<=i} phi(k_j)
@@ -39,7 +41,9 @@ from __future__ import annotations
 
 INPUT_NAME = "input_ids"
 
-COMMON_OUTPUTS = ("logits", "attn", "q", "k", "v", "scores", "head_out", "pos_enc")
+COMMON_OUTPUTS = ("logits", "attn", "q", "k", "v", "scores", "head_out", "pos_enc", "attn_in")
+# Outputs a foreign (uploaded) graph may omit; the views that need them say so.
+OPTIONAL_OUTPUTS = ("attn_in",)
 LINEAR_OUTPUTS = ("phi_q", "phi_k", "state", "normalizer")
 
 STEP_INPUTS = ("token", "position", "state", "normalizer")
@@ -55,6 +59,7 @@ OUTPUT_RANKS = {
     "scores": 4,
     "head_out": 4,
     "pos_enc": 2,
+    "attn_in": 3,
     "phi_q": 4,
     "phi_k": 4,
     "state": 5,

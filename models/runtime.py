@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
+from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
 from models import contract
@@ -56,6 +57,9 @@ class OnnxModel:
         inspect_session: runs the inspect graph (all named outputs).
         fast_session: logits only (falls back to the inspect graph when absent).
         step_session: linear attention's one-token recurrent graph, or None.
+        card: model-card dict (config, probes, ...), may be empty.
+        weights: the PyTorch-named float32 weights (``blocks.0.attn.q_proj.weight``
+            (C, C), ...) when a checkpoint is at hand, else None (plain ONNX upload).
     """
 
     name: str
@@ -65,6 +69,7 @@ class OnnxModel:
     fast_session: ort.InferenceSession | None = None
     step_session: ort.InferenceSession | None = None
     card: dict = field(default_factory=dict)
+    weights: dict[str, np.ndarray] | None = None
 
     @property
     def provider(self) -> str:
@@ -211,10 +216,14 @@ def load_shipped(folder: Path, kind: str) -> OnnxModel:
     card_path = folder / "model_card.json"
     card = json.loads(card_path.read_text())["models"].get(kind, {}) if card_path.exists() else {}
     step = folder / contract.graph_file(kind, "step")
-    return load_graphs(
+    model = load_graphs(
         folder / contract.graph_file(kind, "inspect"),
         folder / contract.graph_file(kind, "fast"),
         step if step.exists() else None,
         name=f"{kind} (shipped)",
         card=card,
     )
+    checkpoint = folder / f"{kind}.safetensors"
+    if checkpoint.exists():
+        model.weights = load_file(str(checkpoint))  # safetensors' numpy loader: no torch
+    return model

@@ -60,7 +60,9 @@ class Block(nn.Module):
 
     def forward(self, x: torch.Tensor, inspect: bool = False):
         if inspect:
-            a, cache = self.attn(self.ln_1(x), inspect=True)  # (B, T, C)
+            h = self.ln_1(x)  # (B, T, C)
+            a, cache = self.attn(h, inspect=True)  # (B, T, C)
+            cache["attn_in"] = h
         else:
             a, cache = self.attn(self.ln_1(x)), None  # (B, T, C)
         x = x + a  # (B, T, C)

@@ -1,0 +1,379 @@
+"""Checks that make an uploaded file safe to open, before any parser trusts it.
+
+Uploads come from anyone who can reach the classroom server, so every file is
+hostile until these checks pass: size limits, format sniffed from the content
+(never the extension), zip bombs, pickles that try to load code, and ONNX
+graphs that point at files on the server or use non-standard operators.
+Every refusal is an :class:`UploadError` (a ``ValueError``) whose message says
+in plain words which file failed and why.
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+import zipfile
+from io import BytesIO
+from pathlib import PurePath
+
+import onnx
+from google.protobuf.message import DecodeError
+
+from models import contract
+from models.config import ModelConfig
+from models.tokenizer import load_tokenizer
+
+MAX_UPLOAD_BYTES = 50 * 1024 * 1024  # = server.maxUploadSize (MB) in .streamlit/config.toml
+MAX_FILES = 4  # a ckpt.pt + meta.pkl, or up to three ONNX graphs
+MAX_ZIP_MEMBERS = 4096  # a nanoGPT ckpt.pt holds one member per tensor (model + optimizer)
+MAX_ZIP_UNCOMPRESSED = 2 * MAX_UPLOAD_BYTES  # torch stores members uncompressed
+MAX_ZIP_RATIO = 100  # uncompressed / compressed size of one member
+MAX_PARAMS = 50_000_000  # what a model's config may ask us to allocate
+MAX_ONNX_DIM = 65536  # largest declared dimension in an ONNX graph
+MAX_INITIALIZER_BYTES = 2 * MAX_UPLOAD_BYTES  # varint-packed ints grow when decoded
+STANDARD_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
+
+EXTENSIONS = {
+    ".safetensors": "safetensors",
+    ".pt": "torch-zip",
+    ".pth": "torch-zip",
+    ".ckpt": "torch-zip",
+    ".pkl": "pickle",
+    ".onnx": "onnx",
+}
+DESCRIPTIONS = {
+    "safetensors": "a safetensors checkpoint",
+    "torch-zip": "a PyTorch checkpoint",
+    "onnx": "an ONNX file",
+    "pickle": "a pickle file",
+}
+
+
+class UploadError(ValueError):
+    """An uploaded file was refused; the message says which file and why."""
+
+
+def check_size(name: str, data: bytes) -> None:
+    """Raises UploadError if ``data`` is empty or larger than MAX_UPLOAD_BYTES."""
+    if not data:
+        raise UploadError(f"{name}: the file is empty")
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise UploadError(
+            f"{name}: too large ({len(data) / 2**20:.1f} MB); "
+            f"the limit is {MAX_UPLOAD_BYTES // 2**20} MB per file"
+        )
+
+
+def sniff_format(data: bytes) -> str:
+    """The file's format judged by its content: "safetensors" | "torch-zip" | "onnx" | "pickle".
+
+    Raises:
+        UploadError: if the bytes are none of these (or too damaged to tell).
+    """
+    header_len = int.from_bytes(data[:8], "little") if len(data) >= 8 else 0
+    if 2 <= header_len <= len(data) - 8 and data[8:9] == b"{":
+        return "safetensors"
+    if data[:4] == b"PK\x03\x04":
+        return "torch-zip"
+    if data[:1] == b"\x80":
+        return "pickle"
+    proto = onnx.ModelProto()
+    try:
+        proto.ParseFromString(data)
+    except (DecodeError, RuntimeWarning, ValueError):
+        proto = None
+    if proto is not None and proto.HasField("graph") and len(proto.graph.node):
+        return "onnx"
+    raise UploadError("not a safetensors, PyTorch, ONNX or pickle file")
+
+
+def expect_format(name: str, data: bytes, expected: str | None = None) -> str:
+    """Sniff ``data`` and check it matches ``expected`` (default: by the extension of ``name``).
+
+    Raises:
+        UploadError: for an unsupported extension, unreadable content, or content
+            of another format ("model.pt is not a PyTorch checkpoint: it looks like
+            an ONNX file").
+    """
+    expected = expected or EXTENSIONS.get(PurePath(name).suffix.lower())
+    if expected is None:
+        raise UploadError(
+            f"{name}: unsupported file type; upload a .safetensors file, "
+            "a nanoGPT ckpt.pt with its meta.pkl, or .onnx graphs"
+        )
+    try:
+        found = sniff_format(data)
+    except UploadError:
+        raise UploadError(
+            f"{name}: truncated or corrupt (not readable as {DESCRIPTIONS[expected]})"
+        ) from None
+    if expected == "torch-zip" and found == "pickle":
+        raise UploadError(
+            f"{name} uses PyTorch's old pre-1.6 format; re-save it with torch.save "
+            "in a recent PyTorch"
+        )
+    if found != expected:
+        raise UploadError(
+            f"{name} is not {DESCRIPTIONS[expected]}: it looks like {DESCRIPTIONS[found]}"
+        )
+    return found
+
+
+def check_zip(name: str, data: bytes) -> None:
+    """Refuse zip bombs and damaged zips before ``torch.load`` reads one.
+
+    Checks the member count, each member's compression ratio and the total
+    uncompressed size from the directory, then decompresses every member in
+    chunks (counting the real bytes and verifying each CRC), so a directory
+    that lies about sizes is caught too.
+
+    Raises:
+        UploadError: "truncated or corrupt", "too many files inside", or
+            "refused: it unpacks to ...".
+    """
+    try:
+        archive = zipfile.ZipFile(BytesIO(data))
+        members = archive.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as exc:
+        raise UploadError(f"{name}: truncated or corrupt ({exc})") from None
+    if len(members) > MAX_ZIP_MEMBERS:
+        raise UploadError(f"{name}: refused: {len(members)} files inside (limit {MAX_ZIP_MEMBERS})")
+    limit_mb = MAX_ZIP_UNCOMPRESSED // 2**20
+    declared = sum(m.file_size for m in members)
+    for m in members:
+        if m.file_size > 1 << 16 and m.file_size > MAX_ZIP_RATIO * max(m.compress_size, 1):
+            raise UploadError(
+                f"{name}: refused: '{m.filename}' is compressed {m.file_size // max(m.compress_size, 1)}"
+                " times (a zip bomb?); PyTorch checkpoints are stored uncompressed"
+            )
+    if declared > MAX_ZIP_UNCOMPRESSED:
+        raise UploadError(f"{name}: refused: it unpacks to more than {limit_mb} MB (a zip bomb?)")
+    total = 0
+    try:
+        for m in members:
+            with archive.open(m) as f:
+                while chunk := f.read(1 << 20):
+                    total += len(chunk)
+                    if total > MAX_ZIP_UNCOMPRESSED:
+                        raise UploadError(f"{name}: refused: it unpacks to more than {limit_mb} MB")
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError) as exc:
+        if isinstance(exc, UploadError):
+            raise
+        raise UploadError(f"{name}: truncated or corrupt ({exc})") from None
+
+
+class PlainUnpickler(pickle.Unpickler):
+    """Unpickles only plain data: dicts, lists, tuples, strings, numbers, bools, None.
+
+    Those need no globals, so ``find_class`` refuses every class or function a
+    pickle asks for; that is where a malicious pickle would load ``os.system``.
+    """
+
+    def __init__(self, file, name: str):
+        super().__init__(file)
+        self.name = name
+
+    def find_class(self, module: str, name: str):
+        raise UploadError(
+            f"{self.name}: refused: it tries to load '{module}.{name}' "
+            "(only plain dicts, lists, strings and numbers are allowed)"
+        )
+
+    def persistent_load(self, pid):
+        raise UploadError(f"{self.name}: refused: it refers to outside objects")
+
+
+def plain_unpickle(name: str, data: bytes):
+    """Unpickle ``data`` with :class:`PlainUnpickler`.
+
+    Raises:
+        UploadError: if the pickle asks for any class or function, or is damaged.
+    """
+    try:
+        return PlainUnpickler(BytesIO(data), name).load()
+    except UploadError:
+        raise
+    except Exception as exc:  # pickle raises many types on damaged input
+        raise UploadError(f"{name}: truncated or corrupt ({type(exc).__name__})") from None
+
+
+def count_params(cfg: ModelConfig) -> int:
+    """Parameters ``Transformer(cfg)`` would allocate, computed without allocating."""
+    C, M, V = cfg.d_model, cfg.d_mlp, cfg.vocab_size
+    ln = C * (2 if cfg.ln_bias else 1)
+    block = 2 * ln + 4 * C * C + 2 * C * M + (4 * C + M + C if cfg.bias else 0)
+    pos = cfg.context_length * C if cfg.pos_enc == "learned" else 0
+    return V * C * (1 if cfg.tie_weights else 2) + pos + cfg.n_layer * block + ln
+
+
+def check_config_size(name: str, cfg: ModelConfig) -> None:
+    """Raises UploadError if ``cfg`` describes a model too large to build here."""
+    n = count_params(cfg)
+    if n > MAX_PARAMS or cfg.context_length > MAX_ONNX_DIM:
+        raise UploadError(
+            f"{name}: refused: the config describes {n:,} parameters and a context of "
+            f"{cfg.context_length} tokens (limits {MAX_PARAMS:,} and {MAX_ONNX_DIM})"
+        )
+
+
+def _graphs(graph: onnx.GraphProto):
+    """``graph`` and every subgraph inside its nodes' attributes (If, Loop, Scan)."""
+    yield graph
+    for node in graph.node:
+        for attr in node.attribute:
+            for sub in [attr.g] if attr.HasField("g") else list(attr.graphs):
+                yield from _graphs(sub)
+
+
+def _nodes(model: onnx.ModelProto):
+    for graph in _graphs(model.graph):
+        yield from graph.node
+    for function in model.functions:
+        yield from function.node
+
+
+def _tensors(model: onnx.ModelProto):
+    """Every TensorProto stored in the model: initializers and attribute constants."""
+    for graph in _graphs(model.graph):
+        yield from graph.initializer
+        for sparse in graph.sparse_initializer:
+            yield from (sparse.values, sparse.indices)
+    for node in _nodes(model):
+        for attr in node.attribute:
+            yield from [attr.t] if attr.HasField("t") else list(attr.tensors)
+            sparse = [attr.sparse_tensor] if attr.HasField("sparse_tensor") else []
+            for s in sparse + list(attr.sparse_tensors):
+                yield from (s.values, s.indices)
+
+
+def _itemsize(data_type: int) -> int:
+    try:
+        return onnx.helper.tensor_dtype_to_np_dtype(data_type).itemsize
+    except (KeyError, TypeError, ValueError):
+        return 8
+
+
+def _check_onnx_safety(name: str, model: onnx.ModelProto) -> None:
+    """External data, operator domains, declared dims and initializer bytes."""
+    for t in _tensors(model):
+        if t.data_location == onnx.TensorProto.EXTERNAL or len(t.external_data):
+            where = {e.key: e.value for e in t.external_data}.get("location", "?")
+            raise UploadError(
+                f"{name}: refused: tensor '{t.name}' points to an outside file ({where!r}); "
+                "upload one self-contained .onnx file"
+            )
+    local = {(f.domain, f.name) for f in model.functions}
+    for node in _nodes(model):
+        if node.domain not in STANDARD_DOMAINS and (node.domain, node.op_type) not in local:
+            raise UploadError(
+                f"{name}: refused: it uses the custom operator '{node.op_type}' from "
+                f"'{node.domain}' (only standard ONNX operators are allowed)"
+            )
+    total = 0
+    for t in _tensors(model):
+        if any(d < 0 or d > MAX_ONNX_DIM**2 for d in t.dims):
+            raise UploadError(f"{name}: refused: tensor '{t.name}' declares dims {list(t.dims)}")
+        total += math.prod(t.dims) * _itemsize(t.data_type)
+    if total > MAX_INITIALIZER_BYTES:
+        raise UploadError(
+            f"{name}: refused: its weights declare {total / 2**20:.0f} MB "
+            f"(limit {MAX_INITIALIZER_BYTES // 2**20} MB)"
+        )
+    for graph in _graphs(model.graph):
+        for value in [*graph.input, *graph.output, *graph.value_info]:
+            for d in value.type.tensor_type.shape.dim:
+                if d.HasField("dim_value") and not 0 <= d.dim_value <= MAX_ONNX_DIM:
+                    raise UploadError(
+                        f"{name}: refused: '{value.name}' declares a dimension of "
+                        f"{d.dim_value} (limit {MAX_ONNX_DIM})"
+                    )
+
+
+def graph_role(model: onnx.ModelProto) -> str:
+    """ "inspect", "fast" or "step", judged by the graph's input and output names."""
+    inputs = {i.name for i in model.graph.input}
+    outputs = [o.name for o in model.graph.output]
+    if "token" in inputs:
+        return "step"
+    return "fast" if outputs == ["logits"] else "inspect"
+
+
+def _check_contract(name: str, model: onnx.ModelProto, cfg: ModelConfig) -> None:
+    """Input and output names (and ranks) of ``models/contract.py`` for the graph's role."""
+    role = graph_role(model)
+    init = {t.name for t in model.graph.initializer}
+    inputs = {i.name: i for i in model.graph.input if i.name not in init}
+    outputs = {o.name: o for o in model.graph.output}
+    want_in = contract.STEP_INPUTS if role == "step" else (contract.INPUT_NAME,)
+    want_out = {
+        "step": contract.STEP_OUTPUTS,
+        "fast": ("logits",),
+        "inspect": contract.inspect_outputs(cfg.attention),
+    }[role]
+    if role == "step" and cfg.attention != "linear":
+        raise UploadError(f"{name}: a step graph only exists for linear attention")
+    missing_in = [n for n in want_in if n not in inputs]
+    if missing_in or len(inputs) != len(want_in):
+        raise UploadError(
+            f"{name}: inputs must be {', '.join(want_in)} (found: {', '.join(inputs) or 'none'})"
+        )
+    missing = [n for n in want_out if n not in outputs]
+    if missing:
+        raise UploadError(
+            f"{name}: does not follow the inspection contract for {cfg.attention} attention: "
+            f"missing outputs: {', '.join(missing)}"
+        )
+    if role == "inspect":
+        for n in want_out:
+            dims = outputs[n].type.tensor_type.shape.dim
+            if dims and len(dims) != contract.OUTPUT_RANKS[n]:
+                raise UploadError(
+                    f"{name}: output '{n}' has {len(dims)} axes, the contract says "
+                    f"{contract.OUTPUT_RANKS[n]}"
+                )
+
+
+def validate_onnx(data: bytes, name: str = "model.onnx") -> onnx.ModelProto:
+    """Check an uploaded ONNX graph thoroughly without running or resolving anything.
+
+    Order: size; parse; no external data (paths are never opened); only standard
+    operator domains; bounded dims and initializer bytes; ``onnx.checker``;
+    the inspection contract (inspect, fast or step graph); ``config`` and
+    ``tokenizer`` metadata valid.
+
+    Raises:
+        UploadError: naming the file and the problem, e.g. "missing outputs: attn, scores".
+    """
+    check_size(name, data)
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(data)
+    except (DecodeError, RuntimeWarning, ValueError):
+        raise UploadError(f"{name}: truncated or corrupt (not a readable ONNX file)") from None
+    if not model.HasField("graph") or not model.graph.node:
+        raise UploadError(f"{name}: not an ONNX model (it has no graph)")
+    _check_onnx_safety(name, model)
+    try:
+        onnx.checker.check_model(model)
+    except Exception as exc:  # onnx raises several checker error types
+        raise UploadError(f"{name}: not a valid ONNX model ({str(exc)[:300]})") from None
+    meta = {p.key: p.value for p in model.metadata_props}
+    for key in ("config", "tokenizer"):
+        if key not in meta:
+            raise UploadError(
+                f"{name}: has no '{key}' metadata; export it with models/export.py "
+                "(or add config and tokenizer JSON to metadata_props)"
+            )
+    try:
+        cfg = ModelConfig.from_json(meta["config"])
+        tokenizer = load_tokenizer(meta["tokenizer"])
+    except ValueError as exc:
+        raise UploadError(f"{name}: bad metadata: {exc}") from None
+    check_config_size(name, cfg)
+    if tokenizer.get_vocab_size() > cfg.vocab_size:
+        raise UploadError(
+            f"{name}: the tokenizer has {tokenizer.get_vocab_size()} tokens, "
+            f"but config vocab_size is {cfg.vocab_size}"
+        )
+    _check_contract(name, model, cfg)
+    return model
