@@ -1,0 +1,456 @@
+"""Uploads: nanoGPT conversion against a reference forward pass, and hostile files refused.
+
+Every file here is real (made with torch.save, pickle, safetensors, onnx, zipfile);
+nothing is mocked.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import pickle
+import zipfile
+
+import numpy as np
+import onnx
+import pytest
+import torch
+import torch.nn.functional as F
+from safetensors.torch import save
+
+from models import contract
+from models.checkpoint import load_checkpoint, save_checkpoint
+from models.config import ModelConfig
+from models.convert import (
+    MAX_UPLOAD_BYTES,
+    UploadError,
+    char_tokenizer,
+    convert_nanogpt,
+    load_meta_pkl,
+    load_our_checkpoint,
+    load_upload,
+    main,
+    sniff_format,
+    validate_onnx,
+)
+from models.tokenizer import build_tokenizer, decode, encode
+from models.transformer import Transformer
+from models.upload_safety import MAX_ZIP_MEMBERS, MAX_ZIP_UNCOMPRESSED
+from tests.models import hostile
+
+TEXT = "First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak."
+CHARS = sorted(set(TEXT))
+STOI = {ch: i for i, ch in enumerate(CHARS)}
+ITOS = dict(enumerate(CHARS))
+V = len(CHARS)
+ARGS = dict(n_layer=2, n_head=2, n_embd=16, block_size=16, bias=True, vocab_size=V, dropout=0.0)
+
+
+def meta_bytes(stoi=STOI, itos=ITOS) -> bytes:
+    """nanoGPT's data/shakespeare_char/prepare.py writes exactly this dict."""
+    return pickle.dumps({"vocab_size": len(stoi), "itos": itos, "stoi": stoi})
+
+
+def nanogpt_state(args: dict, seed: int = 0, mask_buffer: bool = False) -> dict:
+    """A random state dict in nanoGPT's GPT layout (lm_head tied to wte: the same tensor)."""
+    g = torch.Generator().manual_seed(seed)
+    C, bs, bias = args["n_embd"], args["block_size"], args["bias"]
+
+    def rnd(*shape, base=0.0):
+        return base + 0.2 * torch.randn(*shape, generator=g)
+
+    sd = {
+        "transformer.wte.weight": rnd(args["vocab_size"], C),
+        "transformer.wpe.weight": rnd(bs, C),
+    }
+    for i in range(args["n_layer"]):
+        p = f"transformer.h.{i}."
+        for name, (n_out, n_in) in {
+            "attn.c_attn": (3 * C, C),
+            "attn.c_proj": (C, C),
+            "mlp.c_fc": (4 * C, C),
+            "mlp.c_proj": (C, 4 * C),
+        }.items():
+            sd[p + name + ".weight"] = rnd(n_out, n_in)
+            if bias:
+                sd[p + name + ".bias"] = rnd(n_out)
+        for ln in ("ln_1", "ln_2"):
+            sd[p + ln + ".weight"] = rnd(C, base=1.0)
+            if bias:
+                sd[p + ln + ".bias"] = rnd(C)
+        if mask_buffer:  # nanoGPT registers it when flash attention is unavailable
+            sd[p + "attn.bias"] = torch.tril(torch.ones(bs, bs)).view(1, 1, bs, bs)
+    sd["transformer.ln_f.weight"] = rnd(C, base=1.0)
+    if bias:
+        sd["transformer.ln_f.bias"] = rnd(C)
+    sd["lm_head.weight"] = sd["transformer.wte.weight"]
+    return sd
+
+
+def ckpt_bytes(sd: dict, args: dict, prefix: str = "", optimizer: bool = True) -> bytes:
+    """torch.save of nanoGPT's train.py checkpoint dict (with a real AdamW state)."""
+    opt_state = {}
+    if optimizer:
+        params = [
+            torch.nn.Parameter(t.clone()) for k, t in sd.items() if not k.endswith("attn.bias")
+        ]
+        opt = torch.optim.AdamW(params, lr=1e-3)
+        for p in params:
+            p.grad = torch.ones_like(p)
+        opt.step()
+        opt_state = opt.state_dict()
+    checkpoint = {
+        "model": {prefix + k: v for k, v in sd.items()},
+        "optimizer": opt_state,
+        "model_args": dict(args),
+        "iter_num": 250,
+        "best_val_loss": torch.tensor(1.47),
+        "config": {"dataset": "shakespeare_char", "batch_size": 64, "compile": bool(prefix)},
+    }
+    buf = io.BytesIO()
+    torch.save(checkpoint, buf)
+    return buf.getvalue()
+
+
+def nanogpt_forward(sd: dict, args: dict, idx: torch.Tensor) -> torch.Tensor:
+    """nanoGPT's GPT.forward (model.py), written out: (B, T) ids -> (B, T, V) logits."""
+    C, nh = args["n_embd"], args["n_head"]
+
+    def ln(x, p):  # nanoGPT's LayerNorm with optional bias
+        return F.layer_norm(x, (C,), sd[p + ".weight"], sd.get(p + ".bias"), 1e-5)
+
+    def linear(x, p):
+        return F.linear(x, sd[p + ".weight"], sd.get(p + ".bias"))
+
+    B, T = idx.shape
+    x = sd["transformer.wte.weight"][idx] + sd["transformer.wpe.weight"][:T]  # (B, T, C)
+    for i in range(args["n_layer"]):
+        p = f"transformer.h.{i}"
+        q, k, v = linear(ln(x, p + ".ln_1"), p + ".attn.c_attn").split(C, dim=2)  # (B, T, C)
+        q, k, v = (t.view(B, T, nh, C // nh).transpose(1, 2) for t in (q, k, v))  # (B, nh, T, hs)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, nh, T, hs)
+        y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C)
+        x = x + linear(y, p + ".attn.c_proj")  # (B, T, C)
+        h = F.gelu(linear(ln(x, p + ".ln_2"), p + ".mlp.c_fc"))  # (B, T, 4C), exact GELU
+        x = x + linear(h, p + ".mlp.c_proj")  # (B, T, C)
+    return F.linear(ln(x, "transformer.ln_f"), sd["lm_head.weight"])  # (B, T, V)
+
+
+def refused(match: str):
+    return pytest.raises(ValueError, match=match)
+
+
+@pytest.fixture(scope="module")
+def nanogpt():
+    """(state dict, ckpt.pt bytes, meta.pkl bytes) of a small random nanoGPT model."""
+    sd = nanogpt_state(ARGS)
+    return sd, ckpt_bytes(sd, ARGS), meta_bytes()
+
+
+@pytest.fixture(scope="module")
+def cli_out(tmp_path_factory, nanogpt):
+    """Run ``python -m models.convert ckpt.pt --meta meta.pkl --out DIR`` in-process."""
+    folder = tmp_path_factory.mktemp("cli")
+    (folder / "ckpt.pt").write_bytes(nanogpt[1])
+    (folder / "meta.pkl").write_bytes(nanogpt[2])
+    out = folder / "out"
+    main([str(folder / "ckpt.pt"), "--meta", str(folder / "meta.pkl"), "--out", str(out)])
+    return out
+
+
+@pytest.fixture(scope="module")
+def inspect_onnx(cli_out) -> onnx.ModelProto:
+    return onnx.load(str(cli_out / "ckpt.inspect.onnx"))
+
+
+@pytest.fixture(scope="module")
+def ours(tmp_path_factory):
+    """(model, tokenizer, .safetensors bytes) of a tiny linear-attention model of ours."""
+    tokenizer = build_tokenizer(["the cat sat on the mat .", "the dogs are in the park ."])
+    torch.manual_seed(0)
+    cfg = ModelConfig(
+        vocab_size=tokenizer.get_vocab_size(), n_layer=1, n_head=2, d_model=16, d_mlp=32,
+        context_length=16, attention="linear",
+    )  # fmt: skip
+    model = Transformer(cfg).eval()
+    path = tmp_path_factory.mktemp("ours") / "tiny.safetensors"
+    save_checkpoint(path, model, tokenizer)
+    return model, tokenizer, path.read_bytes()
+
+
+# --- nanoGPT conversion -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("prefix", ["", "_orig_mod."])
+def test_nanogpt_matches_reference_forward(bias, prefix):
+    args = {**ARGS, "bias": bias}
+    sd = nanogpt_state(args, seed=1, mask_buffer=not bias)
+    model, tokenizer = convert_nanogpt(ckpt_bytes(sd, args, prefix, optimizer=bias), meta_bytes())
+    assert model.cfg.tie_weights and model.cfg.vocab_size == V + 1  # one row added for [UNK]
+    assert (model.cfg.bias, model.cfg.ln_bias, model.cfg.pos_enc) == (bias, bias, "learned")
+    idx = torch.randint(0, V, (3, 16), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        got = model(idx)  # (3, T, V + 1)
+    want = nanogpt_forward(sd, args, idx)  # (3, T, V)
+    assert (got[..., :V] - want).abs().max().item() <= 1e-5
+    assert got[..., V].abs().max().item() == 0.0  # [UNK]'s logit is exactly zero
+
+
+def test_untied_head_and_free_unk_id():
+    args = {**ARGS, "vocab_size": V + 3}  # padded vocabulary: [UNK] reuses id V
+    sd = nanogpt_state(args, seed=2)
+    sd["lm_head.weight"] = sd["lm_head.weight"] + 0.1
+    model, _ = convert_nanogpt(ckpt_bytes(sd, args, optimizer=False), meta_bytes())
+    assert not model.cfg.tie_weights and model.cfg.vocab_size == V + 3
+    idx = torch.arange(16)[None] % V  # (1, 16)
+    with torch.no_grad():
+        assert torch.allclose(model(idx), nanogpt_forward(sd, args, idx), atol=1e-5)
+
+
+def test_nanogpt_upload_exports_and_onnx_matches(nanogpt):
+    sd, ckpt, meta = nanogpt
+    calls = []
+    onnx_model = load_upload({"ckpt.pt": ckpt, "meta.pkl": meta}, lambda f, m: calls.append(f))
+    assert onnx_model.name == "upload: ckpt.pt"
+    assert calls[0] == 0.0 and calls[-1] == 1.0 and calls == sorted(calls)
+    card = onnx_model.card
+    assert (card["layers"], card["heads"], card["d_model"], card["d_head"]) == (2, 2, 16, 8)
+    assert card["attention kind"] == "softmax" and card["positional scheme"] == "learned"
+    assert card["source format"] == "nanoGPT checkpoint" and card["parameters"] > 0
+    ids = encode(onnx_model.tokenizer, "Speak, hear me.").ids
+    out = onnx_model.inspect(ids)
+    assert set(out) == set(contract.inspect_outputs("softmax"))
+    want = nanogpt_forward(sd, ARGS, torch.tensor([ids]))  # (1, T, V)
+    assert np.abs(out["logits"][..., :V] - want.numpy()).max() <= 1e-5
+    assert out["attn"].shape == (2, 2, len(ids), len(ids))
+    assert np.allclose(out["attn"].sum(-1), 1.0, atol=1e-5)
+
+
+def test_char_tokenizer_round_trip_and_unknown(nanogpt):
+    model, tokenizer = convert_nanogpt(nanogpt[1], nanogpt[2])
+    text = "Speak,  speak.\nAll: hear me\n"
+    enc = encode(tokenizer, text)
+    assert enc.ids == [STOI[c] for c in text] and not any(enc.unknown)
+    assert decode(tokenizer, enc.ids) == text
+    assert char_tokenizer(STOI).to_str() == tokenizer.to_str()
+    enc = encode(tokenizer, "hear 👍 Zoë")
+    assert max(enc.ids) < model.cfg.vocab_size
+    assert [t for t, u in zip(enc.tokens, enc.unknown, strict=True) if u] == ["[UNK]"] * 3
+    assert enc.unknown_words == ["👍", "Z", "ë"]
+
+
+def test_cli_writes_our_checkpoint_and_graphs(cli_out, nanogpt):
+    names = sorted(p.name for p in cli_out.iterdir())
+    assert names == ["ckpt.fast.onnx", "ckpt.inspect.onnx", "ckpt.safetensors"]
+    model, tokenizer, _ = load_checkpoint(cli_out / "ckpt.safetensors")
+    idx = torch.tensor([[STOI[c] for c in "hear me"]])
+    with torch.no_grad():
+        assert torch.allclose(
+            model(idx)[..., :V], nanogpt_forward(nanogpt[0], ARGS, idx), atol=1e-5
+        )
+    assert encode(tokenizer, "👍").unknown == [True]
+
+
+# --- our checkpoints and ONNX uploads ---------------------------------------------------
+
+
+def test_our_safetensors_upload_end_to_end(ours):
+    model, _, data = ours
+    onnx_model = load_upload({"tiny.safetensors": data})
+    assert onnx_model.name == "upload: tiny.safetensors" and onnx_model.step_session is not None
+    assert onnx_model.card["source format"] == "safetensors checkpoint"
+    assert onnx_model.card["parameters"] == model.num_parameters()
+    ids = encode(onnx_model.tokenizer, "the cat sat on the mat").ids
+    with torch.no_grad():
+        want = model(torch.tensor([ids]))  # (1, T, V)
+    assert np.abs(onnx_model.inspect(ids)["logits"] - want.numpy()).max() <= 1e-5
+    assert np.abs(onnx_model.recurrent(ids)["logits"] - want[0].numpy()).max() <= 1e-5
+
+
+def test_onnx_upload_and_sniffing(cli_out, ours):
+    files = {p.name: p.read_bytes() for p in cli_out.glob("*.onnx")}
+    onnx_model = load_upload(files)
+    assert onnx_model.name == "upload: ckpt.inspect.onnx" and onnx_model.fast_session is not None
+    assert onnx_model.card["source format"] == "ONNX" and onnx_model.card["layers"] == 2
+    assert sniff_format(files["ckpt.inspect.onnx"]) == "onnx"
+    assert sniff_format(ours[2]) == "safetensors"
+    assert sniff_format(ckpt_bytes(nanogpt_state(ARGS), ARGS, optimizer=False)) == "torch-zip"
+    assert sniff_format(meta_bytes()) == "pickle"
+    assert load_our_checkpoint(ours[2])[0].cfg == ours[0].cfg
+
+
+# --- hostile files ----------------------------------------------------------------------
+
+
+def test_meta_pkl_that_runs_code_is_refused(tmp_path):
+    target = tmp_path / "pwned"
+    evil = pickle.dumps({"stoi": STOI, "itos": ITOS, "x": hostile.Touch(target)})
+    with pytest.raises(
+        UploadError, match=r"meta.pkl: refused: it tries to load '(posix|os)\.system'"
+    ):
+        load_meta_pkl(evil)
+    with refused("refused: it tries to load"):
+        load_upload({"ckpt.pt": b"PK\x03\x04", "meta.pkl": evil})
+    assert not target.exists()
+
+
+def test_ckpt_whose_pickle_runs_code_is_refused(tmp_path):
+    target = tmp_path / "pwned"
+    buf = io.BytesIO()
+    torch.save({"model": hostile.Touch(target), "model_args": ARGS}, buf)
+    with refused(r"ckpt.pt: refused: it tries to load '(posix|os)\.system'"):
+        convert_nanogpt(buf.getvalue(), meta_bytes())
+    assert not target.exists()
+
+
+@pytest.mark.parametrize("where", ["initializer", "constant"])
+def test_onnx_external_data_is_refused_without_opening(inspect_onnx, tmp_path, where):
+    make = hostile.external_initializer if where == "initializer" else hostile.external_constant
+    with refused("refused: tensor .* points to an outside file .*etc/passwd"):
+        validate_onnx(make(inspect_onnx, "../../etc/passwd").SerializeToString())
+    sentinel = hostile.OpenDetector(tmp_path / "sentinel")
+    try:
+        data = make(inspect_onnx, str(tmp_path / "sentinel")).SerializeToString()
+        with refused("points to an outside file"):
+            load_upload({"model.onnx": data})
+    finally:
+        assert not sentinel.close(), "the external data file was opened"
+
+
+def test_onnx_custom_domain_is_refused(inspect_onnx):
+    with refused("custom operator 'Pwn' from 'evil.ops'"):
+        validate_onnx(hostile.custom_op(inspect_onnx).SerializeToString())
+
+
+def test_onnx_missing_contract_outputs_are_named(inspect_onnx):
+    bad = hostile.without_outputs(inspect_onnx, ("attn", "scores"))
+    with refused("missing outputs: attn, scores"):
+        validate_onnx(bad.SerializeToString())
+
+
+def test_onnx_huge_dim_and_missing_metadata(inspect_onnx):
+    bad = onnx.ModelProto()
+    bad.CopyFrom(inspect_onnx)
+    bad.graph.output[0].type.tensor_type.shape.dim[2].dim_value = 10**9
+    with refused("declares a dimension of 1000000000"):
+        validate_onnx(bad.SerializeToString())
+    bad.CopyFrom(inspect_onnx)
+    del bad.metadata_props[:]
+    with refused("no 'config' metadata"):
+        validate_onnx(bad.SerializeToString())
+
+
+def test_nan_weights_are_refused():
+    sd = nanogpt_state(ARGS)
+    sd["transformer.h.1.mlp.c_fc.weight"][0, 0] = float("nan")
+    with refused("transformer.h.1.mlp.c_fc.weight contains NaN"):
+        convert_nanogpt(ckpt_bytes(sd, ARGS, optimizer=False), meta_bytes())
+
+
+def test_wrong_shapes_and_inconsistent_model_args_are_refused():
+    sd = nanogpt_state(ARGS)
+    sd["transformer.h.0.attn.c_attn.weight"] = torch.zeros(40, 16)
+    with refused(r"transformer.h.0.attn.c_attn.weight has shape \(40, 16\)"):
+        convert_nanogpt(ckpt_bytes(sd, ARGS, optimizer=False), meta_bytes())
+    sd = nanogpt_state(ARGS)
+    args = {**ARGS, "block_size": 32}
+    with refused(r"transformer.wpe.weight has shape \(16, 16\), the config needs \(32, 16\)"):
+        convert_nanogpt(ckpt_bytes(sd, args, optimizer=False), meta_bytes())
+    with refused("model_args\\['n_head'\\] must be a positive integer"):
+        convert_nanogpt(ckpt_bytes(sd, {**ARGS, "n_head": "2"}, optimizer=False), meta_bytes())
+
+
+def test_missing_keys_are_named():
+    sd = nanogpt_state(ARGS)
+    del sd["transformer.h.1.ln_2.weight"], sd["transformer.h.0.attn.c_attn.weight"]
+    with refused(
+        r"missing weights: transformer.h.0.attn.c_attn.weight, transformer.h.1.ln_2.weight$"
+    ):
+        convert_nanogpt(ckpt_bytes(sd, ARGS, optimizer=False), meta_bytes())
+
+
+def test_inconsistent_or_missing_vocabulary(nanogpt):
+    with refused("stoi\\['a'\\] = .* but itos"):
+        load_meta_pkl(meta_bytes(itos={**ITOS, STOI["a"]: "b"}))
+    with refused("please upload its meta.pkl too"):
+        load_upload({"ckpt.pt": nanogpt[1]})
+    with refused("upload it together with ckpt.pt"):
+        load_upload({"meta.pkl": nanogpt[2]})
+
+
+@pytest.mark.parametrize("name", ["ckpt.pt", "meta.pkl", "tiny.safetensors", "model.onnx"])
+def test_truncated_files_are_refused(nanogpt, ours, inspect_onnx, name):
+    data = {
+        "ckpt.pt": nanogpt[1],
+        "meta.pkl": nanogpt[2],
+        "tiny.safetensors": ours[2],
+        "model.onnx": inspect_onnx.SerializeToString(),
+    }[name]
+    files = {name: data[: len(data) // 2]}
+    if name == "ckpt.pt":
+        files["meta.pkl"] = nanogpt[2]
+    elif name == "meta.pkl":
+        files["ckpt.pt"] = nanogpt[1]
+    with refused(f"{name}: truncated or corrupt"):
+        load_upload(files)
+
+
+def test_zip_bombs_are_refused():
+    bomb = hostile.zip_bytes({"archive/data.pkl": 16, "archive/data/0": MAX_ZIP_UNCOMPRESSED + 1})
+    assert len(bomb) < 1 << 20  # a small upload...
+    with refused(f"refused: it unpacks to more than {MAX_ZIP_UNCOMPRESSED // 2**20} MB"):
+        load_upload({"ckpt.pt": bomb, "meta.pkl": meta_bytes()})
+    dense = hostile.zip_bytes({"archive/data/0": 8 << 20})
+    with refused("compressed more than 100 times"):
+        convert_nanogpt(dense, meta_bytes())
+    crowd = hostile.zip_bytes({f"archive/data/{i}": 0 for i in range(MAX_ZIP_MEMBERS + 1)})
+    with refused(f"{MAX_ZIP_MEMBERS + 1} files inside"):
+        convert_nanogpt(crowd, meta_bytes())
+
+
+def test_wrong_extension_is_refused(inspect_onnx, ours):
+    with refused("model.pt is not a PyTorch checkpoint: it looks like an ONNX file"):
+        load_upload({"model.pt": inspect_onnx.SerializeToString(), "meta.pkl": meta_bytes()})
+    with refused("m.onnx is not an ONNX file: it looks like a safetensors checkpoint"):
+        load_upload({"m.onnx": ours[2]})
+    with refused("old.pt uses PyTorch's old pre-1.6 format"):
+        load_upload({"old.pt": meta_bytes()})
+    with refused("unsupported file type"):
+        load_upload({"notes.txt": b"hello"})
+
+
+def test_oversize_file_is_refused():
+    big = bytes(MAX_UPLOAD_BYTES + 1)
+    with refused("ckpt.pt: too large .* the limit is 50 MB per file"):
+        load_upload({"ckpt.pt": big, "meta.pkl": meta_bytes()})
+    with refused("too large"):
+        validate_onnx(big)
+
+
+def test_mixed_uploads_and_non_nanogpt_pt_are_refused(ours, nanogpt):
+    with refused("upload one model at a time"):
+        load_upload({"a.safetensors": ours[2], "ckpt.pt": nanogpt[1]})
+    buf = io.BytesIO()
+    torch.save({"weight": torch.zeros(2)}, buf)
+    with refused("not a nanoGPT checkpoint"):
+        convert_nanogpt(buf.getvalue(), meta_bytes())
+
+
+def test_config_too_large_to_build_is_refused(ours):
+    cfg = {**ours[0].cfg.to_dict(), "vocab_size": 10**9}
+    data = save(
+        {"wte.weight": torch.zeros(1)}, metadata={"config": json.dumps(cfg), "tokenizer": "{}"}
+    )
+    with refused("refused: the config describes"):
+        load_upload({"huge.safetensors": data})
+
+
+def test_zip_inside_is_checked_before_torch(tmp_path):
+    """A torch.save zip with one member flipped: the CRC check catches it."""
+    data = bytearray(ckpt_bytes(nanogpt_state(ARGS), ARGS, optimizer=False))
+    archive = zipfile.ZipFile(io.BytesIO(bytes(data)))
+    member = next(m for m in archive.infolist() if m.filename.endswith("data/0"))
+    data[member.header_offset + 200] ^= 0xFF  # inside the member's stored bytes
+    with refused("ckpt.pt: truncated or corrupt"):
+        convert_nanogpt(bytes(data), meta_bytes())

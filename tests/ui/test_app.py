@@ -1,0 +1,148 @@
+"""The app script under streamlit.testing.v1.AppTest, on the shipped models."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import ROOT
+from ui.visualizer import VIEWS
+
+APP = str(ROOT / "app.py")
+
+
+def new_app(**params) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    for key, value in params.items():
+        at.query_params[key] = str(value)
+    return at.run()
+
+
+def plotly_specs(at: AppTest) -> list[dict]:
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+def decode(z) -> np.ndarray:
+    """Plotly's JSON array, plain or typed ({"dtype", "bdata", "shape"})."""
+    if isinstance(z, dict):
+        flat = np.frombuffer(base64.b64decode(z["bdata"]), dtype=np.dtype(z["dtype"]))
+        return flat.reshape([int(n) for n in str(z["shape"]).split(",")])
+    return np.asarray(z, dtype=float)
+
+
+def heatmap_z(at: AppTest) -> list[np.ndarray]:
+    return [
+        decode(t["z"]) for spec in plotly_specs(at) for t in spec["data"] if t["type"] == "heatmap"
+    ]
+
+
+def differ(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape != b.shape or not np.allclose(a, b)
+
+
+def no_errors(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+@pytest.fixture(scope="module")
+def app() -> AppTest:
+    return new_app()
+
+
+@pytest.mark.parametrize("view", list(VIEWS))
+def test_default_sentence_renders_every_view(app, view):
+    app.segmented_control(key="view").set_value(view).run()
+    no_errors(app)
+    assert app.get("plotly_chart") or app.get("vega_lite_chart") or app.dataframe
+
+
+def test_sentence_model_layer_head_change_the_figures():
+    at = new_app(view="attention")
+    before = heatmap_z(at)
+    at.text_area(key="text").set_value("the cat sat on the mat .").run()
+    no_errors(at)
+    after_text = heatmap_z(at)
+    assert after_text[0].shape == (7, 7) and differ(after_text[0], before[0])
+    assert np.allclose(after_text[0].sum(1), 1.0, atol=1e-5)  # rows of the big heatmap
+    at.selectbox(key="head").set_value(1).run()
+    after_head = heatmap_z(at)
+    assert differ(after_head[0], after_text[0])
+    at.selectbox(key="layer").set_value(1).run()
+    after_layer = heatmap_z(at)
+    assert differ(after_layer[0], after_head[0])
+    at.radio(key="model").set_value("linear").run()
+    no_errors(at)
+    assert differ(heatmap_z(at)[0], after_layer[0])
+
+
+def test_query_parameters_restore_state():
+    at = new_app(text="the dogs are in the park .", model="linear", layer=2, head=3, view="mask")
+    no_errors(at)
+    assert at.text_area(key="text").value == "the dogs are in the park ."
+    assert at.radio(key="model").value == "linear"
+    assert at.selectbox(key="layer").value == 2
+    assert at.selectbox(key="head").value == 3
+    assert at.segmented_control(key="view").value == "mask"
+    assert any("recurrent" in m.label for m in at.metric)
+
+
+def test_invalid_query_parameters_fall_back():
+    at = new_app(model="gpt5", layer=99, head="x", view="nope")
+    no_errors(at)
+    assert at.radio(key="model").value == "softmax"
+    assert at.selectbox(key="layer").value == 0
+    assert at.segmented_control(key="view").value == "attention"
+
+
+@pytest.mark.parametrize(
+    "text, notice",
+    [
+        ("", "Type a sentence"),
+        ("   \n\t", "Type a sentence"),
+        ("word " * 4000, "only the first"),
+        ("😀🎉 the cat", "split into pieces"),
+        ("שלום עולם the cat", "split into pieces"),
+        ("the\x00 cat\x07 sat", "control character"),
+        ("<img src=x onerror=alert(1)>", "split into pieces"),
+    ],
+)
+def test_bad_inputs_give_notices_not_exceptions(text, notice):
+    at = new_app()
+    at.text_area(key="text").set_value(text).run()
+    no_errors(at)
+    shown = " ".join(x.value for x in [*at.info, *at.warning])
+    assert notice in shown
+    if notice == "Type a sentence":
+        return  # nothing to show until there are tokens
+    for view in VIEWS:  # every view survives the odd input
+        at.segmented_control(key="view").set_value(view).run()
+        no_errors(at)
+
+
+def test_example_sentence_sets_text():
+    at = new_app()
+    at.selectbox(key="example").set_value("Pronouns").run()
+    assert at.text_area(key="text").value.startswith("Mary lost her keys")
+
+
+def test_generate_extends_the_sentence():
+    at = new_app(model="linear", view="predict", text="the cat")
+    at.button(key="generate").click().run()
+    no_errors(at)
+    assert any(s.value.startswith("the cat") and len(s.value) > 12 for s in at.success)
+
+
+def test_recurrent_metric_is_small():
+    at = new_app(model="linear", view="mask")
+    value = float(next(m.value for m in at.metric if "recurrent" in m.label))
+    assert value <= 1e-4
+
+
+def test_provider_is_shown():
+    at = new_app()
+    assert any("ExecutionProvider" in c.value for c in at.sidebar.caption)
