@@ -1,0 +1,42 @@
+# Two commands on a fresh machine: `make run` (the app on the shipped models) and
+# `make test` (lint + every test, browser test included).
+VENV ?= .venv
+PY := $(VENV)/bin/python
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: run test setup chromium lint models bench clean
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt -r requirements-dev.txt
+	touch $@
+
+setup: $(VENV)/.installed
+
+run: setup
+	$(VENV)/bin/streamlit run app.py
+
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { $(SUDO) apt-get update -q && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+test: setup chromium lint
+	$(PY) -m pytest -q
+
+# Regenerate exported/ from nothing: train both models, export ONNX, write the model card.
+models: setup
+	$(PY) -m models.train --attention softmax --out exported/softmax.safetensors --tokenizer-out exported/tokenizer.json
+	$(PY) -m models.train --attention linear --out exported/linear.safetensors
+	$(PY) -m models.export exported/softmax.safetensors exported/linear.safetensors
+	$(PY) -m models.evaluate exported/softmax.safetensors exported/linear.safetensors --card exported/model_card.json
+
+bench: setup
+	$(PY) -m bench --out bench/results
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache
