@@ -19,12 +19,9 @@ CLI: ``python -m models.convert ckpt.pt --meta meta.pkl --out DIR`` writes
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import pickle
 import re
 import tempfile
-from io import BytesIO
 from pathlib import Path, PurePath
 
 import onnx
@@ -44,10 +41,11 @@ from models.upload_safety import (
     UploadError,
     check_config_size,
     check_size,
-    check_zip,
     expect_format,
     graph_role,
     plain_unpickle,
+    safe_torch_load,
+    safetensors_metadata,
     sniff_format,
     validate_onnx,
 )
@@ -116,29 +114,6 @@ def char_tokenizer(stoi: dict[str, int]) -> Tokenizer:
     return tokenizer
 
 
-def _torch_load(name: str, data: bytes) -> dict:
-    """``torch.load`` with ``weights_only=True`` after the zip checks; refusals in plain words."""
-    check_size(name, data)
-    expect_format(name, data, "torch-zip")
-    check_zip(name, data)
-    try:
-        obj = torch.load(BytesIO(data), weights_only=True, map_location="cpu")
-    except pickle.UnpicklingError as exc:
-        found = re.search(r"GLOBAL ([\w.]+)", str(exc))
-        what = f"'{found.group(1)}'" if found else "code"
-        raise UploadError(
-            f"{name}: refused: it tries to load {what} (only tensors and plain values are allowed)"
-        ) from None
-    except Exception as exc:  # torch raises RuntimeError and others on damaged files
-        raise UploadError(f"{name}: truncated or corrupt ({str(exc)[:200]})") from None
-    if not isinstance(obj, dict) or "model" not in obj or "model_args" not in obj:
-        keys = ", ".join(map(str, obj)) if isinstance(obj, dict) else type(obj).__name__
-        raise UploadError(
-            f"{name}: not a nanoGPT checkpoint (it needs 'model' and 'model_args'; found {keys})"
-        )
-    return obj
-
-
 def _nanogpt_state(state: dict, n_embd: int, name: str) -> dict[str, torch.Tensor]:
     """nanoGPT parameter names -> ours; ``c_attn`` (3C, C) split into q/k/v (C, C)."""
     out = {}
@@ -203,7 +178,7 @@ def convert_nanogpt(
             "GPT-2 vocabulary, which this server cannot download"
         )
     vocab = load_meta_pkl(meta)
-    obj = _torch_load(name, ckpt)
+    obj = safe_torch_load(name, ckpt)
     args, state = obj["model_args"], obj["model"]
     if not isinstance(args, dict) or not isinstance(state, dict):
         raise UploadError(f"{name}: 'model_args' and 'model' must be dicts")
@@ -230,7 +205,7 @@ def convert_nanogpt(
             tie_weights=tied,
         )
     except ValueError as exc:
-        raise UploadError(f"{name}: bad model_args: {exc}") from None
+        raise UploadError(f"{name}: bad model_args: {exc}".replace("d_model", "n_embd")) from None
     check_config_size(name, cfg)
     if len(vocab["stoi"]) > cfg.vocab_size:
         raise UploadError(
@@ -256,29 +231,17 @@ def load_our_checkpoint(
 ) -> tuple[Transformer, Tokenizer]:
     """This project's ``.safetensors`` checkpoint from bytes, via ``load_checkpoint``.
 
-    The header is read first (bounded, JSON only) to refuse truncated files and
-    configs too large to build; the bytes are then loaded from a temporary file.
+    The header is checked first (JSON only) to refuse truncated files and configs
+    too large to build; the bytes are then loaded from a temporary file.
 
     Raises:
         UploadError / ValueError: wrong format, truncated, missing metadata, or
             weights that do not fit the config (missing, misshapen, NaN/inf).
     """
-    check_size(name, data)
-    expect_format(name, data, "safetensors")
-    header_len = int.from_bytes(data[:8], "little")
-    try:
-        header = json.loads(data[8 : 8 + header_len])  # plain JSON
-        end = max(
-            (v["data_offsets"][1] for k, v in header.items() if k != "__metadata__"), default=0
-        )
-        config = (header.get("__metadata__") or {}).get("config")
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
-        raise UploadError(f"{name}: truncated or corrupt (unreadable header)") from None
-    if end != len(data) - 8 - header_len:
-        raise UploadError(f"{name}: truncated or corrupt (expected {end} bytes of weights)")
-    if config is None:
+    metadata = safetensors_metadata(name, data)
+    if "config" not in metadata:
         raise UploadError(f"{name}: safetensors metadata has no 'config' entry")
-    check_config_size(name, ModelConfig.from_json(config))
+    check_config_size(name, ModelConfig.from_json(metadata["config"]))
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / _safe_filename(name, ".safetensors")
         path.write_bytes(data)
@@ -300,14 +263,23 @@ def _card(cfg: ModelConfig, parameters: int, source: str) -> dict:
 
 
 def _export_and_open(model: Transformer, tokenizer: Tokenizer, title: str, source: str, report):
-    """Export to a temporary folder, read the graphs back as bytes, open sessions."""
+    """Export to a temporary folder, read the graphs back as bytes, open sessions.
+
+    The returned model also carries the PyTorch-named float32 ``weights``.
+    """
     report(0.4, "exporting to ONNX (this takes a few seconds)…")
     with tempfile.TemporaryDirectory() as tmp:
         paths = export_model(model, Path(tmp), tokenizer, prefix="upload")
         graphs = {p.name.split(".")[1]: p.read_bytes() for p in paths}
     report(0.9, "opening the graphs…")
     card = _card(model.cfg, model.num_parameters(), source)
-    return load_graphs(graphs["inspect"], graphs["fast"], graphs.get("step"), title, card)
+    result = load_graphs(graphs["inspect"], graphs["fast"], graphs.get("step"), title, card)
+    result.weights = {k: v.detach().float().numpy() for k, v in model.state_dict().items()}
+    return result
+
+
+def _meta(model: onnx.ModelProto) -> dict[str, str]:
+    return {p.key: p.value for p in model.metadata_props}
 
 
 def _open_onnx(files: dict[str, bytes], report) -> OnnxModel:
@@ -320,12 +292,15 @@ def _open_onnx(files: dict[str, bytes], report) -> OnnxModel:
         if role in roles:
             raise UploadError(f"{name} and {roles[role][0]} are both {role} graphs")
         roles[role] = (name, model, data)
+    configs = {_meta(m)["config"] for _, m, _ in roles.values()}
+    if len(configs) > 1:
+        raise UploadError("these graphs have different configs: upload graphs of one model")
     if "inspect" not in roles:
         raise UploadError("an inspect graph is needed (input_ids -> logits, attn, q, k, v, ...)")
     name, model, data = roles["inspect"]
     report(0.8, "opening the graphs…")
     params = sum(math.prod(t.dims) for t in model.graph.initializer)
-    cfg = ModelConfig.from_json({p.key: p.value for p in model.metadata_props}["config"])
+    cfg = ModelConfig.from_json(_meta(model)["config"])
     fast, step = (roles[r][2] if r in roles else None for r in ("fast", "step"))
     return load_graphs(data, fast, step, f"upload: {name}", _card(cfg, params, "ONNX"))
 
@@ -353,7 +328,9 @@ def load_upload(files: dict[str, bytes], progress=None) -> OnnxModel:
         by_format.setdefault(expect_format(name, data), {})[name] = data
     kinds = set(by_format)
     if kinds == {"onnx"}:
-        return _open_onnx(by_format["onnx"], report)
+        result = _open_onnx(by_format["onnx"], report)
+        report(1.0, "ready")
+        return result
     if kinds == {"safetensors"} and len(files) == 1:
         (name, data), source = next(iter(files.items())), "safetensors checkpoint"
         report(0.1, f"reading {name}…")

@@ -10,13 +10,16 @@ in plain words which file failed and why.
 
 from __future__ import annotations
 
+import json
 import math
 import pickle
+import re
 import zipfile
 from io import BytesIO
 from pathlib import PurePath
 
 import onnx
+import torch
 from google.protobuf.message import DecodeError
 
 from models import contract
@@ -59,7 +62,7 @@ def check_size(name: str, data: bytes) -> None:
         raise UploadError(f"{name}: the file is empty")
     if len(data) > MAX_UPLOAD_BYTES:
         raise UploadError(
-            f"{name}: too large ({len(data) / 2**20:.1f} MB); "
+            f"{name}: too large ({len(data):,} bytes); "
             f"the limit is {MAX_UPLOAD_BYTES // 2**20} MB per file"
         )
 
@@ -109,14 +112,33 @@ def expect_format(name: str, data: bytes, expected: str | None = None) -> str:
         ) from None
     if expected == "torch-zip" and found == "pickle":
         raise UploadError(
-            f"{name} uses PyTorch's old pre-1.6 format; re-save it with torch.save "
-            "in a recent PyTorch"
+            f"{name} is not a PyTorch zip checkpoint but a bare pickle (PyTorch's "
+            "pre-1.6 format, or a meta.pkl?); re-save checkpoints with a recent torch.save"
         )
     if found != expected:
         raise UploadError(
             f"{name} is not {DESCRIPTIONS[expected]}: it looks like {DESCRIPTIONS[found]}"
         )
     return found
+
+
+def safetensors_metadata(name: str, data: bytes) -> dict[str, str]:
+    """Read a safetensors header (JSON only) and return its ``__metadata__``.
+
+    Raises:
+        UploadError: "truncated or corrupt" if the header is unreadable or the
+            tensors it lists do not end exactly at the end of the file.
+    """
+    header_len = int.from_bytes(data[:8], "little")
+    try:
+        header = json.loads(data[8 : 8 + header_len])
+        metadata = header.pop("__metadata__", None) or {}
+        end = max((v["data_offsets"][1] for v in header.values()), default=0)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+        raise UploadError(f"{name}: truncated or corrupt (unreadable header)") from None
+    if end != len(data) - 8 - header_len or not isinstance(metadata, dict):
+        raise UploadError(f"{name}: truncated or corrupt (expected {end} bytes of weights)")
+    return metadata
 
 
 def check_zip(name: str, data: bytes) -> None:
@@ -139,27 +161,31 @@ def check_zip(name: str, data: bytes) -> None:
     if len(members) > MAX_ZIP_MEMBERS:
         raise UploadError(f"{name}: refused: {len(members)} files inside (limit {MAX_ZIP_MEMBERS})")
     limit_mb = MAX_ZIP_UNCOMPRESSED // 2**20
-    declared = sum(m.file_size for m in members)
+    if sum(m.file_size for m in members) > MAX_ZIP_UNCOMPRESSED:
+        raise UploadError(f"{name}: refused: it unpacks to more than {limit_mb} MB (a zip bomb?)")
     for m in members:
         if m.file_size > 1 << 16 and m.file_size > MAX_ZIP_RATIO * max(m.compress_size, 1):
             raise UploadError(
-                f"{name}: refused: '{m.filename}' is compressed {m.file_size // max(m.compress_size, 1)}"
-                " times (a zip bomb?); PyTorch checkpoints are stored uncompressed"
+                f"{name}: refused: '{m.filename}' is compressed more than {MAX_ZIP_RATIO} times "
+                "(a zip bomb?); PyTorch checkpoints are stored uncompressed"
             )
-    if declared > MAX_ZIP_UNCOMPRESSED:
-        raise UploadError(f"{name}: refused: it unpacks to more than {limit_mb} MB (a zip bomb?)")
     total = 0
-    try:
-        for m in members:
-            with archive.open(m) as f:
-                while chunk := f.read(1 << 20):
-                    total += len(chunk)
-                    if total > MAX_ZIP_UNCOMPRESSED:
-                        raise UploadError(f"{name}: refused: it unpacks to more than {limit_mb} MB")
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError) as exc:
-        if isinstance(exc, UploadError):
-            raise
-        raise UploadError(f"{name}: truncated or corrupt ({exc})") from None
+    for m in members:
+        try:
+            total += _unpacked_size(archive, m, MAX_ZIP_UNCOMPRESSED - total)
+        except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError) as exc:
+            raise UploadError(f"{name}: truncated or corrupt ({exc})") from None
+        if total > MAX_ZIP_UNCOMPRESSED:
+            raise UploadError(f"{name}: refused: it unpacks to more than {limit_mb} MB")
+
+
+def _unpacked_size(archive: zipfile.ZipFile, member: zipfile.ZipInfo, budget: int) -> int:
+    """Decompress ``member`` in 1 MB chunks (checking its CRC), stopping past ``budget``."""
+    size = 0
+    with archive.open(member) as f:
+        while size <= budget and (chunk := f.read(1 << 20)):
+            size += len(chunk)
+    return size
 
 
 class PlainUnpickler(pickle.Unpickler):
@@ -195,6 +221,38 @@ def plain_unpickle(name: str, data: bytes):
         raise
     except Exception as exc:  # pickle raises many types on damaged input
         raise UploadError(f"{name}: truncated or corrupt ({type(exc).__name__})") from None
+
+
+def safe_torch_load(name: str, data: bytes) -> dict:
+    """``torch.load(weights_only=True)`` of a nanoGPT checkpoint, after the zip checks.
+
+    Returns:
+        The checkpoint dict; it has at least ``model`` and ``model_args``.
+
+    Raises:
+        UploadError: wrong format, zip bomb, a pickle that asks for anything but
+            tensors and plain values ("refused: it tries to load 'posix.system'"),
+            "truncated or corrupt", or no ``model``/``model_args``.
+    """
+    check_size(name, data)
+    expect_format(name, data, "torch-zip")
+    check_zip(name, data)
+    try:
+        obj = torch.load(BytesIO(data), weights_only=True, map_location="cpu")
+    except pickle.UnpicklingError as exc:
+        found = re.search(r"GLOBAL ([\w.]+)", str(exc))
+        what = f"'{found.group(1)}'" if found else "code"
+        raise UploadError(
+            f"{name}: refused: it tries to load {what} (only tensors and plain values are allowed)"
+        ) from None
+    except Exception as exc:  # torch raises RuntimeError and others on damaged files
+        raise UploadError(f"{name}: truncated or corrupt ({str(exc)[:200]})") from None
+    if not isinstance(obj, dict) or "model" not in obj or "model_args" not in obj:
+        keys = ", ".join(map(str, list(obj)[:8])) if isinstance(obj, dict) else type(obj).__name__
+        raise UploadError(
+            f"{name}: not a nanoGPT checkpoint (it needs 'model' and 'model_args'; found {keys})"
+        )
+    return obj
 
 
 def count_params(cfg: ModelConfig) -> int:
@@ -317,14 +375,14 @@ def _check_contract(name: str, model: onnx.ModelProto, cfg: ModelConfig) -> None
         raise UploadError(
             f"{name}: inputs must be {', '.join(want_in)} (found: {', '.join(inputs) or 'none'})"
         )
-    missing = [n for n in want_out if n not in outputs]
+    missing = [n for n in want_out if n not in outputs and n not in contract.OPTIONAL_OUTPUTS]
     if missing:
         raise UploadError(
             f"{name}: does not follow the inspection contract for {cfg.attention} attention: "
             f"missing outputs: {', '.join(missing)}"
         )
     if role == "inspect":
-        for n in want_out:
+        for n in (n for n in want_out if n in outputs):
             dims = outputs[n].type.tensor_type.shape.dim
             if dims and len(dims) != contract.OUTPUT_RANKS[n]:
                 raise UploadError(

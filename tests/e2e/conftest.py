@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -38,11 +39,27 @@ def server_url():
     """``streamlit run app.py`` on 127.0.0.1:<free port>; stopped after the session."""
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    log = tempfile.TemporaryFile()  # a pipe nobody reads could fill up and stall the server
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
-         "--server.port", str(port), "--server.address", "127.0.0.1",
-         "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(ROOT / "app.py"),
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+            "--browser.gatherUsageStats",
+            "false",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60
@@ -55,7 +72,8 @@ def server_url():
             time.sleep(0.3)
     else:
         proc.kill()
-        raise RuntimeError("streamlit did not start: " + proc.stdout.read().decode()[-2000:])
+        log.seek(0)
+        raise RuntimeError("streamlit did not start: " + log.read().decode()[-2000:])
     yield url
     proc.terminate()
     try:

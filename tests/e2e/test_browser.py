@@ -54,8 +54,13 @@ def test_html_payload_fires_no_dialog(page, server_url):
 
 def test_shared_link_opens_exact_view(page, server_url):
     query = urllib.parse.urlencode(
-        {"text": "the cat sat on the mat", "model": "linear", "layer": 1, "head": 2,
-         "view": "heads"}
+        {
+            "text": "the cat sat on the mat",
+            "model": "linear",
+            "layer": 1,
+            "head": 2,
+            "view": "heads",
+        }
     )
     page.goto(f"{server_url}/?{query}")
     wait_idle(page)

@@ -35,7 +35,7 @@ from models.convert import (
 )
 from models.tokenizer import build_tokenizer, decode, encode
 from models.transformer import Transformer
-from models.upload_safety import MAX_ZIP_MEMBERS, MAX_ZIP_UNCOMPRESSED
+from models.upload_safety import MAX_ZIP_MEMBERS, MAX_ZIP_UNCOMPRESSED, count_params
 from tests.models import hostile
 
 TEXT = "First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak."
@@ -224,6 +224,8 @@ def test_nanogpt_upload_exports_and_onnx_matches(nanogpt):
     want = nanogpt_forward(sd, ARGS, torch.tensor([ids]))  # (1, T, V)
     assert np.abs(out["logits"][..., :V] - want.numpy()).max() <= 1e-5
     assert out["attn"].shape == (2, 2, len(ids), len(ids))
+    q_weight = onnx_model.weights["blocks.1.attn.q_proj.weight"]  # (C, C), first third of c_attn
+    assert np.array_equal(q_weight, sd["transformer.h.1.attn.c_attn.weight"][:16].numpy())
     assert np.allclose(out["attn"].sum(-1), 1.0, atol=1e-5)
 
 
@@ -261,6 +263,10 @@ def test_our_safetensors_upload_end_to_end(ours):
     assert onnx_model.name == "upload: tiny.safetensors" and onnx_model.step_session is not None
     assert onnx_model.card["source format"] == "safetensors checkpoint"
     assert onnx_model.card["parameters"] == model.num_parameters()
+    weights = onnx_model.weights
+    assert np.array_equal(
+        weights["blocks.0.attn.q_proj.weight"], model.blocks[0].attn.q_proj.weight.detach().numpy()
+    )
     ids = encode(onnx_model.tokenizer, "the cat sat on the mat").ids
     with torch.no_grad():
         want = model(torch.tensor([ids]))  # (1, T, V)
@@ -273,6 +279,11 @@ def test_onnx_upload_and_sniffing(cli_out, ours):
     onnx_model = load_upload(files)
     assert onnx_model.name == "upload: ckpt.inspect.onnx" and onnx_model.fast_session is not None
     assert onnx_model.card["source format"] == "ONNX" and onnx_model.card["layers"] == 2
+    assert onnx_model.weights is None
+    optional = hostile.without_outputs(
+        onnx.load_from_string(files["ckpt.inspect.onnx"]), contract.OPTIONAL_OUTPUTS
+    )
+    validate_onnx(optional.SerializeToString())  # a foreign graph may omit optional outputs
     assert sniff_format(files["ckpt.inspect.onnx"]) == "onnx"
     assert sniff_format(ours[2]) == "safetensors"
     assert sniff_format(ckpt_bytes(nanogpt_state(ARGS), ARGS, optimizer=False)) == "torch-zip"
@@ -283,7 +294,7 @@ def test_onnx_upload_and_sniffing(cli_out, ours):
 # --- hostile files ----------------------------------------------------------------------
 
 
-def test_meta_pkl_that_runs_code_is_refused(tmp_path):
+def test_meta_pkl_that_runs_code_is_refused(tmp_path, nanogpt):
     target = tmp_path / "pwned"
     evil = pickle.dumps({"stoi": STOI, "itos": ITOS, "x": hostile.Touch(target)})
     with pytest.raises(
@@ -291,7 +302,7 @@ def test_meta_pkl_that_runs_code_is_refused(tmp_path):
     ):
         load_meta_pkl(evil)
     with refused("refused: it tries to load"):
-        load_upload({"ckpt.pt": b"PK\x03\x04", "meta.pkl": evil})
+        load_upload({"ckpt.pt": nanogpt[1], "meta.pkl": evil})
     assert not target.exists()
 
 
@@ -414,7 +425,7 @@ def test_wrong_extension_is_refused(inspect_onnx, ours):
         load_upload({"model.pt": inspect_onnx.SerializeToString(), "meta.pkl": meta_bytes()})
     with refused("m.onnx is not an ONNX file: it looks like a safetensors checkpoint"):
         load_upload({"m.onnx": ours[2]})
-    with refused("old.pt uses PyTorch's old pre-1.6 format"):
+    with refused("old.pt is not a PyTorch zip checkpoint but a bare pickle"):
         load_upload({"old.pt": meta_bytes()})
     with refused("unsupported file type"):
         load_upload({"notes.txt": b"hello"})
@@ -454,3 +465,13 @@ def test_zip_inside_is_checked_before_torch(tmp_path):
     data[member.header_offset + 200] ^= 0xFF  # inside the member's stored bytes
     with refused("ckpt.pt: truncated or corrupt"):
         convert_nanogpt(bytes(data), meta_bytes())
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("tied", [True, False])
+def test_size_limit_counts_parameters_exactly(bias, tied):
+    cfg = ModelConfig(
+        vocab_size=37, n_layer=2, n_head=2, d_model=8, d_mlp=24, context_length=5,
+        pos_enc="learned", bias=bias, ln_bias=bias, tie_weights=tied,
+    )  # fmt: skip
+    assert count_params(cfg) == Transformer(cfg).num_parameters()
