@@ -56,6 +56,13 @@ class Analysis:
     def T(self) -> int:
         return len(self.ids)
 
+    @property
+    def display_tokens(self) -> list[str]:
+        """Tokens as drawn: pieces of unknown words end in ``*``; whitespace tokens
+        (character-level models) are made visible as ``␣`` and ``⏎``."""
+        shown = [t.replace(" ", "␣").replace("\n", "⏎") or "∅" for t in self.tokens]
+        return [t + ("*" if u else "") for t, u in zip(shown, self.unknown, strict=True)]
+
 
 class EmptyInput(ValueError):
     """The text has no tokens (empty or whitespace-only)."""

@@ -179,8 +179,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--context-length", type=int, default=64)
     p.add_argument("--max-words", type=int, default=4000, help="vocabulary cap for --corpus")
     p.add_argument("--tokenizer-out", type=Path, default=None, help="also write tokenizer.json")
+    p.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch CPU threads")
     args = p.parse_args(argv)
-    torch.set_num_threads(os.cpu_count() or 1)
+    torch.set_num_threads(max(1, args.threads))
 
     train_lines, valid_lines, description = corpus_lines(args.corpus)
     tokenizer = build_tokenizer(train_lines, max_words=args.max_words if args.corpus else None)
@@ -192,6 +193,7 @@ def main(argv: list[str] | None = None) -> None:
         d_mlp=args.d_mlp,
         context_length=args.context_length,
         attention=args.attention,
+        scale_embedding=True,
     )
     model, record = train(
         cfg, tokenizer, train_lines, valid_lines, args.steps, args.batch_size, args.lr, args.seed

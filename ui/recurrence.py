@@ -8,20 +8,15 @@ import streamlit as st
 from models.analysis import id_to_token
 from models.tokenizer import decode
 from ui import downloads, loaders
+from ui.figures import plot
 from viz import attention as va
 from viz.style import escape
-
-PLOT = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
-
-
-def _tokens(result) -> list[str]:
-    return [t + ("*" if u else "") for t, u in zip(result.tokens, result.unknown, strict=True)]
 
 
 def mask_view(name, model, result, layer, head) -> None:
     """Raw scores, the causal mask and the masked result; beside it the linear model's
     recurrent state S_i, normalizer z_i and output y_i, stepping token by token."""
-    tokens = _tokens(result)
+    tokens = result.display_tokens
     out = result.outputs
     kind = model.config.attention
     st.markdown(
@@ -34,9 +29,8 @@ def mask_view(name, model, result, layer, head) -> None:
             "(φ(q_i)ᵀz_i) they give the implied attention matrix."
         )
     )
-    st.plotly_chart(
+    plot(
         va.causal_mask_panels(out["scores"][layer, head], out["attn"][layer, head], tokens),
-        config=PLOT,
         key="mask_panels",
     )
     # The recurrent view needs a linear model: this one, or the shipped linear model.
@@ -68,22 +62,18 @@ def mask_view(name, model, result, layer, head) -> None:
     c1, c2 = st.columns([3, 2])
     with c1:
         S = rec["state"][lay, hd, i]  # (D, D)
-        st.plotly_chart(
+        plot(
             va.matrix_heatmap(
                 S, None, None, title=f"State S_{i}", x_title="value dim", y_title="key feature dim"
             ),
-            config=PLOT,
             key="rec_state",
         )
     with c2:
-        st.plotly_chart(
+        plot(
             va.vector_bar(rec["normalizer"][lay, hd, i], title=f"Normalizer z_{i}"),
-            config=PLOT,
             key="rec_z",
         )
-        st.plotly_chart(
-            va.vector_bar(rec["y"][lay, hd, i], title=f"Output y_{i}"), config=PLOT, key="rec_y"
-        )
+        plot(va.vector_bar(rec["y"][lay, hd, i], title=f"Output y_{i}"), key="rec_y")
     st.metric(
         "max |recurrent − parallel| (y, S, z and logits, all layers and heads)",
         f"{lin.recurrent_max_diff:.2e}",
@@ -111,14 +101,13 @@ def predict_view(name, model, result, layer, head) -> None:
     )
     c1, c2 = st.columns([3, 2])
     with c1:
-        st.plotly_chart(
+        plot(
             va.topk_bars(
                 result.probs[pos],
                 vocab[: result.probs.shape[1]],
                 k=8,
                 title=f"Next token after “{escape(result.tokens[pos])}”",
             ),
-            config=PLOT,
             key="topk",
         )
     with c2:

@@ -8,28 +8,18 @@ import streamlit as st
 
 from models.analysis import head_table, id_to_token
 from ui import downloads, loaders
+from ui.figures import plot
 from ui.recurrence import mask_view, predict_view
 from viz import attention as va
 from viz import positional as vp
 from viz import shapes as vs
 from viz.style import escape
 
-PLOT = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
-
-
-def plot(fig, key: str | None = None) -> None:
-    """A plotly figure with its toolbar (PNG download; SVG via the camera menu)."""
-    st.plotly_chart(fig, config=PLOT, key=key)
-
-
-def _display_tokens(result) -> list[str]:
-    return [t + ("*" if unk else "") for t, unk in zip(result.tokens, result.unknown, strict=True)]
-
 
 def attention_view(name, model, result, layer, head) -> None:
     """View 1: the selected head large, mean/max over heads, one query's row, all heads."""
     attn = result.outputs["attn"]  # (L, H, T, T)
-    tokens = _display_tokens(result)
+    tokens = result.display_tokens
     mode = st.radio(
         "Show",
         ["selected head", "mean over heads", "max over heads"],
@@ -80,7 +70,7 @@ def compare_view(name, model, result, layer, head) -> None:
             plot(
                 va.attention_heatmap(
                     other.outputs["attn"][lay, hd],
-                    _display_tokens(other),
+                    other.display_tokens,
                     title=f"{kind}: L{lay} H{hd}",
                 ),
                 key=f"cmp_{kind}",
@@ -118,7 +108,7 @@ def shapes_view(name, model, result, layer, head) -> None:
     plot(
         va.matrix_heatmap(
             matrix,
-            _display_tokens(result),
+            result.display_tokens,
             None,
             title=f"{which} of layer {layer}, head {head}: shape {matrix.shape}",
             x_title="d_head dimension",

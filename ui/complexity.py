@@ -1,0 +1,145 @@
+"""Lesson page "Complexity, measured live": time and memory against sequence length,
+and generation speed, measured on the shipped models when the teacher presses Measure.
+
+Measurements use the benchmark code (``bench/``) at classroom sizes, so the page
+and ``python -m bench`` report the same quantities. Nothing runs on a plain
+rerun: results live in this session's state until the next Measure.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+from pathlib import Path
+
+import streamlit as st
+
+from bench import generation as gen_mod
+from bench import speed
+from models.tokenizer import encode
+from ui import loaders
+from viz import complexity as vc
+
+RESULT_KEY = "complexity_results"
+MAX_T = (256, 512, 1024, 2048)
+GEN_TOKENS = (32, 64, 128, 256)
+
+
+@st.cache_resource(show_spinner=False)
+def _lock() -> threading.Lock:
+    """One measurement at a time per server, so sessions do not distort each other."""
+    return threading.Lock()
+
+
+@st.cache_resource(show_spinner="Exporting the key/value-cache graph (once per server)…")
+def _kv_decoder():
+    """The softmax model's key/value-cache decoding graph and where its weights came from,
+    or ``(None, reason)`` when PyTorch is not installed."""
+    try:
+        from bench.twins import make_twin
+    except ImportError as exc:
+        return None, f"PyTorch is not installed ({exc.name})"
+    model = loaders.shipped_model("softmax")
+    tmp = Path(tempfile.mkdtemp(prefix="kvcache-"))
+    twin = make_twin("softmax", model, loaders.EXPORTED, tmp, kv=True)
+    return twin, twin.source
+
+
+def measure(max_T: int, n_new: int) -> dict:
+    """Scaling of both fast graphs for T = 64 .. ``max_T`` and ``n_new`` generated tokens."""
+    models = {k: loaders.shipped_model(k) for k in ("softmax", "linear")}
+    lengths = [T for T in (64, 128, 256, 512, 1024, 2048) if T <= max_T]
+    results = {"scaling": speed.scaling(models, lengths, max_repeats=5, budget_s=0.3)}
+    twin, source = _kv_decoder()
+    prompt = encode(models["softmax"].tokenizer, "the cat sat on the mat .").ids or [1]
+    if twin is not None:
+        gen = gen_mod.generation(models["linear"], twin.fast, twin.kv, prompt, n_new)
+        gen["softmax_weights"] = source
+        results["generation"] = gen
+    else:
+        results["generation_missing"] = source
+    results["provider"] = models["linear"].provider
+    return results
+
+
+def carried(max_len: int) -> dict:
+    """Analytic bytes carried between tokens, lengths 16 .. ``max_len`` (powers of 2)."""
+    lin, soft = loaders.shipped_model("linear").config, loaders.shipped_model("softmax").config
+    lengths = [n for n in (16, 32, 64, 128, 256, 512, 1024) if n < max_len] + [max_len]
+    return {
+        "length": lengths,
+        "state_bytes": [gen_mod.state_bytes(lin) for _ in lengths],
+        "kv_cache_bytes": [gen_mod.kv_bytes(soft, n) for n in lengths],
+    }
+
+
+def _scaling_text(sc: dict) -> None:
+    lin, soft = sc["linear"], sc["softmax"]
+    T = sc.get("ratio_T", lin["T"][-1])
+    st.markdown(
+        f"- **Fitted log-log slopes** (time ∝ T^slope): softmax **{soft['slope']:.2f}**, "
+        f"linear **{lin['slope']:.2f}**. Slope 2 means doubling T quadruples the time "
+        "(the T × T attention matrix); slope 1 means it doubles (a running state).\n"
+        f"- At T = {T}: softmax takes **{sc['ratio']:.1f}×** as long as linear attention "
+        "(ratio = softmax time ÷ linear time, both on their fast graphs, same T)."
+    )
+
+
+def _generation_text(gen: dict) -> None:
+    n = gen["n_new"]
+    st.markdown(
+        f"Generating {n} tokens greedily after a {gen['prompt_tokens']}-token prompt:\n"
+        f"- **Linear (recurrent step) vs softmax recomputing the prefix: "
+        f"{gen['speedup_vs_recompute']:.1f}× faster.** Baseline: softmax runs its whole "
+        "fast graph on every token so far, for every new token.\n"
+        f"- **Linear (recurrent step) vs softmax with a key/value cache: "
+        f"{gen['speedup_vs_kv_cache']:.2f}×** (above 1 means linear is faster). Baseline: "
+        "softmax keeps every past key and value and attends from just the new token. "
+        "This is the fair comparison: both do one token of work per step, but the cache "
+        "grows with the length while the linear state stays the same size.\n"
+        f"- Softmax key/value-cache weights: {gen.get('softmax_weights', 'shipped model')}."
+    )
+
+
+def page() -> None:
+    """Render the complexity lesson."""
+    st.title("Complexity, measured live")
+    st.markdown(
+        "Softmax attention compares every token with every earlier token: a T × T matrix, "
+        "so time and memory grow like **T²**. Linear attention keeps a running sum "
+        "S = Σ φ(k) vᵀ instead, so they grow like **T**, and generating a token costs the "
+        "same at every length. Press **Measure** to time both shipped models on this server."
+    )
+    c1, c2 = st.columns(2)
+    max_T = c1.select_slider("Longest sequence T", MAX_T, value=1024, key="cx_max_T")
+    n_new = c2.select_slider("Tokens to generate", GEN_TOKENS, value=128, key="cx_new")
+    if st.button("Measure", type="primary", key="cx_measure"):
+        with st.spinner("Measuring… (one measurement at a time on this server)"):
+            with _lock():
+                st.session_state[RESULT_KEY] = measure(int(max_T), int(n_new))
+    results = st.session_state.get(RESULT_KEY)
+    if results is None:
+        st.info("Nothing measured yet: press **Measure**.", icon=":material/timer:")
+        return
+    st.caption(
+        f"Measured on this server's {results['provider']}; other sessions running at the "
+        "same time make the numbers noisier. Dashed lines are least-squares fits on log-log axes."
+    )
+    st.subheader("Time and memory against sequence length (fast graphs)")
+    sc = results["scaling"]
+    left, right = st.columns(2)
+    left.plotly_chart(vc.scaling_time(sc), key="cx_time")
+    if all(sc[k]["peak_mb"] and all(sc[k]["peak_mb"]) for k in ("softmax", "linear")):
+        right.plotly_chart(vc.scaling_memory(sc), key="cx_mem")
+    else:
+        right.info("Peak memory is only measured on Linux (/proc).")
+    _scaling_text(sc)
+    st.subheader("Generation speed as the sequence grows")
+    if "generation" in results:
+        gen = results["generation"]
+        left, right = st.columns(2)
+        left.plotly_chart(vc.generation_speed(gen), key="cx_gen")
+        right.plotly_chart(vc.carried_memory(carried(n_new + gen["prompt_tokens"])), key="cx_kv")
+        _generation_text(gen)
+    else:
+        st.warning(f"Generation comparison unavailable: {results['generation_missing']}.")
