@@ -1,0 +1,139 @@
+"""The benchmark code runs at tiny sizes on real onnxruntime sessions (no timing asserts)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import onnx
+import pytest
+import torch
+from PIL import Image
+
+from bench import decode
+from bench.__main__ import main
+from bench.common import fit_slope, shipped
+from bench.kv_cache import OnnxKVDecoder, export_kv_cache
+from bench.png import loglog_png
+from bench.report import render
+from bench.suite import run
+from models.checkpoint import save_checkpoint
+
+SECTIONS_WITHOUT_APP = ("latency", "inference", "scaling", "generation", "memory")
+
+
+@pytest.fixture(scope="module")
+def tiny_folder(tmp_path_factory, tiny_exports, tiny_tokenizer):
+    """Both tiny models' graphs plus checkpoints in one folder, laid out like exported/."""
+    folder = tmp_path_factory.mktemp("shipped")
+    for kind, (model, src) in tiny_exports.items():
+        for path in src.glob("*.onnx"):
+            shutil.copy(path, folder / path.name)
+        save_checkpoint(folder / f"{kind}.safetensors", model, tiny_tokenizer)
+    return folder
+
+
+def test_quick_suite_writes_results_plots_and_summary(tiny_folder, tmp_path):
+    results = run(tmp_path, SECTIONS_WITHOUT_APP, quick=True, folder=tiny_folder, log=lambda _: 0)
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert set(SECTIONS_WITHOUT_APP) <= set(saved)
+    assert saved["machine"]["provider_active"] in saved["machine"]["providers_available"]
+    assert saved["quick"] is True
+    assert saved["inference"]["softmax"]["weights"].startswith("checkpoint")
+    assert saved["inference"]["linear"]["max_abs_diff"] < 1e-4
+    assert saved["scaling"]["linear"]["slope"] is not None
+    gen = saved["generation"]
+    assert gen["kv_matches_recompute_tokens"]
+    assert set(gen["baselines"]) == {"speedup_vs_recompute", "speedup_vs_kv_cache"}
+    mem = saved["memory"]
+    assert len(set(mem["state_bytes"])) == 1  # the recurrent state never grows
+    assert mem["kv_cache_bytes"][1] > mem["kv_cache_bytes"][0]
+    for name in ("scaling_time", "generation_speed", "carried_memory"):
+        assert Image.open(tmp_path / f"{name}.png").size[0] > 0
+        assert (tmp_path / f"{name}.html").stat().st_size > 0
+    summary = (tmp_path / "summary.md").read_text()
+    assert "| Benchmark | Target | Measured | Met |" in summary and "Quick run" in summary
+    assert results["latency"]["softmax"]
+
+
+def test_cli_runs_a_subset(tiny_folder, tmp_path, capsys):
+    main(
+        [
+            "--quick",
+            "--only",
+            "latency,memory",
+            "--models",
+            str(tiny_folder),
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert "latency" in saved and "memory" in saved and "scaling" not in saved
+    assert "App latency" in capsys.readouterr().out
+
+
+def test_cli_rejects_unknown_sections(tmp_path):
+    with pytest.raises(SystemExit):
+        main(["--quick", "--only", "latency,nope", "--out", str(tmp_path)])
+
+
+def test_kv_cache_graph_equals_full_recomputation(tiny_exports, tmp_path):
+    model, folder = tiny_exports["softmax"]
+    cfg = model.cfg
+    path = export_kv_cache(model, tmp_path)
+    graph = onnx.load(str(path))
+    past_k = next(i for i in graph.graph.input if i.name == "past_k")
+    assert past_k.type.tensor_type.shape.dim[2].dim_param  # P stayed symbolic
+    decoder = OnnxKVDecoder(path, cfg.n_layer, cfg.n_head, cfg.d_head)
+    ids = [int(i) for i in np.random.default_rng(0).integers(0, cfg.vocab_size, 20)]
+    k, v = decoder.empty()
+    step_logits = []
+    for i, token in enumerate(ids):  # 20 tokens: past the 16-token context, sinusoidal is fine
+        logits, k, v = decoder.step(token, i, k, v)
+        step_logits.append(logits)
+    assert k.shape == (cfg.n_layer, cfg.n_head, len(ids), cfg.d_head)
+    with torch.inference_mode():
+        full = model(torch.tensor([ids]))[0].numpy()  # (T, V)
+    np.testing.assert_allclose(np.stack(step_logits), full, atol=1e-4)
+    fast = shipped("softmax", folder).fast_session
+    graph_full = fast.run(["logits"], {"input_ids": np.array([ids], np.int64)})[0][0]
+    np.testing.assert_allclose(np.stack(step_logits), graph_full, atol=1e-4)
+
+
+def test_recurrent_decoding_matches_the_runtime_generate(tiny_exports):
+    linear = shipped("linear", tiny_exports["linear"][1])
+    new, ms = decode.recurrent(linear, [1, 2, 3], 6)
+    assert new == linear.generate([1, 2, 3], 6) and len(ms) == 6
+
+
+def test_fit_slope_recovers_synthetic_power_laws():
+    x = np.array([256, 512, 1024, 2048, 4096, 8192], float)
+    assert fit_slope(x, 3.0 * x**1.0) == pytest.approx(1.0)
+    assert fit_slope(x, 0.01 * x**2) == pytest.approx(2.0)
+    noise = np.random.default_rng(0).uniform(0.95, 1.05, x.size)
+    assert fit_slope(x, 5.0 * x**1.5 * noise) == pytest.approx(1.5, abs=0.05)
+
+
+def test_tokens_per_second_buckets():
+    curve = decode.tokens_per_second([1.0] * 32, prompt_len=4, buckets=4)
+    assert curve["length"] == [12, 20, 28, 36]
+    assert curve["tokens_per_s"] == pytest.approx([1000.0] * 4)
+
+
+def test_png_and_report_render(tmp_path):
+    series = [{"x": [1, 10, 100], "y": [1, 20, 400], "label": "a", "color": "#1f77b4"}]
+    img = Image.open(loglog_png(tmp_path / "p.png", series, "t", "x", "y"))
+    assert img.size == (900, 560)
+    md = render({"machine": {"cpu": "X"}, "scaling": {}})
+    assert md.startswith("Measured") and "| Benchmark |" in md
+
+
+def test_concurrent_app_sessions_each_get_their_own_result():
+    from bench.concurrency import concurrency
+
+    models = {k: shipped(k) for k in ("softmax", "linear")}
+    out = concurrency(models, sessions=2, reruns=4, per_session_sentences=2)
+    assert out["reruns"] == 4 and out["wrong_results"] == 0 and not out["errors"]
+    assert out["latency"]["median_ms"] > 0
