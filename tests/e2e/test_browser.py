@@ -32,7 +32,9 @@ def test_type_sentence_and_see_heads_and_recurrence(page, server_url):
 
     page.get_by_text("Causal mask & recurrence").click()
     wait_idle(page)
-    body = page.inner_text("body")
+    page.get_by_text("max |recurrent − parallel|").first.wait_for()
+    page.locator(".js-plotly-plot", has_text="State S_").first.wait_for()
+    body = page.inner_text("body") + plot_text(page)
     assert "State S_" in body and "max |recurrent − parallel|" in body
     assert "view=mask" in page.url
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
@@ -68,3 +70,39 @@ def test_shared_link_opens_exact_view(page, server_url):
     assert "previous_token" in body  # the head statistics table
     assert "Linear attention" in body
     assert "view=heads" in page.url and "model=linear" in page.url
+
+
+def test_upload_a_checkpoint_and_see_its_heads(page, server_url, tmp_path):
+    import torch
+
+    from models.checkpoint import save_checkpoint
+    from models.config import ModelConfig
+    from models.tokenizer import build_tokenizer
+    from models.transformer import Transformer
+
+    tok = build_tokenizer(["the cat sat on the mat .", "a bird is on the tree ."])
+    torch.manual_seed(1)
+    cfg = ModelConfig(
+        vocab_size=tok.get_vocab_size(),
+        n_layer=2,
+        n_head=3,
+        d_model=24,
+        d_mlp=48,
+        context_length=32,
+    )
+    path = tmp_path / "classroom.safetensors"
+    save_checkpoint(path, Transformer(cfg), tok)
+
+    page.goto(server_url)
+    wait_idle(page)
+    page.get_by_text("Inspect your own model").click()
+    page.locator('[data-testid="stFileUploader"] input[type=file]').set_input_files(str(path))
+    page.get_by_role("button", name="Load uploaded model").click()
+    wait_idle(page)
+    page.wait_for_selector("text=Uploaded")
+    assert page.get_by_role("radio", name="Uploaded").is_checked()
+    type_sentence(page, "a bird sat on the mat")
+    text = plot_text(page)
+    assert "L1 H2" in text  # the uploaded model's 2 x 3 head grid
+    assert "L0 H3" not in text and "2·sat" in text
+    page.screenshot(path=str(SCREENSHOTS / "uploaded_model.png"), full_page=True)
