@@ -30,6 +30,9 @@ class ModelConfig:
         bias: whether the linear layers have biases.
         ln_bias: whether LayerNorm has a bias (nanoGPT's ``bias=False`` drops both).
         tie_weights: whether the unembedding shares the token-embedding matrix.
+        scale_embedding: multiply token embeddings by sqrt(d_model) before adding
+            the positional encoding (Vaswani et al. 2017, section 3.4), so that the
+            unit-amplitude sinusoids do not drown the token identity. GPT-2/nanoGPT: False.
         eps: the linear-attention normalizer epsilon.
 
     Raises:
@@ -48,6 +51,7 @@ class ModelConfig:
     bias: bool = True
     ln_bias: bool = True
     tie_weights: bool = True
+    scale_embedding: bool = False
     eps: float = 1e-6
 
     def __post_init__(self) -> None:

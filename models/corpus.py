@@ -937,7 +937,7 @@ def _ioi(rng: Rng) -> tuple[str, str, str, str]:
 def _induction(rng: Rng) -> str:
     roll = rng.random()
     if roll < 0.6:
-        phrase = " ".join(rng.choices(_phrase_words(), k=rng.randint(4, 12)))
+        phrase = " ".join(rng.choices(_phrase_words(), k=rng.randint(4, 16)))
         if roll < 0.35:
             return f"{phrase} . {phrase} ."
         if roll < 0.5:
@@ -954,13 +954,13 @@ def _induction(rng: Rng) -> str:
 
 def _line(rng: Rng) -> str:
     roll = rng.random()
-    if roll < 0.2:
+    if roll < 0.16:
         prefix, answer, _, rest = _agreement(rng)
-    elif roll < 0.35:
+    elif roll < 0.28:
         prefix, answer, _, rest = _pronoun(rng)
-    elif roll < 0.47:
+    elif roll < 0.42:
         prefix, answer, _, rest = _ioi(rng)
-    elif roll < 0.65:
+    elif roll < 0.72:
         return _induction(rng)
     else:
         return _everyday(rng)

@@ -109,11 +109,14 @@ def train(
     lr: float = 3e-3,
     seed: int = 0,
     progress: bool = True,
+    on_checkpoint=None,
+    checkpoint_every: int = 0,
 ) -> tuple[Transformer, dict]:
     """Train ``Transformer(cfg)`` with AdamW; returns the model and a training record.
 
     The record holds steps, batch size, tokens seen, wall time (s), the loss
     curve and the final validation loss (nats/token) and perplexity.
+    ``on_checkpoint(model, step)`` is called every ``checkpoint_every`` steps (0: never).
     """
     torch.manual_seed(seed)
     random.seed(seed)
@@ -142,6 +145,8 @@ def train(
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
+        if checkpoint_every and on_checkpoint and step and step % checkpoint_every == 0:
+            on_checkpoint(model, step)
         if step % 50 == 0 or step == steps - 1:
             curve.append((step, round(loss.item(), 4)))
             bar.set_postfix(loss=f"{loss.item():.3f}")
@@ -179,6 +184,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--context-length", type=int, default=64)
     p.add_argument("--max-words", type=int, default=4000, help="vocabulary cap for --corpus")
     p.add_argument("--tokenizer-out", type=Path, default=None, help="also write tokenizer.json")
+    p.add_argument("--checkpoint-every", type=int, default=0, help="also save every N steps")
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch CPU threads")
     args = p.parse_args(argv)
     torch.set_num_threads(max(1, args.threads))
@@ -195,8 +201,20 @@ def main(argv: list[str] | None = None) -> None:
         attention=args.attention,
         scale_embedding=True,
     )
+    def on_checkpoint(model, step):
+        save_checkpoint(args.out.with_suffix(f".step{step}.safetensors"), model, tokenizer)
+
     model, record = train(
-        cfg, tokenizer, train_lines, valid_lines, args.steps, args.batch_size, args.lr, args.seed
+        cfg,
+        tokenizer,
+        train_lines,
+        valid_lines,
+        args.steps,
+        args.batch_size,
+        args.lr,
+        args.seed,
+        on_checkpoint=on_checkpoint,
+        checkpoint_every=args.checkpoint_every,
     )
     record["data"] = description
     record["torch"] = torch.__version__

@@ -103,6 +103,11 @@ class Transformer(nn.Module):
         """Number of distinct parameters (tied weights counted once)."""
         return sum(p.numel() for p in self.parameters())
 
+    def embed(self, input_ids: torch.Tensor) -> torch.Tensor:
+        """Token embedding (B, T) -> (B, T, C), times sqrt(d_model) if ``scale_embedding``."""
+        x = self.wte(input_ids)  # (B, T, C)
+        return x * math.sqrt(self.cfg.d_model) if self.cfg.scale_embedding else x
+
     def positional_encoding(self, positions: torch.Tensor) -> torch.Tensor:
         """(T,) int64 positions -> (T, C) encoding added to the token embedding."""
         if self.cfg.pos_enc == "learned":
@@ -112,7 +117,7 @@ class Transformer(nn.Module):
     def forward(self, input_ids: torch.Tensor, inspect: bool = False):
         T = input_ids.shape[1]
         pos_enc = self.positional_encoding(torch.arange(T, device=input_ids.device))  # (T, C)
-        x = self.wte(input_ids) + pos_enc  # (B, T, C)
+        x = self.embed(input_ids) + pos_enc  # (B, T, C)
         caches = []
         for block in self.blocks:
             if inspect:
@@ -147,7 +152,7 @@ class Transformer(nn.Module):
         Raises:
             RuntimeError: for a softmax model.
         """
-        x = self.wte(token) + self.positional_encoding(position)  # (1, 1, C)
+        x = self.embed(token) + self.positional_encoding(position)  # (1, 1, C)
         states, normalizers = [], []
         for layer, block in enumerate(self.blocks):
             a, S, z = block.attn.step(

@@ -125,7 +125,7 @@ def test_ioi_lines(lines: list[str]) -> None:
 
 def test_repeated_phrases(lines: list[str]) -> None:
     share = sum(has_repeat(line) for line in lines) / len(lines)
-    assert 0.14 <= share <= 0.3
+    assert 0.25 <= share <= 0.4  # copying lines are ~30% of the corpus (induction heads)
     exact = 0
     for line in lines:
         parts = line.split(" . ")
