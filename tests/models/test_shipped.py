@@ -71,8 +71,9 @@ def test_model_card_meets_targets(card):
     linear = card["models"]["linear"]["probes"]
     for key in ("agreement_accuracy", "ioi_accuracy", "val_perplexity"):
         assert key in linear
-    total = sum(m["training"]["wall_time_s"] for m in card["models"].values())
-    assert total <= 30 * 60
+    # `make models` trains both at once, one thread each: the elapsed time is the longer one.
+    elapsed = max(m["training"]["wall_time_s"] for m in card["models"].values())
+    assert elapsed <= 30 * 60
 
 
 @pytest.mark.parametrize("kind", KINDS)
