@@ -2,10 +2,48 @@
 
 import streamlit as st
 
-from ui import visualizer
+from ui import complexity, lessons, visualizer
 
-st.set_page_config(page_title="Attention visualizer", page_icon="🔍", layout="wide")
+st.set_page_config(
+    page_title="Attention visualizer", page_icon=":material/visibility:", layout="wide"
+)
 page = st.navigation(
-    [st.Page(visualizer.page, title="Visualizer", icon="🔍", url_path="visualizer", default=True)]
+    {
+        "Visualizer": [
+            st.Page(
+                visualizer.page,
+                title="Visualizer",
+                icon=":material/visibility:",
+                url_path="visualizer",
+                default=True,
+            ),
+        ],
+        "Lessons": [
+            st.Page(
+                lessons.soft_hard,
+                title="Soft vs hard attention",
+                icon=":material/thermostat:",
+                url_path="soft-hard",
+            ),
+            st.Page(
+                lessons.scoring,
+                title="Scoring functions",
+                icon=":material/functions:",
+                url_path="scoring",
+            ),
+            st.Page(
+                lessons.kernel, title="Kernel view", icon=":material/calculate:", url_path="kernel"
+            ),
+            st.Page(
+                lessons.merged,
+                title="Merged bilinear form",
+                icon=":material/merge:",
+                url_path="merged",
+            ),
+            st.Page(
+                complexity.page, title="Complexity", icon=":material/timer:", url_path="complexity"
+            ),
+        ],
+    }
 )
 page.run()

@@ -54,6 +54,7 @@ def sidebar() -> tuple[str, object]:
             names,
             format_func=lambda n: MODEL_LABELS.get(n, n),
             key="model",
+            persist_state="session",
         )
         model = loaders.get_model(name)
         st.selectbox(
@@ -76,8 +77,8 @@ def head_selectors(model) -> tuple[int, int]:
     state.clamp_choice("layer", list(range(cfg.n_layer)))
     state.clamp_choice("head", list(range(cfg.n_head)))
     c1, c2 = st.columns(2)
-    layer = c1.selectbox("Layer", range(cfg.n_layer), key="layer")
-    head = c2.selectbox("Head", range(cfg.n_head), key="head")
+    layer = c1.selectbox("Layer", range(cfg.n_layer), key="layer", persist_state="session")
+    head = c2.selectbox("Head", range(cfg.n_head), key="head", persist_state="session")
     return layer, head
 
 
@@ -106,6 +107,7 @@ def page() -> None:
     text = st.text_area(
         "Type a sentence",
         key="text",
+        persist_state="session",
         height=80,
         help="Words the model doesn't know are split into pieces and flagged.",
     )
@@ -119,7 +121,12 @@ def page() -> None:
     layer, head = head_selectors(model)
     state.clamp_choice("view", list(VIEWS))
     view = st.segmented_control(
-        "View", list(VIEWS), format_func=VIEWS.get, key="view", required=True
+        "View",
+        list(VIEWS),
+        format_func=VIEWS.get,
+        key="view",
+        required=True,
+        persist_state="session",
     )
     state.write_to_url()
     views.RENDERERS[view or "attention"](name, model, result, layer, head)

@@ -1,0 +1,149 @@
+"""The lesson pages under streamlit.testing.v1.AppTest, opened through app.py's navigation."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import ROOT
+
+APP = str(ROOT / "app.py")
+PAGES = ("soft-hard", "scoring", "kernel", "merged")
+
+
+def open_page(url_path: str, at: AppTest | None = None) -> AppTest:
+    """Run app.py, then switch to the page registered under ``url_path``.
+
+    ``AppTest.switch_page`` only takes page *files*; these pages are callables, so
+    the page hash is looked up in the registry that ``st.navigation`` fills (the
+    default page is registered under the empty path).
+    """
+    if at is None:
+        at = AppTest.from_file(APP, default_timeout=120).run()
+    pages = at._registered_pages
+    at._page_hash = next(h for h, info in pages.items() if info.get("url_pathname") == url_path)
+    return at.run()
+
+
+def no_errors(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def _decode(z) -> np.ndarray:
+    if isinstance(z, dict):
+        flat = np.frombuffer(base64.b64decode(z["bdata"]), dtype=np.dtype(z["dtype"]))
+        return flat.reshape([int(n) for n in str(z["shape"]).split(",")])
+    return np.asarray(z, dtype=float)
+
+
+def heatmaps(at: AppTest) -> list[np.ndarray]:
+    specs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    return [_decode(t["z"]) for s in specs for t in s["data"] if t["type"] == "heatmap"]
+
+
+def metric(at: AppTest, label_part: str) -> str:
+    return next(m.value for m in at.metric if label_part in m.label)
+
+
+@pytest.fixture(scope="module")
+def app() -> AppTest:
+    return AppTest.from_file(APP, default_timeout=120).run()
+
+
+@pytest.mark.parametrize("url_path", PAGES)
+@pytest.mark.parametrize("model", ["softmax", "linear"])
+def test_every_lesson_renders(app, url_path, model):
+    open_page(url_path, app)
+    app.radio(key="lesson_model").set_value(model).run()
+    no_errors(app)
+    assert app.title and app.get("plotly_chart") and app.metric
+    assert app.latex  # the formulas
+
+
+def test_beta_slider_moves_from_uniform_to_one_hot():
+    at = open_page("soft-hard")
+    slider = at.select_slider(key="lesson_beta")
+    assert slider.value == 1.0
+    at_1 = heatmaps(at)[0]
+    slider.set_value(0.0).run()
+    uniform = heatmaps(at)[0]
+    T = uniform.shape[0]
+    assert np.allclose(uniform[T - 1, :], 1 / T)
+    at.select_slider(key="lesson_beta").set_value(float("inf")).run()
+    hard = heatmaps(at)[0]
+    assert not np.allclose(hard, at_1) and set(np.unique(hard)) <= {0.0, 1.0}
+    assert np.allclose(hard.sum(1), 1.0)
+    assert float(metric(at, "Mean entropy")) == 0.0
+    no_errors(at)
+
+
+def test_softmax_model_check_on_soft_hard_page():
+    at = open_page("soft-hard")
+    assert float(metric(at, "model's attention")) <= 1e-5
+
+
+def test_kernel_and_reordering_measurements():
+    at = open_page("kernel")
+    assert float(metric(at, "max |left − right|")) <= 1e-9
+    assert float(metric(at, "kernel − model's attention")) <= 1e-4
+    at.radio(key="lesson_model").set_value("linear").run()
+    assert float(metric(at, "kernel − model's attention")) <= 1e-4
+
+
+@pytest.mark.parametrize("url_path", PAGES)
+def test_empty_sentence_gives_a_hint(url_path):
+    at = open_page(url_path)
+    at.text_area(key="lesson_text").set_value("   ").run()
+    no_errors(at)
+    assert any("Type a sentence" in i.value for i in at.info)
+
+
+def test_selection_carries_over_between_pages():
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.text_area(key="text").set_value("the cat sat on the mat .").run()
+    at.radio(key="model").set_value("linear").run()
+    at.selectbox(key="head").set_value(2).run()
+    open_page("scoring", at)
+    assert at.text_area(key="lesson_text").value == "the cat sat on the mat ."
+    assert at.radio(key="lesson_model").value == "linear"
+    assert at.selectbox(key="lesson_head").value == 2
+    at.text_area(key="lesson_text").set_value("the dogs are in the park .").run()
+    open_page("", at)  # the default page: the visualizer
+    no_errors(at)
+    assert at.text_area(key="text").value == "the dogs are in the park ."
+    assert at.radio(key="model").value == "linear"
+
+
+def test_merged_page_without_weights_says_so(app):
+    open_page("merged", app)
+    app.radio(key="lesson_model").set_value("softmax").run()
+    no_errors(app)
+    if any("checkpoint" in i.value for i in app.info):
+        assert metric(app, "whole model")  # parameter counts need no weights
+    else:  # trained models ship their checkpoint
+        assert float(metric(app, "max |merged scores")) <= 1e-4
+
+
+@pytest.mark.parametrize("kind", ["softmax", "linear"])
+def test_merged_page_measures_the_difference(tiny_exports, kind):
+    from models.runtime import load_shipped
+
+    torch_model, folder = tiny_exports[kind]
+    model = load_shipped(folder, kind)
+    model.weights = {k: v.detach().numpy() for k, v in torch_model.state_dict().items()}
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["uploaded_model"] = model
+    at.session_state["model"] = "upload"
+    at.run()
+    open_page("merged", at)
+    no_errors(at)
+    assert at.radio(key="lesson_model").value == "upload"
+    assert float(metric(at, "max |merged scores")) <= 1e-4
+    assert int(metric(at, "numerical rank of W_QK")) <= model.config.d_head
+    merged, reference, diff = heatmaps(at)[:3]
+    assert np.allclose(merged, reference, atol=1e-4) and diff.max() <= 1e-4

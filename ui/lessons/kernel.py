@@ -1,0 +1,86 @@
+"""Lesson "Kernel view": exp(q.k) vs phi(q).phi(k), and reordering the products."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from models import lessons as ml
+from ui.lessons.common import start
+from ui.views import plot
+from viz import lessons as vl
+
+INTRO = (
+    "Katharopoulos et al. (2020) read attention as a **kernel**: a similarity "
+    "sim(q, k) ≥ 0, normalized over the keys. Softmax attention uses "
+    "sim = exp(q·k/√d). Linear attention uses a feature map φ(x) = elu(x) + 1 and "
+    "sim = φ(q)·φ(k), which lets the matrix products be reordered."
+)
+
+
+def _similarities(lesson) -> None:
+    st.latex(
+        r"y_i = \frac{\sum_{j \le i} \operatorname{sim}(q_i, k_j)\, v_j}"
+        r"{\sum_{j \le i} \operatorname{sim}(q_i, k_j)},\qquad "
+        r"\operatorname{sim}_\text{softmax} = e^{q^\top k/\sqrt d},\quad "
+        r"\operatorname{sim}_\text{linear} = \varphi(q)^\top \varphi(k)"
+    )
+    q, k = lesson.head_array("q"), lesson.head_array("k")  # (T, d_head)
+    sims = ml.kernel_similarities(q, k)  # {"exp": (T, T), "phi": (T, T)}
+    exp_attn = ml.causal_normalize(sims["exp"])  # (T, T)
+    phi_attn = ml.causal_normalize(sims["phi"])  # (T, T)
+    titles = ["exp(q·k/√d), normalized", "φ(q)·φ(k), normalized"]
+    fig = vl.side_by_side([exp_attn, phi_attn], titles, lesson.tokens, diverging=False)
+    plot(fig, key="lesson_kernel")
+    kind = lesson.model.config.attention
+    own = exp_attn if kind == "softmax" else phi_attn
+    c1, c2 = st.columns(2)
+    c1.metric(
+        f"max |{kind} kernel − model's attention|",
+        f"{np.abs(own - lesson.head_array('attn')).max():.1e}",
+        help="The kernel this model was trained with, recomputed from its q and k.",
+    )
+    c2.metric("max |exp kernel − φ kernel| (weights)", f"{np.abs(exp_attn - phi_attn).max():.3f}")
+    st.caption(
+        f"Both use the same q and k of the {kind} model's selected head; the model was "
+        f"trained with the {kind} kernel, so the other panel is a what-if."
+    )
+
+
+def _reordering(lesson) -> None:
+    st.subheader("Reordering the products")
+    st.latex(
+        r"\underbrace{\big(\varphi(Q)\,\varphi(K)^\top\big)}_{T \times T}\,V"
+        r"\;=\;\varphi(Q)\,\underbrace{\big(\varphi(K)^\top V\big)}_{d \times d}"
+        r"\qquad O(T^2 d)\ \to\ O(T d^2)"
+    )
+    q, k, v = (lesson.head_array(n) for n in ("q", "k", "v"))  # (T, d_head) each
+    check = ml.linear_reorder_check(q, k, v)
+    c1, c2, c3 = st.columns(3)
+    c1.metric("max |left − right|", f"{check['max_abs_diff']:.1e}", help="float64")
+    c2.metric("FLOPs, (φ(Q)φ(K)ᵀ)V", f"{check['flops_quadratic']:,}")
+    c3.metric("FLOPs, φ(Q)(φ(K)ᵀV)", f"{check['flops_linear']:,}")
+    T, d = q.shape
+    lengths = np.unique(np.geomspace(1, 4096, 40).astype(int))
+    plot(vl.flops_by_length(lengths, d, current_T=T), key="lesson_flops")
+    st.markdown(
+        "Matrix products are associative, so both orders give the same numbers (up to "
+        "rounding). The right order never builds the T × T matrix: it is cheaper as soon "
+        f"as T > d = {d}. The exp kernel cannot be split like this (exp(q·k) is not a "
+        "finite dot product φ(q)·φ(k)), so softmax attention stays quadratic."
+    )
+    st.caption(
+        "Shown without the causal mask and the normalizer, to keep the algebra plain. "
+        r"The causal model replaces φ(K)ᵀV by running sums "
+        r"$S_i = \sum_{j \le i} \varphi(k_j) v_j^\top$ (the recurrent state in the "
+        r"visualizer's mask view) and divides by $\varphi(q_i)^\top z_i$."
+    )
+
+
+def page() -> None:
+    """Render the kernel-view lesson."""
+    lesson = start("The kernel view", INTRO)
+    if lesson is None:
+        return
+    _similarities(lesson)
+    _reordering(lesson)

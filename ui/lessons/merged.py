@@ -1,0 +1,103 @@
+"""Lesson "Merged bilinear form": W_Q W_K^T and W_V W_O of one head (Elhage et al. 2021)."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from models import lessons as ml
+from ui.lessons.common import start
+from ui.views import plot
+from viz import attention as va
+from viz import lessons as vl
+
+INTRO = (
+    "A head never uses W_Q or W_K alone, only the product: q·k = x W_Q W_Kᵀ xᵀ. So each "
+    "head is one **d_model × d_model** matrix W_QK = W_Q W_Kᵀ (and likewise "
+    "W_OV = W_V W_O for what it writes), built from two thin d_model × d_head factors. "
+    "(Elhage et al. 2021, *A Mathematical Framework for Transformer Circuits*.)"
+)
+
+
+def _scores_check(lesson, W_QK: np.ndarray) -> None:
+    cfg = lesson.model.config
+    x = lesson.result.outputs["attn_in"][lesson.layer]  # (T, C)
+    merged = ml.merged_scores(x, W_QK, cfg.d_head)  # (T, T)
+    reference = ml.reference_scores(lesson.result.outputs, lesson.layer, lesson.head, cfg.attention)
+    diff = np.abs(merged - reference)  # (T, T)
+    st.latex(
+        r"s_{ij} = \frac{\tilde x_i\, W_{QK}\, \tilde x_j^\top}{\sqrt{d_\text{head}}},\quad "
+        r"\tilde x = [x, 1],\quad W_{QK} = \begin{bmatrix} W_Q^\top \\ b_Q^\top \end{bmatrix}"
+        r"\begin{bmatrix} W_K^\top \\ b_K^\top \end{bmatrix}^\top"
+    )
+    st.metric("max |merged scores − model's QKᵀ/√d|", f"{diff.max():.1e}")
+    titles = ["from W_QK", "model's QKᵀ/√d", "|difference|"]
+    plot(vl.side_by_side([merged, reference, diff], titles, lesson.tokens), key="lesson_merged")
+    source = (
+        "the model's exported scores"
+        if cfg.attention == "softmax"
+        else "q·kᵀ/√d recomputed from the model's exported q and k (a linear model's "
+        "own scores are φ(Q)φ(K)ᵀ, which no single matrix reproduces)"
+    )
+    st.caption(
+        f"x is the LayerNorm'd input this layer reads. The extra row and column (the "
+        f"appended 1) carry the biases, so the match is exact. Compared with {source}."
+    )
+
+
+def _rank(lesson, name: str, M: np.ndarray, key: str) -> None:
+    d = lesson.model.config.d_head
+    sv = ml.singular_values(M)  # (min(M.shape),)
+    rank = ml.numerical_rank(sv, M.shape)
+    c1, c2 = st.columns(2)
+    c1.metric(f"numerical rank of {name}", rank, help=f"at most d_head = {d}")
+    c2.metric(f"size of {name}", f"{M.shape[0]} × {M.shape[1]}")
+    plot(vl.singular_values_bar(sv, d, title=f"Singular values of {name}"), key=key)
+
+
+def _parameters(lesson) -> None:
+    cfg = lesson.model.config
+    counts = ml.head_parameter_counts(cfg)
+    st.subheader("Parameters per head")
+    st.latex(
+        r"\underbrace{d_\text{model} \times (2 d_\text{head} + d_\text{head})}_{Q,\,K,\,V}"
+        rf" = {cfg.d_model} \times {3 * cfg.d_head} = {3 * cfg.d_model * cfg.d_head:,}"
+    )
+    c1, c2, c3 = st.columns(3)
+    c1.metric("one head (Q, K, V, O + biases)", f"{counts['per_head']:,}")
+    c2.metric("whole model", f"{counts['model']:,}")
+    c3.metric("all heads' share of the model", f"{counts['all_heads_fraction']:.1%}")
+    plot(vl.parameter_bars(counts), key="lesson_params")
+    st.caption(
+        f"W_QK has {counts['merged_entries']:,} entries but only "
+        f"{2 * cfg.d_model * cfg.d_head:,} free parameters behind it: a low-rank matrix."
+    )
+
+
+def page() -> None:
+    """Render the merged-bilinear-form lesson."""
+    lesson = start("The merged bilinear form", INTRO)
+    if lesson is None:
+        return
+    weights = lesson.model.weights
+    if weights is None or "attn_in" not in lesson.result.outputs:
+        st.info(
+            "This lesson needs the model's weight matrices W_Q, W_K, W_V, W_O, i.e. a "
+            "checkpoint (.safetensors, or a nanoGPT ckpt.pt). This model came as ONNX "
+            "graphs only. Upload a checkpoint in the sidebar under *Inspect your own model*.",
+            icon=":material/key:",
+        )
+        _parameters(lesson)
+        return
+    n_head, C = lesson.model.config.n_head, lesson.model.config.d_model
+    W_QK = ml.merged_qk(weights, lesson.layer, lesson.head, n_head)  # (C + 1, C + 1)
+    _scores_check(lesson, W_QK)
+    st.subheader("W_QK is low-rank")
+    labels = [*range(C), "1"]
+    title = f"W_QK of L{lesson.layer} H{lesson.head} ({C + 1} × {C + 1}, last row/column: bias)"
+    plot(va.matrix_heatmap(W_QK, labels, labels, title, "key side", "query side"), key="lesson_wqk")
+    _rank(lesson, "W_QK", W_QK, "lesson_sv_qk")
+    st.subheader("W_OV: what the head writes")
+    W_OV = ml.merged_ov(weights, lesson.layer, lesson.head, n_head)  # (C, C)
+    _rank(lesson, "W_OV", W_OV, "lesson_sv_ov")
+    _parameters(lesson)

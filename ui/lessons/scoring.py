@@ -1,0 +1,85 @@
+"""Lesson "Scoring functions": additive (Bahdanau) vs scaled dot-product, and why 1/sqrt(d)."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from models import lessons as ml
+from ui.lessons.common import start
+from ui.views import plot
+from viz import lessons as vl
+
+DIMS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+INTRO = (
+    "A score says how well query i matches key j. Bahdanau et al. (2015) learned a tiny "
+    "neural network for it (**additive** attention); Vaswani et al. (2017) use a plain "
+    "**dot product** divided by √d, which is one matrix multiplication for all pairs."
+)
+
+
+@st.cache_data(show_spinner=False)
+def _variance(n_samples: int = 2000) -> dict:
+    return ml.score_variance_by_dim(DIMS, n_samples=n_samples, seed=0)
+
+
+def _compare_scores(lesson) -> None:
+    q, k = lesson.head_array("q"), lesson.head_array("k")  # (T, d_head) each
+    d = q.shape[-1]
+    W_q, W_k, w = ml.random_additive_params(d, hidden=d, seed=0)
+    additive = ml.additive_scores(q, k, W_q, W_k, w)  # (T, T)
+    dot = ml.dot_product_scores(q, k, scaled=True)  # (T, T)
+    st.latex(r"\text{additive: } s_{ij} = w^\top \tanh(W_q q_i + W_k k_j)")
+    st.latex(r"\text{scaled dot product: } s_{ij} = \frac{q_i^\top k_j}{\sqrt{d}}")
+    titles = ["additive (untrained W_q, W_k, w)", "scaled dot product q·k/√d"]
+    plot(vl.side_by_side([additive, dot], titles, lesson.tokens), key="lesson_scores")
+    T = lesson.result.T
+    c1, c2 = st.columns(2)
+    c1.metric("Additive: numbers in the (T, T, h) tensor", f"{T * T * d:,}", help="h = d here")
+    c2.metric("Dot product: numbers in the (T, T) scores", f"{T * T:,}")
+    st.caption(
+        "Same queries and keys from the selected head. The additive scorer's weights are "
+        "random (this model never learned one), so compare the *computation*, not the "
+        "pattern: additive needs a (T, T, h) tensor and a tanh per pair, the dot product "
+        "is a single QKᵀ that GPUs do best."
+    )
+
+
+def _why_sqrt_d(lesson) -> None:
+    st.subheader("Why divide by √d?")
+    st.markdown(
+        "If the entries of q and k are independent with mean 0 and variance 1, then "
+        "q·k is a sum of d such products: its variance is **d** (Vaswani et al. 2017, "
+        "footnote 4). Big scores push the softmax into a near one-hot corner where its "
+        "gradient almost vanishes; dividing by √d brings the variance back to **1**."
+    )
+    st.latex(
+        r"\operatorname{Var}(q^\top k) = \sum_{i=1}^{d} \operatorname{Var}(q_i k_i) = d,"
+        r"\qquad \operatorname{Var}\!\left(\frac{q^\top k}{\sqrt d}\right) = 1"
+    )
+    var = _variance()
+    plot(vl.variance_by_dim(var["dims"], var["unscaled"], var["scaled"]), key="lesson_var")
+    d = lesson.model.config.d_head
+    i = int(np.argmin(np.abs(var["dims"] - d)))
+    dot = ml.dot_product_scores(lesson.head_array("q"), lesson.head_array("k"))  # (T, T)
+    weights_1 = ml.softmax_beta(dot, 1.0)  # (T, T)
+    weights_d = ml.softmax_beta(dot, float(np.sqrt(d)))  # unscaled = beta sqrt(d)
+    c1, c2, c3 = st.columns(3)
+    c1.metric(f"Var(q·k), d = {var['dims'][i]}", f"{var['unscaled'][i]:.1f}")
+    c2.metric(f"Var(q·k/√d), d = {var['dims'][i]}", f"{var['scaled'][i]:.2f}")
+    c3.metric(
+        "This head, top weight: /√d → without",
+        f"{weights_1.max(1).mean():.2f} → {weights_d.max(1).mean():.2f}",
+        help="Mean over queries of the largest attention weight: with the 1/√d "
+        "(the model) and without it (scores × √d). Closer to 1 = closer to one-hot.",
+    )
+
+
+def page() -> None:
+    """Render the scoring-functions lesson."""
+    lesson = start("Scoring functions", INTRO)
+    if lesson is None:
+        return
+    _compare_scores(lesson)
+    _why_sqrt_d(lesson)

@@ -1,0 +1,69 @@
+"""Lesson "Soft vs hard attention": softmax_beta(QK^T/sqrt(D)) from uniform to argmax."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from models import lessons as ml
+from ui.lessons.common import start
+from ui.views import plot
+from viz import lessons as vl
+
+BETAS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0, float("inf"))
+
+INTRO = (
+    "Attention turns scores into weights with a softmax. Put an *inverse temperature* "
+    "β in front of the scores and you can slide from **soft** attention (every earlier "
+    "token gets some weight) to **hard** attention (all weight on the best-scoring key)."
+)
+
+
+def _beta_label(beta: float) -> str:
+    return "∞ (argmax)" if np.isinf(beta) else f"{beta:g}"
+
+
+def page() -> None:
+    """Render the soft-vs-hard lesson."""
+    lesson = start("Soft vs hard attention", INTRO)
+    if lesson is None:
+        return
+    st.latex(
+        r"a_{ij}(\beta) = \frac{\exp(\beta\, s_{ij})}{\sum_{j' \le i} \exp(\beta\, s_{ij'})},"
+        r"\qquad s_{ij} = \frac{q_i \cdot k_j}{\sqrt{d_\text{head}}},\quad j \le i"
+    )
+    beta = st.select_slider(
+        "β (inverse temperature)", BETAS, value=1.0, format_func=_beta_label, key="lesson_beta"
+    )
+    scores = ml.dot_product_scores(lesson.head_array("q"), lesson.head_array("k"))  # (T, T)
+    weights = ml.softmax_beta(scores, beta)  # (T, T)
+    entropy = ml.row_entropy(weights)  # (T,)
+    T = lesson.result.T
+    max_entropy = float(np.log(np.arange(1, T + 1)).mean())
+    c1, c2, c3 = st.columns(3)
+    c1.metric("Mean entropy (nats)", f"{entropy.mean():.3f}", help="0 = one-hot rows")
+    c2.metric("Uniform attention's mean entropy", f"{max_entropy:.3f}")
+    c3.metric("Mean largest weight per row", f"{weights.max(axis=1).mean():.3f}")
+    left, right = st.columns([3, 2])
+    title = f"L{lesson.layer} H{lesson.head}"
+    with left:
+        plot(vl.beta_attention(weights, lesson.tokens, beta, title), key="lesson_beta_attn")
+    with right:
+        plot(vl.entropy_bars(entropy, lesson.tokens, beta), key="lesson_beta_entropy")
+    st.markdown(
+        "- **β = 0**: every allowed key gets 1/(i+1), the average of all earlier tokens; "
+        "the entropy reaches its maximum log(i+1).\n"
+        "- **β = 1**: the model's own attention.\n"
+        "- **β → ∞**: each row becomes one-hot at its largest score (hard attention, "
+        "Xu et al. 2015). Hard attention picks one token, but its argmax has no gradient, "
+        "which is why transformers train the soft version."
+    )
+    if lesson.model.config.attention == "softmax":
+        model_attn = lesson.head_array("attn")  # (T, T)
+        diff = float(np.abs(ml.softmax_beta(scores, 1.0) - model_attn).max())
+        st.metric("max |softmax₁(scores) − model's attention|", f"{diff:.1e}")
+    else:
+        st.caption(
+            "This model uses linear attention, so its own weights are φ(q)·φ(k) normalized, "
+            "not a softmax: here the softmax is applied to its q·k/√d as a what-if."
+        )
