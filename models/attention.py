@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from models.config import ModelConfig
@@ -63,8 +62,13 @@ def softmax_attention(
 
 
 def feature_map(x: torch.Tensor) -> torch.Tensor:
-    """phi(x) = elu(x) + 1, positive everywhere (Katharopoulos et al. 2020, eq. 7)."""
-    return F.elu(x) + 1.0
+    """phi(x) = elu(x) + 1, positive everywhere (Katharopoulos et al. 2020, eq. 7).
+
+    Computed as x + 1 for x > 0 and exp(x) otherwise: the same function, without the
+    cancellation of (exp(x) - 1) + 1 in float32, which loses most digits of small
+    phi values and made PyTorch and onnxruntime disagree on trained models.
+    """
+    return torch.where(x > 0, x + 1.0, torch.exp(torch.clamp(x, max=0.0)))
 
 
 def linear_attention_parallel(

@@ -115,8 +115,12 @@ def _export(module: nn.Module, args: tuple, path: Path, input_names, output_name
 
 
 def add_metadata(path: Path, metadata: dict[str, str]) -> None:
-    """Store string ``metadata`` in the graph's ``metadata_props`` (in place)."""
+    """Store string ``metadata`` in the graph's ``metadata_props`` (in place), and drop
+    the exporter's per-node debug metadata (FX node text, module paths: ~6% of the file)."""
     model = onnx.load(str(path))
+    for node in model.graph.node:
+        del node.metadata_props[:]
+        node.doc_string = ""
     onnx.helper.set_model_props(model, metadata)
     onnx.save(model, str(path))
 

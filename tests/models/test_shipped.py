@@ -21,7 +21,7 @@ def card(exported_dir):
 
 def test_exported_folder_is_small_and_self_contained(exported_dir):
     files = list(exported_dir.iterdir())
-    assert sum(f.stat().st_size for f in files) < 20 * 1024 * 1024
+    assert sum(f.stat().st_size for f in files) < 20_000_000  # 20 MB
     assert not [f for f in files if f.name.endswith(".data")]
     for kind in KINDS:
         assert (exported_dir / contract.graph_file(kind, "inspect")).exists()
