@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import types
 import time
 import urllib.request
 from pathlib import Path
@@ -35,8 +36,11 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def server_url():
-    """``streamlit run app.py`` on 127.0.0.1:<free port>; stopped after the session."""
+def server():
+    """``streamlit run app.py`` on 127.0.0.1:<free port>; stopped after the session.
+
+    Yields a namespace with ``url`` and ``log()`` (what the server printed so far).
+    """
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     log = tempfile.TemporaryFile()  # a pipe nobody reads could fill up and stall the server
@@ -74,12 +78,22 @@ def server_url():
         proc.kill()
         log.seek(0)
         raise RuntimeError("streamlit did not start: " + log.read().decode()[-2000:])
-    yield url
+
+    def read_log() -> str:
+        log.seek(0)
+        return log.read().decode(errors="replace")
+
+    yield types.SimpleNamespace(url=url, log=read_log)
     proc.terminate()
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         proc.kill()
+
+
+@pytest.fixture(scope="session")
+def server_url(server) -> str:
+    return server.url
 
 
 @pytest.fixture(scope="session")

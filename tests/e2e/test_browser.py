@@ -106,3 +106,11 @@ def test_upload_a_checkpoint_and_see_its_heads(page, server_url, tmp_path):
     assert "L1 H2" in text  # the uploaded model's 2 x 3 head grid
     assert "L0 H3" not in text and "2·sat" in text
     page.screenshot(path=str(SCREENSHOTS / "uploaded_model.png"), full_page=True)
+
+
+def test_server_log_is_clean(page, server):
+    """No onnxruntime CUDA error spam or tracebacks in the terminal on a CPU-only machine."""
+    page.goto(server.url)
+    wait_idle(page)
+    log = server.log()
+    assert "[E:onnxruntime" not in log and "Traceback" not in log, log[-2000:]

@@ -146,3 +146,24 @@ def test_recurrent_metric_is_small():
 def test_provider_is_shown():
     at = new_app()
     assert any("ExecutionProvider" in c.value for c in at.sidebar.caption)
+
+
+def test_viewing_path_imports_no_torch():
+    """The app starts fast: rendering every view on the shipped models never imports torch."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from streamlit.testing.v1 import AppTest\n"
+        f"at = AppTest.from_file({APP!r}, default_timeout=120).run()\n"
+        f"for view in {list(VIEWS)!r}:\n"
+        "    at.segmented_control(key='view').set_value(view).run()\n"
+        "    assert not at.exception, view\n"
+        "print('torch' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "False"
