@@ -201,6 +201,7 @@ def main(argv: list[str] | None = None) -> None:
         attention=args.attention,
         scale_embedding=True,
     )
+
     def on_checkpoint(model, step):
         save_checkpoint(args.out.with_suffix(f".step{step}.safetensors"), model, tokenizer)
 

@@ -7,8 +7,8 @@ import socket
 import subprocess
 import sys
 import tempfile
-import types
 import time
+import types
 import urllib.request
 from pathlib import Path
 
