@@ -140,7 +140,7 @@ def positional_view(name, model, result, layer, head) -> None:
     downloads.arrays("pos_enc", {"pos_enc": pe}, None)
 
 
-def heads_view(name, model, result, layer, head) -> None:
+def stats_view(name, model, result, layer, head) -> None:
     """View 7: per-head statistics with automatic labels."""
     table = head_table(result, loaders.get_induction(name))
     if table is None:
@@ -161,5 +161,5 @@ RENDERERS = {
     "positional": positional_view,
     "mask": mask_view,
     "predict": predict_view,
-    "heads": heads_view,
+    "stats": stats_view,
 }

@@ -31,7 +31,7 @@ VIEWS = {
     "positional": "Positional encoding",
     "mask": "Causal mask & recurrence",
     "predict": "Predictions",
-    "heads": "Head statistics",
+    "stats": "Head statistics",
 }
 MODEL_LABELS = {"softmax": "Softmax attention", "linear": "Linear attention", "upload": "Uploaded"}
 

@@ -117,20 +117,14 @@ def page(browser):
 
 
 def wait_idle(page, timeout: float = 60_000) -> None:
-    """Wait until Streamlit has finished the current run."""
-    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout)
-    page.wait_for_function(
-        """() => {
-            const s = document.querySelector('[data-testid="stStatusWidget"]');
-            return !s || !/Running|Stop/.test(s.innerText);
-        }""",
-        timeout=timeout,
-    )
-    page.wait_for_timeout(500)
-    page.wait_for_function(
-        """() => {
-            const s = document.querySelector('[data-testid="stStatusWidget"]');
-            return !s || !/Running|Stop/.test(s.innerText);
-        }""",
-        timeout=timeout,
-    )
+    """Wait until Streamlit has run the script to the end and drawn the result.
+
+    Streamlit marks its root element with ``data-test-script-state`` (``running``
+    while the script runs, ``notRunning`` after); a run can start a moment after
+    an input event, so the idle state has to hold twice, 300 ms apart.
+    """
+    idle = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+    for _ in range(2):
+        page.wait_for_selector(idle, timeout=timeout)
+        page.wait_for_timeout(300)
+    page.wait_for_selector(idle, timeout=timeout)

@@ -61,7 +61,7 @@ def test_shared_link_opens_exact_view(page, server_url):
             "model": "linear",
             "layer": 1,
             "head": 2,
-            "view": "heads",
+            "view": "stats",
         }
     )
     page.goto(f"{server_url}/?{query}")
@@ -69,7 +69,7 @@ def test_shared_link_opens_exact_view(page, server_url):
     body = page.inner_text("body")
     assert "previous_token" in body  # the head statistics table
     assert "Linear attention" in body
-    assert "view=heads" in page.url and "model=linear" in page.url
+    assert "view=stats" in page.url and "model=linear" in page.url
 
 
 def test_upload_a_checkpoint_and_see_its_heads(page, server_url, tmp_path):

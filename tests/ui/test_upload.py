@@ -64,7 +64,7 @@ def test_our_checkpoint_uploads_and_shows_heads(our_checkpoint):
     assert at.selectbox(key="head").options == ["0", "1"]  # the uploaded model's 2 heads
     at.text_area(key="text").set_value("the cat sat").run()
     assert_usable(at)
-    for view in ("mask", "positional", "heads", "shapes"):
+    for view in ("mask", "positional", "stats", "shapes"):
         at.segmented_control(key="view").set_value(view).run()
         assert not at.exception, view
 
