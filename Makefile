@@ -37,7 +37,7 @@ models: setup
 	$(PY) -m models.export exported/softmax.safetensors exported/linear.safetensors
 	$(PY) -m models.evaluate exported/softmax.safetensors exported/linear.safetensors --card exported/model_card.json
 
-bench: setup
+bench: setup chromium
 	$(PY) -m bench --out bench/results
 
 clean:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 
 import numpy as np
 import onnx
+import plotly.graph_objects as go
 import pytest
 import torch
 from PIL import Image
@@ -15,10 +17,17 @@ from bench import decode
 from bench.__main__ import main
 from bench.common import fit_slope, shipped
 from bench.kv_cache import OnnxKVDecoder, export_kv_cache
-from bench.png import loglog_png
+from bench.plots import figure_png
 from bench.report import render
 from bench.suite import run
 from models.checkpoint import save_checkpoint
+from models.export import export_model
+from models.transformer import Transformer
+
+
+def tokenizer_of(folder):
+    return shipped("softmax", folder).tokenizer
+
 
 SECTIONS_WITHOUT_APP = ("latency", "inference", "scaling", "generation", "memory")
 
@@ -79,8 +88,15 @@ def test_cli_rejects_unknown_sections(tmp_path):
         main(["--quick", "--only", "latency,nope", "--out", str(tmp_path)])
 
 
-def test_kv_cache_graph_equals_full_recomputation(tiny_exports, tmp_path):
+@pytest.mark.parametrize("scale_embedding", [False, True])
+def test_kv_cache_graph_equals_full_recomputation(tiny_exports, tmp_path, scale_embedding):
     model, folder = tiny_exports["softmax"]
+    if scale_embedding != model.cfg.scale_embedding:  # same weights, the other embedding rule
+        scaled = Transformer(dataclasses.replace(model.cfg, scale_embedding=scale_embedding))
+        scaled.load_state_dict(model.state_dict())
+        model = scaled.eval()
+        export_model(model, tmp_path / "graphs", tokenizer_of(folder))
+        folder = tmp_path / "graphs"
     cfg = model.cfg
     path = export_kv_cache(model, tmp_path)
     graph = onnx.load(str(path))
@@ -123,9 +139,10 @@ def test_tokens_per_second_buckets():
 
 
 def test_png_and_report_render(tmp_path):
-    series = [{"x": [1, 10, 100], "y": [1, 20, 400], "label": "a", "color": "#1f77b4"}]
-    img = Image.open(loglog_png(tmp_path / "p.png", series, "t", "x", "y"))
+    fig = go.Figure(go.Scatter(x=[1, 10, 100], y=[1, 20, 400]))
+    img = Image.open(figure_png(fig, tmp_path / "p.png"))
     assert img.size == (900, 560)
+    assert len(np.unique(np.asarray(img.convert("L")))) > 2  # something drawn, not a blank page
     md = render({"machine": {"cpu": "X"}, "scaling": {}})
     assert md.startswith("Measured") and "| Benchmark |" in md
 

@@ -1,0 +1,7 @@
+"""Benchmarks of the attention visualizer: ``python -m bench --help``.
+
+Sections: app latency, onnxruntime vs PyTorch eager, fast-graph scaling with
+sequence length, autoregressive generation (recurrent step vs softmax
+recomputation vs key/value cache), carried memory, and concurrent classroom
+sessions. Numbers are benchmarks, never test assertions.
+"""

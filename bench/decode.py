@@ -1,0 +1,139 @@
+"""Greedy decoding loops that time every generated token.
+
+Three ways to generate with the shipped models:
+
+* ``recurrent``: linear attention's step graph, a fixed-size state per token.
+* ``recompute``: softmax attention's fast graph on the whole prefix every token
+  (no window), O(P^2) work for the P-th token.
+* ``kv_cache``: softmax attention with cached keys and values (``bench/kv_cache.py``).
+
+On a CUDA session the carried tensors (recurrent state, or key/value caches)
+stay on the GPU through onnxruntime I/O binding; only the logits come back.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import onnxruntime as ort
+
+from models import contract
+
+
+def _on_cuda(session: ort.InferenceSession) -> bool:
+    return session.get_providers()[0] == "CUDAExecutionProvider"
+
+
+def stateful(
+    session: ort.InferenceSession,
+    prompt: list[int],
+    n_new: int,
+    carried: dict[str, np.ndarray],
+    outputs: tuple[str, ...],
+) -> tuple[list[int], list[float]]:
+    """Greedy generation with a graph (token, position, *carried) -> (logits, *carried').
+
+    Args:
+        session: the step graph (``linear.step.onnx``) or the key/value-cache graph.
+        prompt: token ids fed first (at least one).
+        n_new: tokens to generate.
+        carried: input name -> initial array (zeros state, or empty caches).
+        outputs: output names, logits first, then the carried tensors in ``carried`` order.
+
+    Returns:
+        ``(new_ids, ms)``: the generated ids and the milliseconds each took (the
+        prompt's steps are not timed).
+    """
+    names = list(carried)
+    if _on_cuda(session):
+        return _stateful_cuda(session, prompt, n_new, carried, outputs)
+    values = list(carried.values())
+    seq, new, ms = list(prompt), [], []
+    logits = None
+    for i in range(len(prompt) + n_new):
+        start = time.perf_counter()
+        if i >= len(prompt):
+            seq.append(int(np.argmax(logits[0])))
+            new.append(seq[-1])
+        feed = {"token": np.array([[seq[i]]], np.int64), "position": np.array([i], np.int64)}
+        feed.update(zip(names, values, strict=True))
+        logits, *values = session.run(list(outputs), feed)
+        if i >= len(prompt):
+            ms.append((time.perf_counter() - start) * 1e3)
+    return new[:n_new], ms
+
+
+def _stateful_cuda(session, prompt, n_new, carried, outputs):
+    """As :func:`stateful`, with the carried tensors kept on the GPU (I/O binding)."""
+    names = list(carried)
+    values = [ort.OrtValue.ortvalue_from_numpy(a, "cuda", 0) for a in carried.values()]
+    binding = session.io_binding()
+    seq, new, ms = list(prompt), [], []
+    logits = None
+    for i in range(len(prompt) + n_new):
+        start = time.perf_counter()
+        if i >= len(prompt):
+            seq.append(int(np.argmax(logits[0])))
+            new.append(seq[-1])
+        binding.bind_cpu_input("token", np.array([[seq[i]]], np.int64))
+        binding.bind_cpu_input("position", np.array([i], np.int64))
+        for name, value in zip(names, values, strict=True):
+            binding.bind_ortvalue_input(name, value)
+        binding.bind_output(outputs[0], "cpu")
+        for name in outputs[1:]:
+            binding.bind_output(name, "cuda", 0)
+        session.run_with_iobinding(binding)
+        logits_value, *values = binding.get_outputs()
+        logits = logits_value.numpy()  # (1, V)
+        binding.clear_binding_outputs()
+        if i >= len(prompt):
+            ms.append((time.perf_counter() - start) * 1e3)
+    return new[:n_new], ms
+
+
+def recurrent(model, prompt: list[int], n_new: int) -> tuple[list[int], list[float]]:
+    """Linear attention's step graph: O(1) work and memory per token."""
+    cfg = model.config
+    L, H, D = cfg.n_layer, cfg.n_head, cfg.d_head
+    carried = {
+        "state": np.zeros((L, H, D, D), np.float32),  # (L, H, D, D)
+        "normalizer": np.zeros((L, H, D), np.float32),  # (L, H, D)
+    }
+    return stateful(model.step_session, prompt, n_new, carried, contract.STEP_OUTPUTS)
+
+
+def kv_cache(decoder, prompt: list[int], n_new: int) -> tuple[list[int], list[float]]:
+    """Softmax attention with a key/value cache: O(P) work per token, 2 L H P D floats."""
+    k, v = decoder.empty()  # (L, H, 0, D) each
+    outputs = ("logits", "k_out", "v_out")
+    return stateful(decoder.session, prompt, n_new, {"past_k": k, "past_v": v}, outputs)
+
+
+def recompute(session, prompt: list[int], n_new: int) -> tuple[list[int], list[float]]:
+    """Softmax attention's fast graph on the whole prefix for every new token."""
+    seq, new, ms = list(prompt), [], []
+    for _ in range(n_new):
+        start = time.perf_counter()
+        ids = np.asarray(seq, np.int64)[None, :]  # (1, P)
+        logits = session.run(["logits"], {contract.INPUT_NAME: ids})[0]  # (1, P, V)
+        seq.append(int(np.argmax(logits[0, -1])))
+        new.append(seq[-1])
+        ms.append((time.perf_counter() - start) * 1e3)
+    return new, ms
+
+
+def tokens_per_second(ms: list[float], prompt_len: int, buckets: int = 16) -> dict:
+    """Throughput as the sequence grows: mean tokens/s over ``buckets`` equal slices.
+
+    Returns:
+        ``{"length": [...], "tokens_per_s": [...]}``, length = sequence length at
+        each slice's end (prompt included).
+    """
+    edges = np.linspace(0, len(ms), min(buckets, len(ms)) + 1).astype(int)
+    lengths, rates = [], []
+    for a, b in zip(edges[:-1], edges[1:], strict=True):
+        if b > a:
+            lengths.append(int(prompt_len + b))
+            rates.append(float(1e3 * (b - a) / sum(ms[a:b])))
+    return {"length": lengths, "tokens_per_s": rates}

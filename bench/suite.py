@@ -1,0 +1,134 @@
+"""Run the benchmark sections and write ``results.json``, plots and ``summary.md``."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench import generation as gen_mod
+from bench import speed
+from bench.common import EXPORTED, machine_info, sentence_of, shipped
+from bench.plots import write_plots
+from bench.report import write_summary
+from bench.twins import make_twin
+
+SECTIONS = ("latency", "inference", "scaling", "generation", "memory", "concurrency")
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How big each section runs (the full suite, or ``--quick`` for tests)."""
+
+    latency_T: tuple[int, ...] = (8, 32, 64)
+    latency_repeats: int = 30
+    inference_T: int = 64
+    inference_repeats: int = 50
+    scaling_T: tuple[int, ...] = (256, 512, 1024, 2048, 4096, 8192)
+    scaling_max_repeats: int = 10
+    scaling_budget_s: float = 3.0
+    generation_new: int = 1024
+    memory_lengths: tuple[int, ...] = (64, 256, 1024, 4096)
+    sessions: int = 20
+    reruns: int = 500
+
+
+QUICK = Sizes(
+    latency_T=(4, 8),
+    latency_repeats=2,
+    inference_T=8,
+    inference_repeats=2,
+    scaling_T=(16, 32, 64),
+    scaling_max_repeats=2,
+    scaling_budget_s=0.01,
+    generation_new=8,
+    memory_lengths=(4, 16),
+    sessions=2,
+    reruns=2,
+)
+
+
+def run(
+    out: Path,
+    only: tuple[str, ...] = SECTIONS,
+    quick: bool = False,
+    folder: Path = EXPORTED,
+    log=print,
+) -> dict:
+    """Run the chosen sections on the models in ``folder``; write results under ``out``.
+
+    Returns:
+        The results dict (also written to ``out/results.json``).
+    """
+    unknown = set(only) - set(SECTIONS)
+    if unknown:
+        raise ValueError(f"unknown sections {sorted(unknown)}; choose from {SECTIONS}")
+    logging.getLogger("streamlit").setLevel(logging.ERROR)
+    sizes = QUICK if quick else Sizes()
+    models = {kind: shipped(kind, folder) for kind in ("softmax", "linear")}
+    results: dict = {"machine": machine_info(models["linear"]), "quick": quick, "sizes": {}}
+    results["machine"]["loadavg_start"] = list(os.getloadavg())  # 1, 5, 15 min: other load
+    results["sizes"] = sizes.__dict__ | {"models": str(folder)}
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        twins: dict = {}
+
+        def twin(kind: str):
+            if kind not in twins:
+                twins[kind] = make_twin(kind, models[kind], folder, Path(tmp) / kind, kv=True)
+            return twins[kind]
+
+        for section in [s for s in SECTIONS if s in only]:
+            start = time.perf_counter()
+            log(f"[bench] {section} ...")
+            if section == "latency":
+                results[section] = speed.app_latency(
+                    models, list(sizes.latency_T), sizes.latency_repeats
+                )
+            elif section == "inference":
+                pair = {k: twin(k) for k in models}
+                results[section] = speed.inference(pair, sizes.inference_T, sizes.inference_repeats)
+            elif section == "scaling":
+                results[section] = speed.scaling(
+                    models, list(sizes.scaling_T), sizes.scaling_max_repeats, sizes.scaling_budget_s
+                )
+            elif section == "generation":
+                soft = twin("softmax")
+                prompt = _prompt(models["softmax"])
+                results[section] = gen_mod.generation(
+                    models["linear"], soft.fast, soft.kv, prompt, sizes.generation_new
+                )
+                results[section]["softmax_weights"] = soft.source
+            elif section == "memory":
+                results[section] = gen_mod.memory(
+                    models["linear"],
+                    twin("softmax").kv,
+                    models["softmax"].config,
+                    list(sizes.memory_lengths),
+                )
+            elif section == "concurrency":
+                from bench.concurrency import concurrency
+
+                app_models = {k: shipped(k) for k in ("softmax", "linear")}  # what app.py serves
+                results[section] = concurrency(app_models, sizes.sessions, sizes.reruns)
+            results[section]["seconds"] = time.perf_counter() - start
+            log(f"[bench] {section} done in {results[section]['seconds']:.1f} s")
+            (out / "results.json").write_text(json.dumps(results, indent=1))  # partial
+    results["machine"]["loadavg_end"] = list(os.getloadavg())
+    path = out / "results.json"
+    path.write_text(json.dumps(results, indent=1))
+    write_plots(results, out)
+    write_summary(path)
+    return results
+
+
+def _prompt(model) -> list[int]:
+    """An 8-token prompt of known words (shorter if the context is tiny)."""
+    from models.tokenizer import encode
+
+    n = min(8, model.config.context_length)
+    return encode(model.tokenizer, sentence_of(model, n, seed=7)).ids
