@@ -8,8 +8,9 @@ and only the mixing rule differs:
   y_i = phi(q_i)^T S_i / (phi(q_i)^T z_i + eps), S_i = sum_{j<=i} phi(k_j) v_j^T,
   z_i = sum_{j<=i} phi(k_j)  (Katharopoulos et al. 2020, "Transformers are RNNs").
 
-As in The Annotated Transformer, every mixing function returns
-``(output, weights)``; the weights are never hidden inside a fused kernel.
+As in The Annotated Transformer, the parallel mixing functions return the weights
+beside the output, ``(output, weights, scores)``; the weights are never hidden inside
+a fused kernel. The recurrent form returns ``(output, state, normalizer)``.
 """
 
 from __future__ import annotations
@@ -179,6 +180,12 @@ class MultiHeadAttention(nn.Module):
         return q, k, v
 
     def forward(self, x: torch.Tensor, inspect: bool = False):
+        """(B, T, C) -> (B, T, C); with ``inspect=True`` also the dict of named intermediates.
+
+        Softmax attention and linear attention while training or inspecting use the
+        parallel (T x T) form; linear attention at inference uses the cumulative
+        state form, which never builds a T x T tensor.
+        """
         q, k, v = self.qkv(x)  # (B, H, T, d_head) each
         cache: dict[str, torch.Tensor] = {}
         if self.cfg.attention == "softmax":

@@ -37,7 +37,8 @@ class ModelConfig:
 
     Raises:
         ValueError: on an unknown attention kind or positional encoding, a
-            non-positive size, or ``d_model`` not divisible by ``n_head``.
+            non-positive size, ``d_model`` not divisible by ``n_head``, an odd
+            ``d_model`` with sinusoidal positions, or ``eps`` outside (0, 1).
     """
 
     vocab_size: int
@@ -65,6 +66,10 @@ class ModelConfig:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         if self.d_model % self.n_head:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_head={self.n_head}")
+        if self.pos_enc == "sinusoidal" and self.d_model % 2:
+            raise ValueError(f"sinusoidal positions need an even d_model, got {self.d_model}")
+        if not (isinstance(self.eps, int | float) and 0 < self.eps < 1):
+            raise ValueError(f"eps must be a number in (0, 1), got {self.eps!r}")
 
     @property
     def d_head(self) -> int:
@@ -76,6 +81,7 @@ class ModelConfig:
         return {**asdict(self), "d_head": self.d_head}
 
     def to_json(self) -> str:
+        """``to_dict()`` as compact JSON with sorted keys (checkpoint and ONNX metadata)."""
         return json.dumps(self.to_dict(), sort_keys=True)
 
     @classmethod
@@ -102,6 +108,11 @@ class ModelConfig:
 
     @classmethod
     def from_json(cls, text: str) -> ModelConfig:
+        """Parse ``to_json()`` output.
+
+        Raises:
+            ValueError: for invalid JSON or any problem ``from_dict`` reports.
+        """
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:

@@ -38,6 +38,7 @@ class InspectGraph(nn.Module):
         self.names = contract.inspect_outputs(model.cfg.attention)
 
     def forward(self, input_ids: torch.Tensor):
+        """int64 (1, T) -> the contract's inspect outputs, in ``contract.inspect_outputs`` order."""
         logits, cache = self.model(input_ids, inspect=True)
         cache["logits"] = logits  # (1, T, V)
         return tuple(cache[n] for n in self.names)
@@ -51,6 +52,7 @@ class FastGraph(nn.Module):
         self.model = model
 
     def forward(self, input_ids: torch.Tensor):
+        """int64 (1, T) -> logits (1, T, V)."""
         return self.model(input_ids)  # (1, T, V)
 
 
@@ -62,6 +64,7 @@ class StepGraph(nn.Module):
         self.model = model
 
     def forward(self, token, position, state, normalizer):
+        """See ``Transformer.step``: (1, 1), (1,), (L, H, D, D), (L, H, D) -> logits (1, V), S, z."""
         return self.model.step(token, position, state, normalizer)
 
 

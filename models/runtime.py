@@ -129,16 +129,26 @@ class OnnxModel:
         """Extend ``ids`` by ``n_new`` tokens (greedy when temperature == 0).
 
         Linear models use the step graph (O(1) work per new token); softmax models
-        recompute the last ``context_length`` tokens with the fast graph.
+        recompute the last ``context_length`` tokens with the fast graph. A linear
+        model with learned positions has no embedding past ``context_length``, so its
+        generation stops there (fewer than ``n_new`` tokens may come back).
 
         Returns:
             The new token ids (list of int).
+
+        Raises:
+            ValueError: if ``ids`` is empty (there is nothing to continue).
         """
+        if not ids:
+            raise ValueError("generation needs at least one token to continue")
         rng = np.random.default_rng(seed)
         ctx = self.config.context_length
         new: list[int] = []
         if self.step_session is not None:
             cfg = self.config
+            if cfg.pos_enc == "learned":
+                ids = list(ids)[:ctx]
+                n_new = max(0, min(n_new, ctx - len(ids)))
             S = np.zeros((cfg.n_layer, cfg.n_head, cfg.d_head, cfg.d_head), np.float32)
             z = np.zeros((cfg.n_layer, cfg.n_head, cfg.d_head), np.float32)
             seq = list(ids)

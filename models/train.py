@@ -123,6 +123,9 @@ def train(
     np.random.seed(seed)
     generator = torch.Generator().manual_seed(seed)
     stream, valid = token_stream(tokenizer, train_lines), token_stream(tokenizer, valid_lines)
+    validation = "held-out lines"
+    if len(valid) < 2:  # a one-word held-out split has no next token to predict
+        valid, validation = stream, "training text (the held-out split is too short)"
     model = Transformer(cfg)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
@@ -162,6 +165,7 @@ def train(
         "wall_time_s": round(wall, 1),
         "loss_curve": curve,
         "final_train_loss": curve[-1][1],
+        "validation": validation,
         "val_loss": round(val_loss, 4),
         "val_perplexity": round(math.exp(val_loss), 3),
     }

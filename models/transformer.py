@@ -45,6 +45,7 @@ class MLP(nn.Module):
         self.c_proj = nn.Linear(cfg.d_mlp, cfg.d_model, bias=cfg.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, T, C) -> (B, T, C)."""
         return self.c_proj(F.gelu(self.c_fc(x)))  # (B, T, C)
 
 
@@ -59,6 +60,11 @@ class Block(nn.Module):
         self.mlp = MLP(cfg)
 
     def forward(self, x: torch.Tensor, inspect: bool = False):
+        """(B, T, C) -> (B, T, C); with ``inspect=True`` also this layer's named tensors.
+
+        The cache holds the attention intermediates of ``MultiHeadAttention.forward``
+        plus ``attn_in`` (B, T, C), the layer-normed input the projections see.
+        """
         if inspect:
             h = self.ln_1(x)  # (B, T, C)
             a, cache = self.attn(h, inspect=True)  # (B, T, C)
@@ -115,6 +121,12 @@ class Transformer(nn.Module):
         return sinusoidal_encoding(positions, self.cfg.d_model)  # (T, C)
 
     def forward(self, input_ids: torch.Tensor, inspect: bool = False):
+        """int64 (B, T) token ids -> logits (B, T, V).
+
+        With ``inspect=True`` returns ``(logits, cache)``: the contract's named tensors
+        (``models/contract.py``) of the first batch row, stacked over layers, e.g.
+        ``attn`` (L, H, T, T), ``q`` (L, H, T, d_head), plus ``pos_enc`` (T, C).
+        """
         T = input_ids.shape[1]
         pos_enc = self.positional_encoding(torch.arange(T, device=input_ids.device))  # (T, C)
         x = self.embed(input_ids) + pos_enc  # (B, T, C)

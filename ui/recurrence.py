@@ -130,8 +130,8 @@ def predict_view(name, model, result, layer, head) -> None:
             else "fast graph over the last context window"
         )
         text = decode(model.tokenizer, result.ids + new)
-        st.session_state["generated"] = (text, how)
-    if "generated" in st.session_state:
-        text, how = st.session_state["generated"]
+        st.session_state["generated"] = (result.text, text, how)
+    source, text, how = st.session_state.get("generated", (None, "", ""))
+    if source == result.text:  # only for the sentence it continues
         st.success(f"{text}  \n_(greedy, {how})_")
         st.button("Use as the sentence", on_click=_extend_text, args=(text,), key="use_gen")

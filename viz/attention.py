@@ -78,12 +78,13 @@ def attention_heatmap(
     w = _square(weights, "weights")
     _check_tokens(tokens, w.shape[0], "weights")
     labels = style.token_labels(tokens)
-    cbar = {"title": {"text": colorbar_title}}
+    cbar = {"title": {"text": colorbar_title, "side": "right"}}  # vertical: leaves room for T
     scale = colorscale or style.SEQUENTIAL
     fig = go.Figure(_heat(w, labels, labels, zmin=zmin, zmax=zmax, colorscale=scale, colorbar=cbar))
     _heatmap_axes(fig)
     fig.update_layout(xaxis_title="key", yaxis_title="query")
-    return style.apply_layout(fig, title=title)
+    # One readable row per token, whatever T is: 22 px a row plus room for the tick labels.
+    return style.apply_layout(fig, title=title, height=max(480, 22 * w.shape[0] + 260))
 
 
 def head_grid(attn: object, tokens: Sequence[object], max_tokens_label: int = 12) -> go.Figure:

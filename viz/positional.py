@@ -32,11 +32,24 @@ def _symmetric_scale(values: np.ndarray) -> alt.Scale:
 
 
 def _axis(title: str, **kw: object) -> alt.Axis:
-    return alt.Axis(title=title, labelFontSize=style.TICK_SIZE, titleFontSize=style.FONT_SIZE, **kw)
+    return alt.Axis(
+        title=title,
+        labelFontSize=style.TICK_SIZE,
+        titleFontSize=style.FONT_SIZE,
+        labelColor=style.FONT_COLOR,
+        titleColor=style.FONT_COLOR,
+        **kw,
+    )
 
 
 def _legend(title: str) -> alt.Legend:
-    return alt.Legend(title=title, labelFontSize=style.TICK_SIZE, titleFontSize=style.FONT_SIZE)
+    return alt.Legend(
+        title=title,
+        labelFontSize=style.TICK_SIZE,
+        titleFontSize=style.FONT_SIZE,
+        labelColor=style.FONT_COLOR,
+        titleColor=style.FONT_COLOR,
+    )
 
 
 def _finish(chart: alt.Chart, title: str) -> alt.Chart:

@@ -122,4 +122,5 @@ def shape_flow_figure(stages: list[dict], title: str = "Multi-head reshape") -> 
             },
         )
     )
-    return style.apply_layout(fig, title=title, height=80 + 40 * (len(stages) + 1))
+    # Rows wrap to two lines in a narrow column; size for that so no row scrolls out of view.
+    return style.apply_layout(fig, title=title, height=110 + 64 * (len(stages) + 1))

@@ -20,6 +20,8 @@ TICK_SIZE = 16
 SMALL_TICK_SIZE = 13  # tick labels in small multiples (head grid) only
 SUBPLOT_TITLE_SIZE = 16
 FONT_FAMILY = "Arial, Helvetica, sans-serif"
+# Near-black text: the template's default blue-grey washes out on a projector.
+FONT_COLOR = "#111827"
 
 # Colour scales. Sequential for non-negative weights (attention, probabilities),
 # diverging centred at 0 for signed values (scores, Q/K/V, states).
@@ -47,7 +49,7 @@ def apply_layout(fig: go.Figure, title: str | None = None, height: int | None = 
     """
     fig.update_layout(
         template="plotly_white",
-        font={"size": FONT_SIZE, "family": FONT_FAMILY},
+        font={"size": FONT_SIZE, "family": FONT_FAMILY, "color": FONT_COLOR},
         margin=MARGIN,
         hoverlabel={"font": {"size": FONT_SIZE}},
     )
