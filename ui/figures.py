@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-# Toolbar: PNG download at 2x for projectors; the camera menu also offers SVG via the browser.
+# Toolbar: the camera button downloads a PNG at 2x resolution (sharp on projectors and slides).
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 
 

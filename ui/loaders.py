@@ -58,6 +58,35 @@ def get_analysis(name: str, text: str) -> Analysis:
     return analyze(get_model(name), text)
 
 
+MAX_PE_POSITIONS = 128  # the curves cover the context, up to this many positions
+
+
+def positional_encoding(model: OnnxModel) -> np.ndarray:
+    """The model's own ``pos_enc`` (P, C) over P = min(context, 128) positions.
+
+    Read from the inspect graph run on P copies of token 0 (the encoding does not
+    depend on the tokens), so learned position embeddings show as they were trained.
+    """
+    P = min(model.config.context_length, MAX_PE_POSITIONS)
+    return model.inspect([0] * P)["pos_enc"]  # (P, C)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _shipped_pos_enc(kind: str) -> np.ndarray:
+    return positional_encoding(shipped_model(kind))
+
+
+def get_pos_enc(name: str) -> np.ndarray:
+    """``positional_encoding`` of a model key, computed once per model."""
+    if name in SHIPPED:
+        return _shipped_pos_enc(name)
+    cache = st.session_state.setdefault("upload_pos_enc", {})
+    model = get_model(name)
+    if model.name not in cache:
+        cache[model.name] = positional_encoding(model)
+    return cache[model.name]
+
+
 @st.cache_data(max_entries=8, show_spinner=False)
 def _shipped_induction(kind: str) -> np.ndarray:
     return induction_probe(shipped_model(kind))

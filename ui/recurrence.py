@@ -30,7 +30,9 @@ def mask_view(name, model, result, layer, head) -> None:
         )
     )
     plot(
-        va.causal_mask_panels(out["scores"][layer, head], out["attn"][layer, head], tokens),
+        va.causal_mask_panels(
+            out["scores"][layer, head], out["attn"][layer, head], tokens, attention=kind
+        ),
         key="mask_panels",
     )
     # The recurrent view needs a linear model: this one, or the shipped linear model.
@@ -38,10 +40,14 @@ def mask_view(name, model, result, layer, head) -> None:
         lin_name, lin = name, result
     else:
         lin_name, lin = "linear", loaders.get_analysis("linear", result.text)
+        why = (
+            "uses softmax attention, which has no fixed-size state"
+            if kind == "softmax"
+            else "came without a recurrent step graph"
+        )
         st.caption(
-            "The selected model uses softmax attention, which has no fixed-size state: "
-            "the recurrent view below runs the shipped linear-attention model on the "
-            "same sentence."
+            f"The selected model {why}: the recurrent view below runs the shipped "
+            "linear-attention model on the same sentence."
         )
     cfg = loaders.get_model(lin_name).config
     lay, hd = min(layer, cfg.n_layer - 1), min(head, cfg.n_head - 1)
@@ -82,7 +88,17 @@ def mask_view(name, model, result, layer, head) -> None:
         "Measured now: the step graph was rolled over your sentence token by token "
         "and compared with the parallel (T×T) graph."
     )
-    downloads.arrays("recurrent", {"state": rec["state"], "normalizer": rec["normalizer"]}, None)
+    downloads.arrays(
+        "recurrent",
+        {"state": rec["state"], "normalizer": rec["normalizer"], "y": rec["y"]},
+        lin.tokens,
+        lay,
+        hd,
+    )
+
+
+def _percent_columns(k: int) -> dict:
+    return {f"p #{r + 1}": st.column_config.NumberColumn(format="percent") for r in range(k)}
 
 
 def _extend_text(new_text: str) -> None:
@@ -111,16 +127,14 @@ def predict_view(name, model, result, layer, head) -> None:
             key="topk",
         )
     with c2:
-        top1 = [vocab[int(np.argmax(p))] for p in result.probs]
-        st.dataframe(
-            {
-                "position": list(range(result.T)),
-                "token": result.tokens,
-                "predicted next": top1,
-                "p": [float(p.max()) for p in result.probs],
-            },
-            hide_index=True,
-        )
+        k = min(3, result.probs.shape[1])
+        top = np.argsort(-result.probs, axis=1)[:, :k]  # (T, k) most likely next ids
+        table = {"position": list(range(result.T)), "token": result.tokens}
+        for r in range(k):
+            table[f"#{r + 1} next"] = [vocab[int(i)] for i in top[:, r]]
+            table[f"p #{r + 1}"] = [float(result.probs[t, i]) for t, i in enumerate(top[:, r])]
+        st.caption(f"Top {k} next tokens at every position, with their probabilities.")
+        st.dataframe(table, hide_index=True, column_config=_percent_columns(k))
     n = st.slider("Tokens to generate", 1, 30, 10, key="gen_n")
     if st.button("Generate", key="generate", type="primary"):
         new = model.generate(result.ids, n)

@@ -49,7 +49,7 @@ def attention_view(name, model, result, layer, head) -> None:
             key="query_token",
         )
         plot(va.attention_row(weights[q], tokens, q), key="attn_row")
-        downloads.arrays("attention", {"attn": attn}, tokens)
+        downloads.arrays("attention", {"attn": attn}, result.tokens, layer, head)
     st.subheader("All layers and heads")
     plot(va.head_grid(attn, tokens), key="attn_grid")
 
@@ -116,22 +116,33 @@ def shapes_view(name, model, result, layer, head) -> None:
         ),
         key="qkv",
     )
-    downloads.arrays("qkv", {n: result.outputs[n] for n in ("q", "k", "v")}, None)
+    names = ("q", "k", "v", "head_out")
+    downloads.arrays("qkv", {n: result.outputs[n] for n in names}, result.tokens, layer, head)
 
 
 def positional_view(name, model, result, layer, head) -> None:
     """View 4: positional-encoding curves, the PE matrix and position similarity."""
-    pe = result.outputs["pos_enc"]  # (T, C)
-    kind = "learned embedding (wpe)" if model.config.pos_enc == "learned" else "sinusoidal"
+    pe = loaders.get_pos_enc(name)  # (P, C): the model's own encoding over its context
+    sinusoidal = model.config.pos_enc == "sinusoidal"
+    kind = "sinusoidal" if sinusoidal else "learned embedding (wpe)"
     st.caption(
-        f"This model's positional encoding is **{kind}**, shape {pe.shape} "
-        "(positions × d_model); it is added to each token's embedding."
+        f"This model's positional encoding is **{kind}**: one vector of d_model = "
+        f"{pe.shape[1]} numbers per position, added to each token's embedding. Shown for "
+        f"positions 0–{pe.shape[0] - 1}; your sentence uses positions 0–{result.T - 1}."
     )
+    options = list(range(pe.shape[1]))
+    if "pe_dims" in st.session_state:  # kept from a wider model: drop what this one lacks
+        st.session_state["pe_dims"] = [d for d in st.session_state["pe_dims"] if d < len(options)]
     dims = st.multiselect(
-        "Dimensions", list(range(pe.shape[1])), default=[0, 1, 2, 3, 8, 9], key="pe_dims"
+        "Dimensions",
+        options,
+        default=[d for d in (0, 1, 2, 3, 8, 9) if d < pe.shape[1]],
+        format_func=lambda d: vp.dimension_name(d, sinusoidal),
+        key="pe_dims",
     )
     if dims:
-        st.altair_chart(vp.pe_curves(pe, dims), width="stretch")
+        chart = vp.pe_curves(pe, dims, sinusoidal, sentence_length=min(result.T, pe.shape[0]))
+        st.altair_chart(chart, width="stretch")
     c1, c2 = st.columns(2)
     with c1:
         st.altair_chart(vp.pe_heatmap(pe), width="stretch")

@@ -171,8 +171,26 @@ def attention_row(weights_row: object, tokens: Sequence[object], query_index: in
     return style.apply_layout(fig, title=f"Where does {labels[query_index]} look?")
 
 
-def causal_mask_panels(scores: object, weights: object, tokens: Sequence[object]) -> go.Figure:
-    """Three panels: raw scores -> causal mask -> masked softmax.
+MASK_PANELS = {
+    # attention kind -> (panel titles, what a blocked entry becomes, scores colour scale)
+    "softmax": (("scores QKᵀ/√d_head", "causal mask", "softmax(masked)"), "blocked (−∞)", "div"),
+    "linear": (
+        ("scores φ(Q)φ(K)ᵀ", "causal mask", "masked ÷ row sum"),
+        "blocked (set to 0)",
+        "seq",
+    ),
+}
+
+
+def causal_mask_panels(
+    scores: object, weights: object, tokens: Sequence[object], attention: str = "softmax"
+) -> go.Figure:
+    """Three panels: raw scores -> causal mask -> masked, normalized weights.
+
+    For ``attention="softmax"`` the scores are QKᵀ/√d_head (signed, diverging colours)
+    and blocked entries become −∞ before the softmax; for ``"linear"`` they are
+    φ(Q)φ(K)ᵀ (positive, sequential colours) and blocked entries become 0 before
+    each row is divided by its sum φ(q_i)ᵀz_i (Katharopoulos et al. 2020, eq. 9).
 
     Args:
         scores: (T, T) pre-mask scores (QK^T/sqrt(D)); diverging scale, symmetric
@@ -185,8 +203,12 @@ def causal_mask_panels(scores: object, weights: object, tokens: Sequence[object]
         weights. Each has its own horizontal colour bar (mask has none).
 
     Raises:
-        ValueError: on non-square inputs, shape mismatch, or wrong token count.
+        ValueError: on non-square inputs, shape mismatch, wrong token count or an
+            unknown attention kind.
     """
+    if attention not in MASK_PANELS:
+        raise ValueError(f"unknown attention kind {attention!r}")
+    titles, blocked, score_scale = MASK_PANELS[attention]
     s = _square(scores, "scores")
     w = _square(weights, "weights")
     if s.shape != w.shape:
@@ -199,17 +221,26 @@ def causal_mask_panels(scores: object, weights: object, tokens: Sequence[object]
     fig = make_subplots(
         rows=1,
         cols=3,
-        subplot_titles=["scores QKᵀ/√D", "causal mask", "softmax(masked)"],
+        subplot_titles=list(titles),
         horizontal_spacing=0.06,
     )
     bar = {"orientation": "h", "y": -0.3, "yanchor": "top", "len": 0.28, "thickness": 14}
     hover = "query: %{y}<br>key: %{x}<br>"
-    div = {"zmin": lo, "zmax": hi, "zmid": 0.0, "colorscale": style.DIVERGING}
+    if score_scale == "div":
+        score_colors = {"zmin": lo, "zmax": hi, "zmid": 0.0, "colorscale": style.DIVERGING}
+    else:  # phi(q)·phi(k) > 0: the true range is 0 .. max
+        score_colors = {"zmin": 0.0, "zmax": hi, "colorscale": style.SEQUENTIAL}
     seq = {"zmin": 0.0, "zmax": 1.0, "colorscale": style.SEQUENTIAL}
     grey_green = {"zmin": 0, "zmax": 1, "colorscale": [[0, "#bbbbbb"], [1, "#2ca02c"]]}
-    status = np.where(mask == 1, "allowed", "blocked (−∞)")
+    status = np.where(mask == 1, "allowed", blocked)
     panels = [
-        _heat(s, labels, labels, **div, hovertemplate=hover + "score: %{z:.3f}<extra></extra>"),
+        _heat(
+            s,
+            labels,
+            labels,
+            **score_colors,
+            hovertemplate=hover + "score: %{z:.3f}<extra></extra>",
+        ),
         _heat(mask, labels, labels, **grey_green, showscale=False, customdata=status),
         _heat(w, labels, labels, **seq),
     ]

@@ -59,16 +59,32 @@ def _finish(chart: alt.Chart, title: str) -> alt.Chart:
     )
 
 
-def pe_curves(pos_enc: object, dims: Sequence[int] = (0, 1, 2, 3)) -> alt.Chart:
+def dimension_name(d: int, sinusoidal: bool) -> str:
+    """``"dim 4 (sin)"`` / ``"dim 5 (cos)"`` for sinusoidal encodings, else ``"dim 4"``.
+
+    Sinusoidal: PE[pos, 2i] = sin(pos / 10000^(2i/C)), PE[pos, 2i+1] = cos(...)
+    (Vaswani et al. 2017, section 3.5).
+    """
+    return f"dim {d} ({'cos' if d % 2 else 'sin'})" if sinusoidal else f"dim {d}"
+
+
+def pe_curves(
+    pos_enc: object,
+    dims: Sequence[int] = (0, 1, 2, 3),
+    sinusoidal: bool = False,
+    sentence_length: int | None = None,
+) -> alt.Chart:
     """Line chart of encoding value vs position, one line per chosen dimension.
 
     Args:
-        pos_enc: (T, C) positional encoding.
+        pos_enc: (P, C) positional encoding over P positions (e.g. the whole context).
         dims: dimension indices in [0, C) to draw.
+        sinusoidal: name the lines ``dim 2 (sin)``, ``dim 3 (cos)``.
+        sentence_length: if given, a dashed rule at the sentence's last position.
 
     Returns:
-        Chart with fields ``position`` (x, "position"), ``value`` (y, "value") and
-        ``dimension`` (colour, nominal).
+        Chart (a layer when ``sentence_length`` is given) with fields ``position``
+        (x), ``value`` (y) and ``dimension`` (colour, nominal).
 
     Raises:
         ValueError: if pos_enc is not 2-D, dims is empty or a dim is out of range.
@@ -81,10 +97,11 @@ def pe_curves(pos_enc: object, dims: Sequence[int] = (0, 1, 2, 3)) -> alt.Chart:
     bad = [d for d in dims if not 0 <= d < c]
     if bad:
         raise ValueError(f"dims {bad} outside [0, {c})")
+    names = [dimension_name(d, sinusoidal) for d in dims]
     df = pd.DataFrame(
         {
             "position": np.tile(np.arange(t), len(dims)),
-            "dimension": np.repeat([f"dim {d}" for d in dims], t),
+            "dimension": np.repeat(names, t),
             "value": pe[:, dims].T.reshape(-1),
         }
     )
@@ -94,12 +111,20 @@ def pe_curves(pos_enc: object, dims: Sequence[int] = (0, 1, 2, 3)) -> alt.Chart:
         .encode(
             x=alt.X("position:Q", axis=_axis("position")),
             y=alt.Y("value:Q", axis=_axis("value")),
-            color=alt.Color(
-                "dimension:N", legend=_legend("dimension"), sort=[f"dim {d}" for d in dims]
-            ),
+            color=alt.Color("dimension:N", legend=_legend("dimension"), sort=names),
             tooltip=["position:Q", "dimension:N", alt.Tooltip("value:Q", format=".3f")],
         )
     )
+    if sentence_length is not None:
+        rule = pd.DataFrame({"position": [sentence_length - 1], "label": ["end of your sentence"]})
+        base = alt.Chart(rule).encode(x="position:Q")
+        chart = alt.layer(
+            chart,
+            base.mark_rule(strokeDash=[6, 4], color=style.FONT_COLOR),
+            base.mark_text(align="left", dx=4, dy=-8, fontSize=style.TICK_SIZE).encode(
+                y=alt.value(0), text="label:N"
+            ),
+        )
     return _finish(chart, "Positional encoding per dimension")
 
 

@@ -164,3 +164,17 @@ def test_topk_bars():
     assert fig.layout.yaxis.autorange == "reversed"  # most likely on top
     with pytest.raises(ValueError):
         attention.topk_bars(probs, ["a"], "x")
+
+
+def test_causal_mask_panels_for_linear_attention_say_what_linear_does():
+    rng = np.random.default_rng(2)
+    scores = rng.uniform(0.1, 3.0, size=(T, T))  # phi(q) . phi(k) is positive
+    fig = attention.causal_mask_panels(scores, causal(T), TOKENS, attention="linear")
+    s, m, _ = heatmaps(fig)
+    titles = [a.text for a in fig.layout.annotations]
+    assert titles[0] == "scores φ(Q)φ(K)ᵀ" and "√" not in titles[0]
+    assert "softmax" not in titles[2]
+    assert (s.zmin, s.zmax) == (0.0, pytest.approx(scores.max()))
+    assert np.asarray(m.customdata)[0, 1] == "blocked (set to 0)"
+    with pytest.raises(ValueError):
+        attention.causal_mask_panels(scores, causal(T), TOKENS, attention="rnn")

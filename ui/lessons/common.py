@@ -71,6 +71,7 @@ def sidebar() -> tuple[str, OnnxModel]:
         )
         model = loaders.get_model(name)
         upload_panel()
+        st.caption(f"Runs on **{model.provider}** (onnxruntime)")
         model_card(model)
     return name, model
 

@@ -1,0 +1,42 @@
+"""Views on uploaded models far from the shipped sizes (AppTest through the real uploader)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from models.checkpoint import save_checkpoint
+from models.config import ModelConfig
+from models.tokenizer import build_tokenizer
+from models.transformer import Transformer
+from tests.ui.test_upload import upload
+
+
+@pytest.mark.parametrize("pos_enc", ["sinusoidal", "learned"])
+def test_narrow_model_renders_every_view(tmp_path, pos_enc):
+    """d_model = 8 is below the positional view's default dimensions (0-3, 8, 9)."""
+    tok = build_tokenizer(["the cat sat on the mat .", "a bird is on the tree ."])
+    torch.manual_seed(0)
+    cfg = ModelConfig(
+        vocab_size=tok.get_vocab_size(),
+        n_layer=1,
+        n_head=2,
+        d_model=8,
+        d_mlp=16,
+        context_length=24,
+        attention="linear",
+        pos_enc=pos_enc,
+    )
+    path = tmp_path / "narrow.safetensors"
+    save_checkpoint(path, Transformer(cfg), tok)
+    at = upload([(path.name, path.read_bytes())])
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    at.text_area(key="text").set_value("the cat sat on the mat").run()
+    for view in ("positional", "attention", "mask", "shapes", "predict", "stats", "compare"):
+        at.segmented_control(key="view").set_value(view).run()
+        assert not at.exception, (view, [e.value for e in at.exception])
+        assert not at.error, (view, [e.value for e in at.error])
+        if view == "positional":
+            captions = " ".join(c.value for c in at.caption)
+            assert "positions 0–23" in captions  # the whole context, not only the sentence
+            assert at.multiselect(key="pe_dims").value == [0, 1, 2, 3]
