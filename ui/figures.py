@@ -9,5 +9,9 @@ PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "
 
 
 def plot(fig, key: str | None = None) -> None:
-    """A plotly figure, full width, with the download toolbar."""
-    st.plotly_chart(fig, config=PLOT_CONFIG, key=key)
+    """A plotly figure, full width, with the download toolbar.
+
+    ``theme=None``: the figure keeps the near-black, projector-sized fonts of
+    ``viz.style`` instead of Streamlit's grey theme.
+    """
+    st.plotly_chart(fig, config=PLOT_CONFIG, key=key, theme=None)

@@ -120,6 +120,11 @@ def shapes_view(name, model, result, layer, head) -> None:
     downloads.arrays("qkv", {n: result.outputs[n] for n in names}, result.tokens, layer, head)
 
 
+def default_dims(C: int) -> list[int]:
+    """A sin/cos pair of the fastest frequency, then slower ones: 0, 1, C/8, C/4, C/2."""
+    return sorted({d for d in (0, 1, C // 8, C // 4, C // 2) if d < C})
+
+
 def positional_view(name, model, result, layer, head) -> None:
     """View 4: positional-encoding curves, the PE matrix and position similarity."""
     pe = loaders.get_pos_enc(name)  # (P, C): the model's own encoding over its context
@@ -136,7 +141,7 @@ def positional_view(name, model, result, layer, head) -> None:
     dims = st.multiselect(
         "Dimensions",
         options,
-        default=[d for d in (0, 1, 2, 3, 8, 9) if d < pe.shape[1]],
+        default=default_dims(pe.shape[1]),
         format_func=lambda d: vp.dimension_name(d, sinusoidal),
         key="pe_dims",
     )

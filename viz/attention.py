@@ -129,7 +129,7 @@ def head_grid(attn: object, tokens: Sequence[object], max_tokens_label: int = 12
             _heatmap_axes(fig, **cell)
             fig.update_yaxes(showticklabels=show and head == 0, **cell)
             fig.update_xaxes(showticklabels=show and layer == n_layers - 1, **cell)
-    cbar = {"title": {"text": "weight"}}
+    cbar = {"title": {"text": "weight", "side": "right"}}
     fig.update_layout(coloraxis={"cmin": 0.0, "cmax": 1.0, "colorscale": style.SEQUENTIAL})
     fig.update_layout(coloraxis_colorbar=cbar)
     style.apply_layout(fig, height=max(300, 230 * n_layers + 120))

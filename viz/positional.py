@@ -107,7 +107,7 @@ def pe_curves(
     )
     chart = (
         alt.Chart(df)
-        .mark_line(point=t <= 64, strokeWidth=3)
+        .mark_line(point=t <= 24, strokeWidth=3)
         .encode(
             x=alt.X("position:Q", axis=_axis("position")),
             y=alt.Y("value:Q", axis=_axis("value")),

@@ -39,4 +39,4 @@ def test_narrow_model_renders_every_view(tmp_path, pos_enc):
         if view == "positional":
             captions = " ".join(c.value for c in at.caption)
             assert "positions 0–23" in captions  # the whole context, not only the sentence
-            assert at.multiselect(key="pe_dims").value == [0, 1, 2, 3]
+            assert at.multiselect(key="pe_dims").value == [0, 1, 2, 4]  # 0, 1, C/8, C/4, C/2
