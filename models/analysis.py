@@ -107,6 +107,9 @@ def recurrent_readout(phi_q: np.ndarray, state: np.ndarray, normalizer: np.ndarr
 def analyze(model: OnnxModel, text: str) -> Analysis:
     """Tokenize ``text`` and compute every view's arrays on ``model``.
 
+    The arrays come back read-only: the app caches one Analysis per sentence and
+    hands the same object to every session.
+
     Raises:
         EmptyInput: if the text has no tokens.
     """
@@ -138,6 +141,8 @@ def analyze(model: OnnxModel, text: str) -> Analysis:
             np.abs(rec["logits"] - outputs["logits"][0]).max(),
         ]
         result.recurrent, result.recurrent_max_diff = rec, float(max(diffs))
+    for array in [*outputs.values(), probs, *(result.recurrent or {}).values()]:
+        array.flags.writeable = False  # cached analyses are shared between sessions
     return result
 
 

@@ -42,13 +42,18 @@ def get_model(name: str) -> OnnxModel:
     return shipped_model(name if name in SHIPPED else SHIPPED[0])
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+# One Analysis of the linear model at T = 64 is about 9 MB (attention, Q/K/V, both state
+# forms), so the cache is bounded by count: 48 entries stay under ~450 MB in the worst case.
+# cache_resource hands out the cached object itself (no copy per rerun): read-only.
+@st.cache_resource(max_entries=48, show_spinner=False)
 def _shipped_analysis(kind: str, text: str) -> Analysis:
     return analyze(shipped_model(kind), text)
 
 
 def get_analysis(name: str, text: str) -> Analysis:
     """``analyze`` for a model key; shipped models' results are cached per sentence.
+
+    The returned Analysis may be shared with other sessions: never modify it.
 
     Raises:
         models.analysis.EmptyInput: for text without tokens.

@@ -36,9 +36,15 @@ def attention_view(name, model, result, layer, head) -> None:
     with left:
         plot(va.attention_heatmap(weights, tokens, title=title), key="attn_big")
         st.caption(
-            "Rows are queries (the token doing the looking), columns are keys. "
-            "Each row sums to 1; the upper triangle is empty because of the causal mask. "
-            "Tokens marked * are pieces of unknown words."
+            "Rows are queries (the token doing the looking), columns are keys; the upper "
+            "triangle is empty because of the causal mask. "
+            + (
+                "Each cell is the largest weight any head of this layer gives, so rows can "
+                "sum to more than 1."
+                if mode == "max over heads"
+                else row_sum_note(weights, model.config.attention, model.config.eps)
+            )
+            + " Tokens marked * are pieces of unknown words."
         )
     with right:
         q = st.selectbox(
@@ -52,6 +58,18 @@ def attention_view(name, model, result, layer, head) -> None:
         downloads.arrays("attention", {"attn": attn}, result.tokens, layer, head)
     st.subheader("All layers and heads")
     plot(va.head_grid(attn, tokens), key="attn_grid")
+
+
+def row_sum_note(weights: np.ndarray, attention: str, eps: float) -> str:
+    """What the rows of the shown (T, T) weights sum to, measured."""
+    sums = weights.sum(-1)  # (T,)
+    if attention == "softmax" or np.allclose(sums, 1.0, atol=1e-3):
+        return "Each row sums to 1."
+    return (
+        f"Rows sum to between {sums.min():.3f} and {sums.max():.3f}, not 1: linear attention "
+        f"divides by φ(q_i)ᵀz_i + ε, and where φ(q_i)ᵀz_i is as small as ε = {eps:g} "
+        "the head passes on less than the full weighted sum of values."
+    )
 
 
 def compare_view(name, model, result, layer, head) -> None:

@@ -167,3 +167,14 @@ def test_viewing_path_imports_no_torch():
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_row_sum_caption_is_measured():
+    from ui.views import row_sum_note
+
+    T = 5
+    softmax_rows = np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]
+    assert row_sum_note(softmax_rows, "linear", 1e-6) == "Each row sums to 1."
+    shrunk = softmax_rows * np.linspace(1.0, 0.2, T)[:, None]  # eps-dominated rows
+    note = row_sum_note(shrunk, "linear", 1e-6)
+    assert "between 0.200 and 1.000" in note and "1e-06" in note
