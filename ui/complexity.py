@@ -73,6 +73,41 @@ def carried(max_len: int) -> dict:
     }
 
 
+def memory_note(sc: dict) -> str | None:
+    """Why the memory chart cannot be drawn, from the measured peaks, or None when
+    every peak of both models is a positive number.
+
+    ``peak_mb`` is None where /proc gave no reading (not Linux) and 0 where the
+    process's peak did not rise: onnxruntime keeps its memory arena between runs,
+    so a later Measure can find the memory it needs already held.
+    """
+    peaks = {k: sc[k]["peak_mb"] for k in ("softmax", "linear")}
+    if any(m is None for p in peaks.values() for m in p):
+        return "Peak memory is only measured on Linux (/proc); this server gave no reading."
+    zero = [
+        f"{k} at T = {T}"
+        for k, p in peaks.items()
+        for T, m in zip(sc[k]["T"], p, strict=True)
+        if m == 0
+    ]
+    if zero:
+        return (
+            f"No memory growth measured ({', '.join(zero)}): the process already held the "
+            "memory from an earlier run (onnxruntime keeps its allocator's arena), so its "
+            "peak did not rise. A log-log chart cannot show 0, so no memory chart this "
+            "time; the times on the left are unaffected."
+        )
+    return None
+
+
+def _memory(sc: dict) -> None:
+    note = memory_note(sc)
+    if note is None:
+        st.plotly_chart(vc.scaling_memory(sc), key="cx_mem")
+    else:
+        st.info(note, icon=":material/memory:")
+
+
 def _scaling_text(sc: dict) -> None:
     lin, soft = sc["linear"], sc["softmax"]
     T = sc.get("ratio_T", lin["T"][-1])
@@ -129,10 +164,8 @@ def page() -> None:
     sc = results["scaling"]
     left, right = st.columns(2)
     left.plotly_chart(vc.scaling_time(sc), key="cx_time")
-    if all(sc[k]["peak_mb"] and all(sc[k]["peak_mb"]) for k in ("softmax", "linear")):
-        right.plotly_chart(vc.scaling_memory(sc), key="cx_mem")
-    else:
-        right.info("Peak memory is only measured on Linux (/proc).")
+    with right:
+        _memory(sc)
     _scaling_text(sc)
     st.subheader("Generation speed as the sequence grows")
     if "generation" in results:

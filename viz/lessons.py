@@ -105,20 +105,42 @@ def side_by_side(
     return fig
 
 
-def variance_by_dim(dims: object, unscaled: object, scaled: object) -> go.Figure:
-    """Log-log lines: Var(q·k) grows like d, Var(q·k/√d) stays at 1 (dashed references)."""
+def variance_by_dim(
+    dims: object, unscaled: object, scaled: object, measured: dict | None = None
+) -> go.Figure:
+    """Log-log lines: Var(q·k) grows like d, Var(q·k/√d) stays at 1 (dashed references),
+    for random unit-Gaussian q, k (synthetic, not the model).
+
+    Args:
+        dims, unscaled, scaled: (n,) the random experiment.
+        measured: optional ``{"d", "unscaled", "scaled"}`` from
+            ``models.lessons.model_score_variance``: one head's own variances, drawn
+            as two labelled dots at d = d_head.
+    """
     d = np.asarray(dims, dtype=float)
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=d, y=np.asarray(unscaled, float), name="q·k", mode="lines+markers"))
-    fig.add_trace(
-        go.Scatter(x=d, y=np.asarray(scaled, float), name="q·k / √d", mode="lines+markers")
-    )
+    line = "lines+markers"
+    fig.add_trace(go.Scatter(x=d, y=np.asarray(unscaled, float), name="q·k (random)", mode=line))
+    fig.add_trace(go.Scatter(x=d, y=np.asarray(scaled, float), name="q·k / √d (random)", mode=line))
     ref = {"mode": "lines", "line": {"dash": "dot", "color": "#888888"}, "hoverinfo": "skip"}
     fig.add_trace(go.Scatter(x=d, y=d, name="d", **ref))
     fig.add_trace(go.Scatter(x=d, y=np.ones_like(d), name="1", **ref))
+    title = "Score variance for random unit-Gaussian q, k (not the model)"
+    if measured is not None:
+        for key, name, symbol in (("unscaled", "q·k", "diamond"), ("scaled", "q·k / √d", "star")):
+            fig.add_trace(
+                go.Scatter(
+                    x=[measured["d"]],
+                    y=[measured[key]],
+                    name=f"this head: {name} (model)",
+                    mode="markers",
+                    marker={"size": 16, "symbol": symbol, "color": style.HIGHLIGHT_COLOR},
+                )
+            )
+        title = "Score variance: random unit-Gaussian q, k (lines) and this head (dots)"
     fig.update_xaxes(type="log", title_text="dimension d")
     fig.update_yaxes(type="log", title_text="variance of the score")
-    return style.apply_layout(fig, title="Score variance for random unit-Gaussian q, k")
+    return style.apply_layout(fig, title=title)
 
 
 def flops_by_length(lengths: object, d: int, current_T: int | None = None) -> go.Figure:

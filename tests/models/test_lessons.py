@@ -94,13 +94,107 @@ def test_score_variance_is_d_unscaled_and_one_scaled():
 def test_kernels():
     q, k = RNG.normal(size=(6, 4)), RNG.normal(size=(6, 4))
     sims = ml.kernel_similarities(q, k)
-    assert np.allclose(sims["exp"], np.exp(q @ k.T / 2.0))
+    assert np.allclose(sims["log_exp"], q @ k.T / 2.0)
     phi = lambda x: np.where(x > 0, x + 1, np.exp(x))  # noqa: E731
     assert np.allclose(sims["phi"], phi(q) @ phi(k).T)
     assert (sims["phi"] > 0).all()
     # normalizing the exp kernel under the causal mask is softmax attention
-    attn = ml.causal_normalize(sims["exp"])
+    attn = ml.causal_normalize(np.exp(sims["log_exp"]))
     assert np.allclose(attn, ml.softmax_beta(ml.dot_product_scores(q, k), 1.0))
+    weights = ml.kernel_weights(q, k, eps=0.0)
+    assert np.allclose(weights["exp"], attn)
+    assert np.allclose(weights["phi"], ml.causal_normalize(sims["phi"]))
+    assert np.allclose(weights["phi"].sum(1), 1.0)
+
+
+def test_exp_kernel_weights_do_not_overflow():
+    q = RNG.normal(size=(5, 4)) * 60.0  # scores in the thousands: exp overflows float64
+    k = RNG.normal(size=(5, 4)) * 60.0
+    with np.errstate(over="ignore"):
+        assert not np.isfinite(np.exp(ml.dot_product_scores(q, k))).all()
+    w = ml.kernel_weights(q, k, eps=1e-6)
+    for name in ("exp", "phi"):
+        assert np.isfinite(w[name]).all()
+        assert np.all(w[name][np.triu_indices(5, 1)] == 0)
+    assert np.allclose(w["exp"].sum(1), 1.0)
+
+
+def test_eps_makes_rows_sum_below_one_when_the_kernel_is_tiny():
+    sim = np.tril(np.full((4, 4), 1e-9))  # phi(q).phi(k) ~ 1e-9, as in trained layers
+    eps = 1e-6
+    w = ml.causal_normalize(sim, eps)
+    s = sim.sum(1)  # phi(q_i)^T z_i
+    assert np.allclose(w.sum(1), s / (s + eps))
+    assert w.sum(1).max() < 0.01
+    assert np.allclose(ml.causal_normalize(sim).sum(1), 1.0)  # eps = 0: rows sum to 1
+
+
+SENTENCE = "when Mary and John went to the store , John gave a drink to Mary ."
+
+
+def _shipped(exported_dir: Path, kind: str):
+    from models.analysis import analyze
+    from models.runtime import load_shipped
+
+    model = load_shipped(exported_dir, kind)
+    return model, analyze(model, SENTENCE).outputs
+
+
+@pytest.mark.parametrize("kind", ["softmax", "linear"])
+def test_kernels_reproduce_every_head_of_the_shipped_model(exported_dir: Path, kind):
+    """The page's kernel check on every layer and head: the model's own kernel, with the
+    model's eps for linear attention, matches its exported attention to float32
+    rounding, and neither kernel gives NaN or inf (the linear model's layer-2 scores
+    q.k/sqrt(d) reach the hundreds)."""
+    model, out = _shipped(exported_dir, kind)
+    cfg = model.config
+    for layer in range(cfg.n_layer):
+        for head in range(cfg.n_head):
+            q, k = out["q"][layer, head], out["k"][layer, head]  # (T, D)
+            w = ml.kernel_weights(q, k, cfg.eps)
+            assert np.isfinite(w["exp"]).all() and np.isfinite(w["phi"]).all()
+            own = w["exp"] if kind == "softmax" else w["phi"]
+            diff = np.abs(own - out["attn"][layer, head]).max()
+            assert diff <= 1e-6, (layer, head, diff)
+
+
+def test_shipped_linear_rows_sum_below_one_where_eps_dominates(exported_dir: Path):
+    """Why eps matters on the kernel page: in the later layers phi(q).phi(k) is tiny,
+    so the model's rows sum well below 1; without eps the check would be off by ~1."""
+    model, out = _shipped(exported_dir, "linear")
+    sums = out["attn"].sum(-1)  # (L, H, T)
+    assert sums[0].min() > 0.999
+    assert sums[1:].min() < 0.5
+    q, k = out["q"][2], out["k"][2]  # (H, T, D)
+    no_eps = max(
+        np.abs(ml.kernel_weights(q[h], k[h], 0.0)["phi"] - out["attn"][2, h]).max()
+        for h in range(model.config.n_head)
+    )
+    assert no_eps > 0.1
+
+
+def test_model_score_variance_counts_the_causal_pairs():
+    q, k = RNG.normal(size=(6, 4)) * 3, RNG.normal(size=(6, 4))
+    own = ml.model_score_variance(q, k)
+    pairs = np.array([q[i] @ k[j] for i in range(6) for j in range(i + 1)])
+    assert own["n_pairs"] == 21 and own["d"] == 4
+    assert np.isclose(own["unscaled"], pairs.var())
+    assert np.isclose(own["scaled"], (pairs / 2.0).var())
+    assert np.isclose(own["var_q"], q.var()) and np.isclose(own["var_k"], k.var())
+
+
+@pytest.mark.parametrize("kind", ["softmax", "linear"])
+def test_model_score_variance_on_the_shipped_model(exported_dir: Path, kind):
+    model, out = _shipped(exported_dir, kind)
+    q, k = out["q"][1, 2], out["k"][1, 2]  # (T, D)
+    own = ml.model_score_variance(q, k)
+    T, D = q.shape
+    scores = q.astype(np.float64) @ k.T.astype(np.float64)  # (T, T)
+    causal = scores[np.tril_indices(T)]
+    assert own["d"] == model.config.d_head == D
+    assert np.isclose(own["unscaled"], causal.var())
+    assert np.isclose(own["scaled"], (causal / np.sqrt(D)).var())
+    assert own["scaled"] > 0
 
 
 def test_linear_reordering_is_exact_and_cheaper():
@@ -212,3 +306,43 @@ def test_parameter_counts_match_the_pytorch_model(overrides):
     assert counts["per_head"] == counts["qkv"] + 8 * 32
     assert counts["q"] * cfg.n_head == 32 * 32 + (32 if cfg.bias else 0)
     assert 0 < counts["all_heads_fraction"] < 1
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [{}, {"bias": False, "ln_bias": False}, {"pos_enc": "learned", "tie_weights": False}],
+)
+def test_weight_counts_match_the_config_formula(overrides):
+    from models.transformer import Transformer
+
+    cfg = ModelConfig(vocab_size=50, n_layer=2, n_head=4, d_model=32, d_mlp=48, **overrides)
+    model = Transformer(cfg)
+    weights = {k: v.detach().numpy() for k, v in model.state_dict().items()}  # tied: both
+    measured = ml.weight_parameter_counts(weights, 1, 3, cfg.n_head)
+    formula = ml.head_parameter_counts(cfg)
+    assert measured["source"] == "weights" and formula["source"] == "config"
+    assert measured["model"] == model.num_parameters()
+    for key in ("q", "k", "v", "o", "per_head", "merged_free", "all_heads", "model"):
+        assert measured[key] == formula[key], key
+    assert measured["merged_entries"] == ml.merged_qk(weights, 1, 3, 4).size == 33**2
+
+
+@pytest.mark.parametrize("kind", ["softmax", "linear"])
+def test_weight_counts_on_the_shipped_checkpoint(exported_dir: Path, kind):
+    from models.runtime import load_shipped
+
+    model = load_shipped(exported_dir, kind)
+    if model.weights is None:
+        pytest.skip(f"exported/ has no {kind}.safetensors checkpoint")
+    cfg = model.config
+    formula = ml.head_parameter_counts(cfg)
+    for layer in range(cfg.n_layer):
+        for head in range(cfg.n_head):
+            measured = ml.weight_parameter_counts(model.weights, layer, head, cfg.n_head)
+            assert {k: v for k, v in measured.items() if k != "source"} == {
+                k: v for k, v in formula.items() if k != "source"
+            }
+    assert measured["model"] == sum(w.size for w in model.weights.values())
+    C = cfg.d_model
+    assert measured["merged_entries"] == (C + 1) ** 2
+    assert measured["merged_free"] == 2 * (C * cfg.d_head + cfg.d_head * cfg.bias)

@@ -7,6 +7,7 @@ import json
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import ROOT
+from ui.complexity import RESULT_KEY, memory_note
 
 
 def _app() -> AppTest:
@@ -29,23 +30,80 @@ def test_page_renders_without_measuring():
     assert not at.get("plotly_chart")  # nothing is measured on a plain rerun
 
 
+def _titles(at: AppTest) -> list[str]:
+    specs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    return [s["layout"]["title"]["text"] for s in specs]
+
+
 def test_measure_shows_loglog_and_generation_figures():
     at = _app().run()
     at.select_slider(key="cx_max_T").set_value(256)
     at.select_slider(key="cx_new").set_value(32)
     at.button(key="cx_measure").click().run()
     no_errors(at)
-    specs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
-    assert len(specs) == 4
-    time_fig = specs[0]
+    specs = {
+        s["layout"]["title"]["text"]: s
+        for s in (json.loads(el.proto.spec) for el in at.get("plotly_chart"))
+    }
+    time_fig = specs["Time vs length"]
     assert time_fig["layout"]["xaxis"]["type"] == "log"
     names = [t["name"] for t in time_fig["data"]]
     assert any(n.startswith("fit: slope") for n in names)
+    assert "Generation speed" in specs
+    assert len(specs) in (3, 4)
+    sc = at.session_state[RESULT_KEY]["scaling"]
+    for kind in ("softmax", "linear"):
+        assert sc[kind]["T"] == [64, 128, 256]
+        assert all(ms > 0 for ms in sc[kind]["median_ms"])
+        assert all(m is None or m >= 0 for m in sc[kind]["peak_mb"])
+    note = memory_note(sc)
+    if note is None:  # every peak is a real positive number: the memory chart shows them
+        assert len(specs) == 4
+        mem = specs["Memory vs length"]
+        ys = [y for t in mem["data"] if not t["name"].startswith("fit") for y in t["y"]]
+        assert len(ys) == 6 and all(y > 0 for y in ys)
+    else:  # a 0 (arena reused) or no /proc reading: said so instead of a chart
+        assert len(specs) == 3 and "Memory vs length" not in specs
+        assert note in [i.value for i in at.info]
     text = " ".join(md.value for md in at.markdown)
     assert "recomputing the prefix" in text and "key/value cache" in text
     assert "Baseline" in text
     at.run()  # a plain rerun keeps the results without measuring again
-    assert len(at.get("plotly_chart")) == 4
+    assert len(at.get("plotly_chart")) == len(specs)
+
+
+def _results(peaks: dict) -> dict:
+    rows = {
+        k: {"T": [64, 128], "median_ms": [1.0, 2.0], "p95_ms": [1.0, 2.0], "peak_mb": p}
+        for k, p in peaks.items()
+    }
+    for r in rows.values():
+        r["slope"], r["memory_slope"] = 1.0, None
+    scaling = {**rows, "ratio_T": 128, "ratio": 1.5}
+    return {"scaling": scaling, "generation_missing": "test", "provider": "CPU"}
+
+
+def test_zero_memory_growth_is_not_called_a_platform_gap():
+    at = _app()
+    at.session_state[RESULT_KEY] = _results({"softmax": [3.0, 0.0], "linear": [0.0, 1.0]})
+    at.run()
+    no_errors(at)
+    info = " ".join(i.value for i in at.info)
+    assert "No memory growth measured (softmax at T = 128, linear at T = 64)" in info
+    assert "arena" in info and "Linux" not in info
+    assert "Memory vs length" not in _titles(at)
+
+
+def test_missing_memory_reading_says_linux_only_and_positive_peaks_are_drawn():
+    at = _app()
+    at.session_state[RESULT_KEY] = _results({"softmax": [3.0, None], "linear": [1.0, 1.0]})
+    at.run()
+    assert any("only measured on Linux" in i.value for i in at.info)
+    at.session_state[RESULT_KEY] = _results({"softmax": [3.0, 9.0], "linear": [1.0, 1.0]})
+    at.run()
+    no_errors(at)
+    assert "Memory vs length" in _titles(at)
+    assert not any("memory" in i.value.lower() for i in at.info)
 
 
 def test_app_registers_the_page():

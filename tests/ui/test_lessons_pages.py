@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import ROOT
+from tests.conftest import EXPORTED, ROOT
 
 APP = str(ROOT / "app.py")
 PAGES = ("soft-hard", "scoring", "kernel", "merged")
@@ -90,9 +90,96 @@ def test_softmax_model_check_on_soft_hard_page():
 def test_kernel_and_reordering_measurements():
     at = open_page("kernel")
     assert float(metric(at, "max |left − right|")) <= 1e-9
-    assert float(metric(at, "kernel − model's attention")) <= 1e-4
+    assert float(metric(at, "kernel − model's attention")) <= 1e-6
     at.radio(key="lesson_model").set_value("linear").run()
-    assert float(metric(at, "kernel − model's attention")) <= 1e-4
+    assert float(metric(at, "kernel − model's attention")) <= 1e-6
+    captions = " ".join(c.value for c in at.caption)
+    assert "φ(qᵢ)ᵀzᵢ / (φ(qᵢ)ᵀzᵢ + ε)" in captions and "below 1" in captions
+
+
+def _shipped_outputs(kind: str, text: str) -> tuple:
+    from models.analysis import analyze
+    from models.runtime import load_shipped
+
+    model = load_shipped(EXPORTED, kind)
+    return model.config, analyze(model, text).outputs
+
+
+@pytest.mark.parametrize("kind", ["softmax", "linear"])
+def test_kernel_page_on_every_head(kind):
+    """The page's own metric on every layer and head of the shipped models: the
+    model's kernel (with its eps) matches its attention, no panel has NaN or inf,
+    and the row sums shown are the model's."""
+    at = open_page("kernel")
+    at.radio(key="lesson_model").set_value(kind).run()
+    cfg, out = _shipped_outputs(kind, at.text_area(key="lesson_text").value)
+    for layer in range(cfg.n_layer):
+        at.selectbox(key="lesson_layer").set_value(layer).run()
+        for head in range(cfg.n_head):
+            at.selectbox(key="lesson_head").set_value(head).run()
+            no_errors(at)
+            assert float(metric(at, "kernel − model's attention")) <= 1e-6, (layer, head)
+            exp_w, phi_w = heatmaps(at)[:2]
+            assert np.isfinite(exp_w).all() and np.isfinite(phi_w).all(), (layer, head)
+            assert np.allclose(exp_w.sum(1), 1.0)
+            if kind == "linear":
+                sums = out["attn"][layer, head].sum(-1)  # (T,)
+                shown = float(metric(at, "smallest row sum"))
+                assert shown == pytest.approx(sums.min(), rel=2e-3, abs=1e-6)
+                assert np.allclose(phi_w, out["attn"][layer, head], atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["softmax", "linear"])
+def test_scoring_page_shows_the_models_score_variance(kind):
+    at = open_page("scoring")
+    at.radio(key="lesson_model").set_value(kind).run()
+    at.selectbox(key="lesson_layer").set_value(1).run()
+    at.selectbox(key="lesson_head").set_value(2).run()
+    no_errors(at)
+    cfg, out = _shipped_outputs(kind, at.text_area(key="lesson_text").value)
+    q, k = out["q"][1, 2].astype(np.float64), out["k"][1, 2].astype(np.float64)  # (T, D)
+    causal = (q @ k.T)[np.tril_indices(q.shape[0])]  # q_i . k_j, j <= i
+    assert float(metric(at, "This head: Var(q·k)")) == pytest.approx(causal.var(), rel=5e-3)
+    scaled = float(metric(at, "This head: Var(q·k/√d_head)"))
+    assert scaled == pytest.approx((causal / np.sqrt(cfg.d_head)).var(), rel=5e-3)
+    synthetic = [m.label for m in at.metric if "random vectors" in m.label]
+    assert len(synthetic) == 2  # the Gaussian experiment is labelled as such
+    text = " ".join(md.value for md in at.markdown)
+    assert "random unit-variance vectors (not the model)" in text
+
+
+def test_merged_caption_describes_the_matrix_shown():
+    from models.runtime import load_shipped
+
+    model = load_shipped(EXPORTED, "softmax")
+    if model.weights is None:
+        pytest.skip("exported/ has no softmax.safetensors checkpoint")
+    at = open_page("merged")
+    at.radio(key="lesson_model").set_value("softmax").run()
+    no_errors(at)
+    C, D = model.config.d_model, model.config.d_head
+    specs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    shown = next(s for s in specs if "W_QK of" in s["layout"].get("title", {}).get("text", ""))
+    assert _decode(shown["data"][0]["z"]).shape == (C + 1, C + 1)
+    captions = " ".join(c.value for c in at.caption)
+    assert f"({C} + 1) × ({C} + 1) = {(C + 1) ** 2:,} entries" in captions
+    assert "Counted on the model's weight arrays" in captions
+    free = sum(
+        model.weights[f"blocks.0.attn.{p}_proj.{n}"][:D].size
+        for p in "qk"
+        for n in ("weight", "bias")
+    )
+    assert f"{free:,} free parameters" in captions
+    per_head = (
+        sum(
+            model.weights[f"blocks.0.attn.{p}_proj.{n}"][:D].size
+            for p in "qkv"
+            for n in ("weight", "bias")
+        )
+        + model.weights["blocks.0.attn.o_proj.weight"][:, :D].size
+    )
+    assert metric(at, "one head") == f"{per_head:,}"
+    assert metric(at, "whole model") == f"{sum(w.size for w in model.weights.values()):,}"
 
 
 @pytest.mark.parametrize("url_path", PAGES)

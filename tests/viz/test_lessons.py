@@ -53,9 +53,19 @@ def test_side_by_side_panels():
 def test_variance_figure_has_both_curves_and_references():
     fig = vl.variance_by_dim([1, 10, 100], [1.1, 9.5, 102.0], [1.1, 0.95, 1.02])
     names = [t.name for t in fig.data]
-    assert names == ["q·k", "q·k / √d", "d", "1"]
+    assert names == ["q·k (random)", "q·k / √d (random)", "d", "1"]
     assert np.allclose(fig.data[0].y, [1.1, 9.5, 102.0])
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    assert "not the model" in fig.layout.title.text
+
+
+def test_variance_figure_marks_the_measured_head():
+    measured = {"d": 32, "unscaled": 250.0, "scaled": 7.8125}
+    fig = vl.variance_by_dim([1, 32], [1.0, 32.0], [1.0, 1.0], measured=measured)
+    dots = [t for t in fig.data if "(model)" in t.name]
+    assert [t.name for t in dots] == ["this head: q·k (model)", "this head: q·k / √d (model)"]
+    assert [list(t.x) for t in dots] == [[32], [32]]
+    assert [t.y[0] for t in dots] == [250.0, 7.8125]
 
 
 def test_flops_figure_crosses_at_t_equals_d():

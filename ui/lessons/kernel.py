@@ -19,31 +19,43 @@ INTRO = (
 
 
 def _similarities(lesson) -> None:
+    eps = lesson.model.config.eps
     st.latex(
         r"y_i = \frac{\sum_{j \le i} \operatorname{sim}(q_i, k_j)\, v_j}"
-        r"{\sum_{j \le i} \operatorname{sim}(q_i, k_j)},\qquad "
-        r"\operatorname{sim}_\text{softmax} = e^{q^\top k/\sqrt d},\quad "
+        r"{\sum_{j \le i} \operatorname{sim}(q_i, k_j) + \varepsilon},\qquad "
+        r"\operatorname{sim}_\text{softmax} = e^{q^\top k/\sqrt d}\ (\varepsilon = 0),\quad "
         r"\operatorname{sim}_\text{linear} = \varphi(q)^\top \varphi(k)"
     )
     q, k = lesson.head_array("q"), lesson.head_array("k")  # (T, d_head)
-    sims = ml.kernel_similarities(q, k)  # {"exp": (T, T), "phi": (T, T)}
-    exp_attn = ml.causal_normalize(sims["exp"])  # (T, T)
-    phi_attn = ml.causal_normalize(sims["phi"])  # (T, T)
-    titles = ["exp(q·k/√d), normalized", "φ(q)·φ(k), normalized"]
+    weights = ml.kernel_weights(q, k, eps)  # {"exp": (T, T), "phi": (T, T)}
+    exp_attn, phi_attn = weights["exp"], weights["phi"]
+    titles = ["exp(q·k/√d), normalized", f"φ(q)·φ(k), normalized with ε = {eps:g}"]
     fig = vl.side_by_side([exp_attn, phi_attn], titles, lesson.tokens, diverging=False)
     plot(fig, key="lesson_kernel")
     kind = lesson.model.config.attention
     own = exp_attn if kind == "softmax" else phi_attn
-    c1, c2 = st.columns(2)
+    c1, c2, c3 = st.columns(3)
     c1.metric(
         f"max |{kind} kernel − model's attention|",
         f"{np.abs(own - lesson.head_array('attn')).max():.1e}",
-        help="The kernel this model was trained with, recomputed from its q and k.",
+        help="The kernel this model was trained with, recomputed in float64 from its q "
+        "and k" + (f", with the model's ε = {eps:g}." if kind == "linear" else "."),
     )
     c2.metric("max |exp kernel − φ kernel| (weights)", f"{np.abs(exp_attn - phi_attn).max():.3f}")
+    c3.metric(
+        "smallest row sum of the φ weights",
+        f"{phi_attn.sum(axis=1).min():.3g}",
+        help="Over the queries of this head on this sentence.",
+    )
+    largest = float(np.abs(ml.dot_product_scores(q, k)[ml.causal_allowed(len(q))]).max())
     st.caption(
         f"Both use the same q and k of the {kind} model's selected head; the model was "
-        f"trained with the {kind} kernel, so the other panel is a what-if."
+        f"trained with the {kind} kernel, so the other panel is a what-if. "
+        "The φ weights divide by the row sum plus ε, so row i sums to "
+        "φ(qᵢ)ᵀzᵢ / (φ(qᵢ)ᵀzᵢ + ε), zᵢ = Σⱼ≤ᵢ φ(kⱼ), which is below 1 when φ(qᵢ)ᵀzᵢ "
+        "is comparable to ε. The exp panel subtracts each row's largest score before "
+        "exp, which leaves the normalized weights unchanged and avoids overflow (this "
+        f"head's largest |q·k/√d| is {largest:.3g}; exp overflows above about 709)."
     )
 
 
@@ -73,7 +85,7 @@ def _reordering(lesson) -> None:
         "Shown without the causal mask and the normalizer, to keep the algebra plain. "
         r"The causal model replaces φ(K)ᵀV by running sums "
         r"$S_i = \sum_{j \le i} \varphi(k_j) v_j^\top$ (the recurrent state in the "
-        r"visualizer's mask view) and divides by $\varphi(q_i)^\top z_i$."
+        r"visualizer's mask view) and divides by $\varphi(q_i)^\top z_i + \varepsilon$."
     )
 
 

@@ -56,8 +56,13 @@ def _rank(lesson, name: str, M: np.ndarray, key: str) -> None:
 
 
 def _parameters(lesson) -> None:
-    cfg = lesson.model.config
-    counts = ml.head_parameter_counts(cfg)
+    cfg, weights = lesson.model.config, lesson.model.weights
+    if weights is None:
+        counts = ml.head_parameter_counts(cfg)
+        where = "From the config's formula (no weight arrays loaded)."
+    else:
+        counts = ml.weight_parameter_counts(weights, lesson.layer, lesson.head, cfg.n_head)
+        where = f"Counted on the model's weight arrays (L{lesson.layer} H{lesson.head})."
     st.subheader("Parameters per head")
     st.latex(
         r"\underbrace{d_\text{model} \times (2 d_\text{head} + d_\text{head})}_{Q,\,K,\,V}"
@@ -68,9 +73,14 @@ def _parameters(lesson) -> None:
     c2.metric("whole model", f"{counts['model']:,}")
     c3.metric("all heads' share of the model", f"{counts['all_heads_fraction']:.1%}")
     plot(vl.parameter_bars(counts), key="lesson_params")
+    C = cfg.d_model
+    biases = "its weights and biases" if cfg.bias else "its weights (this model has no biases)"
+    shown = "The W_QK drawn above is" if weights is not None else "W_QK in this form would be"
     st.caption(
-        f"W_QK has {counts['merged_entries']:,} entries but only "
-        f"{2 * cfg.d_model * cfg.d_head:,} free parameters behind it: a low-rank matrix."
+        f"{where} {shown} ({C} + 1) × ({C} + 1) = {counts['merged_entries']:,} "
+        f"entries (d_model + 1: the last row and column hold the biases) but only "
+        f"{counts['merged_free']:,} free parameters stand behind it (the head's W_Q and "
+        f"W_K, {biases}): a matrix of rank at most d_head = {cfg.d_head}."
     )
 
 

@@ -19,8 +19,12 @@ INTRO = (
 )
 
 
+DRAWS = 2000
+
+
 @st.cache_data(show_spinner=False)
-def _variance(n_samples: int = 2000) -> dict:
+def _variance(n_samples: int = DRAWS) -> dict:
+    """The synthetic experiment (random vectors, not the model), cached per server."""
     return ml.score_variance_by_dim(DIMS, n_samples=n_samples, seed=0)
 
 
@@ -59,20 +63,48 @@ def _why_sqrt_d(lesson) -> None:
         r"\qquad \operatorname{Var}\!\left(\frac{q^\top k}{\sqrt d}\right) = 1"
     )
     var = _variance()
-    plot(vl.variance_by_dim(var["dims"], var["unscaled"], var["scaled"]), key="lesson_var")
-    d = lesson.model.config.d_head
+    q, k = lesson.head_array("q"), lesson.head_array("k")  # (T, d_head) each
+    own = ml.model_score_variance(q, k)
+    fig = vl.variance_by_dim(var["dims"], var["unscaled"], var["scaled"], measured=own)
+    plot(fig, key="lesson_var")
+    d = own["d"]
     i = int(np.argmin(np.abs(var["dims"] - d)))
-    dot = ml.dot_product_scores(lesson.head_array("q"), lesson.head_array("k"))  # (T, T)
+    st.markdown(
+        f"**Synthetic: random unit-variance vectors (not the model)**, d = {var['dims'][i]}"
+    )
+    c1, c2 = st.columns(2)
+    c1.metric(f"Var(q·k), random vectors, d = {var['dims'][i]}", f"{var['unscaled'][i]:.1f}")
+    c2.metric(f"Var(q·k/√d), random vectors, d = {var['dims'][i]}", f"{var['scaled'][i]:.2f}")
+    st.caption(
+        f"{DRAWS:,} random pairs q, k with independent N(0, 1) entries per dimension; "
+        "nothing here comes from the model."
+    )
+    st.markdown(
+        f"**Measured on the model: L{lesson.layer} H{lesson.head}, d_head = {d}, "
+        f"over the {own['n_pairs']:,} causal pairs j ≤ i of this sentence**"
+    )
+    dot = ml.dot_product_scores(q, k)  # (T, T)
     weights_1 = ml.softmax_beta(dot, 1.0)  # (T, T)
     weights_d = ml.softmax_beta(dot, float(np.sqrt(d)))  # unscaled = beta sqrt(d)
     c1, c2, c3 = st.columns(3)
-    c1.metric(f"Var(q·k), d = {var['dims'][i]}", f"{var['unscaled'][i]:.1f}")
-    c2.metric(f"Var(q·k/√d), d = {var['dims'][i]}", f"{var['scaled'][i]:.2f}")
+    c1.metric("This head: Var(q·k)", f"{own['unscaled']:.3g}")
+    c2.metric("This head: Var(q·k/√d_head)", f"{own['scaled']:.3g}")
     c3.metric(
         "This head, top weight: /√d → without",
         f"{weights_1.max(1).mean():.2f} → {weights_d.max(1).mean():.2f}",
         help="Mean over queries of the largest attention weight: with the 1/√d "
         "(the model) and without it (scores × √d). Closer to 1 = closer to one-hot.",
+    )
+    st.caption(
+        f"The model's q and k entries are not unit-variance (here Var(q) = "
+        f"{own['var_q']:.3g}, Var(k) = {own['var_k']:.3g}) nor independent, so its score "
+        "variance need not be d or 1; the dots on the chart mark this head."
+        + (
+            " This model uses linear attention: it never divides q·k by √d, these are "
+            "the scores a softmax would see."
+            if lesson.model.config.attention == "linear"
+            else ""
+        )
     )
 
 
