@@ -78,8 +78,8 @@ def memory_note(sc: dict) -> str | None:
     every peak of both models is a positive number.
 
     ``peak_mb`` is None where /proc gave no reading (not Linux) and 0 where the
-    process's peak did not rise: onnxruntime keeps its memory arena between runs,
-    so a later Measure can find the memory it needs already held.
+    process's peak did not rise: the peak is a high-water mark, so a later Measure
+    that needs no more memory than an earlier run cannot raise it.
     """
     peaks = {k: sc[k]["peak_mb"] for k in ("softmax", "linear")}
     if any(m is None for p in peaks.values() for m in p):
@@ -92,9 +92,9 @@ def memory_note(sc: dict) -> str | None:
     ]
     if zero:
         return (
-            f"No memory growth measured ({', '.join(zero)}): the process already held the "
-            "memory from an earlier run (onnxruntime keeps its allocator's arena), so its "
-            "peak did not rise. A log-log chart cannot show 0, so no memory chart this "
+            f"No memory growth measured ({', '.join(zero)}): the process's peak memory is a "
+            "high-water mark, and an earlier run had already needed as much, so it did "
+            "not rise. A log-log chart cannot show 0, so no memory chart this "
             "time; the times on the left are unaffected."
         )
     return None

@@ -62,7 +62,7 @@ def test_measure_shows_loglog_and_generation_figures():
         mem = specs["Memory vs length"]
         ys = [y for t in mem["data"] if not t["name"].startswith("fit") for y in t["y"]]
         assert len(ys) == 6 and all(y > 0 for y in ys)
-    else:  # a 0 (arena reused) or no /proc reading: said so instead of a chart
+    else:  # a 0 (high-water mark not raised) or no /proc reading: said so instead of a chart
         assert len(specs) == 3 and "Memory vs length" not in specs
         assert note in [i.value for i in at.info]
     text = " ".join(md.value for md in at.markdown)
@@ -90,7 +90,7 @@ def test_zero_memory_growth_is_not_called_a_platform_gap():
     no_errors(at)
     info = " ".join(i.value for i in at.info)
     assert "No memory growth measured (softmax at T = 128, linear at T = 64)" in info
-    assert "arena" in info and "Linux" not in info
+    assert "high-water mark" in info and "Linux" not in info
     assert "Memory vs length" not in _titles(at)
 
 
