@@ -20,6 +20,15 @@ from models.tokenizer import load_tokenizer
 from models.transformer import Transformer
 
 FORMAT = "attention-visualizer/1"
+# The shipped models: what `python -m models.train` and `python -m models.export` write
+# when no paths are given, wherever they are run from.
+SHIPPED_DIR = Path(__file__).resolve().parents[1] / "exported"
+SHIPPED_KINDS = ("softmax", "linear")
+
+
+def shipped_checkpoint(kind: str) -> Path:
+    """``exported/<kind>.safetensors`` in this repository."""
+    return SHIPPED_DIR / f"{kind}.safetensors"
 
 
 def save_checkpoint(

@@ -3,7 +3,9 @@
     python -m models.evaluate exported/softmax.safetensors exported/linear.safetensors \
         --card exported/model_card.json
 
-Probes (all from ``models/corpus.py`` with seeds the training text never uses):
+Probes (``models/heldout.py``): drawn from ``models/corpus.py`` with seeds the training
+text never uses, keeping only those whose prefix followed by the correct answer occurs
+nowhere in the training text, 500 of each kind:
 
 * agreement accuracy: share of prefixes where p(correct verb form) > p(wrong form),
   e.g. "the keys to the old cabinet" -> "are" vs "is";
@@ -29,12 +31,12 @@ import torch
 from tokenizers import Tokenizer
 
 from models import head_stats
-from models.checkpoint import load_checkpoint
-from models.corpus import agreement_probes, generate_corpus, ioi_probes, pronoun_probes
+from models.checkpoint import SHIPPED_DIR, load_checkpoint
+from models.corpus import generate_corpus
+from models.heldout import N_PROBES, probe_set, validation_lines
 from models.train import evaluate_loss, token_stream
 from models.transformer import Transformer
 
-N_PROBES = 500
 INDUCTION_PERIOD = 24
 INDUCTION_SEQUENCES = 24
 
@@ -87,7 +89,8 @@ def head_scores(model: Transformer, tokenizer: Tokenizer, seed: int = 4) -> dict
         for name, value in stats.items():
             sums.setdefault(name, []).append(value)
     scores = {name: np.mean(values, axis=0) for name, values in sums.items()}
-    words = [i for t, i in tokenizer.get_vocab().items() if t.isalpha() and len(t) > 1]
+    # sorted: get_vocab() comes from a hash map whose order changes between processes
+    words = sorted(i for t, i in tokenizer.get_vocab().items() if t.isalpha() and len(t) > 1)
     period = min(INDUCTION_PERIOD, model.cfg.context_length // 2)
     induction = []
     for _ in range(INDUCTION_SEQUENCES):
@@ -101,18 +104,22 @@ def head_scores(model: Transformer, tokenizer: Tokenizer, seed: int = 4) -> dict
     return out
 
 
-def evaluate(model: Transformer, tokenizer: Tokenizer) -> dict:
-    """All probe results for one model (accuracies 0..1, loss in nats/token)."""
-    valid = token_stream(tokenizer, generate_corpus(2_000, seed=10_007))
+def evaluate(model: Transformer, tokenizer: Tokenizer, n_probes: int = N_PROBES) -> dict:
+    """All probe results for one model (accuracies 0..1, loss in nats/token).
+
+    Raises:
+        ValueError: if a probe answer is not a single token of ``tokenizer``.
+    """
+    valid = token_stream(tokenizer, validation_lines())
     val_loss = evaluate_loss(model, valid, model.cfg.context_length)
     heads = head_scores(model, tokenizer)
     best = np.unravel_index(np.argmax(heads["induction"]), np.shape(heads["induction"]))
     return {
         "val_loss": round(val_loss, 4),
         "val_perplexity": round(math.exp(val_loss), 3),
-        "agreement_accuracy": probe_accuracy(model, tokenizer, agreement_probes(N_PROBES)),
-        "ioi_accuracy": probe_accuracy(model, tokenizer, ioi_probes(N_PROBES)),
-        "pronoun_accuracy": probe_accuracy(model, tokenizer, pronoun_probes(N_PROBES)),
+        "agreement_accuracy": probe_accuracy(model, tokenizer, probe_set("agreement", n_probes)),
+        "ioi_accuracy": probe_accuracy(model, tokenizer, probe_set("ioi", n_probes)),
+        "pronoun_accuracy": probe_accuracy(model, tokenizer, probe_set("pronoun", n_probes)),
         "best_induction_head": {
             "layer": int(best[0]),
             "head": int(best[1]),
@@ -122,43 +129,63 @@ def evaluate(model: Transformer, tokenizer: Tokenizer) -> dict:
     }
 
 
-def model_entry(path: Path) -> dict:
-    """Model-card entry for one checkpoint: config, size, training record, probes."""
+def model_entry(path: Path, n_probes: int = N_PROBES) -> dict:
+    """Model-card entry for one checkpoint: config, size, training record, probes.
+
+    Raises:
+        ValueError: if the checkpoint cannot be loaded or a probe answer is not one token.
+    """
     model, tokenizer, meta = load_checkpoint(path)
     return {
         "checkpoint": path.name,
         "config": model.cfg.to_dict(),
         "parameters": model.num_parameters(),
         "training": {k: v for k, v in meta["training"].items() if k != "loss_curve"},
-        "probes": evaluate(model, tokenizer),
+        "probes": evaluate(model, tokenizer, n_probes),
     }
+
+
+def write_card(checkpoints: list[Path], card: Path, n_probes: int = N_PROBES) -> dict:
+    """Evaluate ``checkpoints`` and write the model card JSON to ``card``; returns it.
+
+    Models are keyed by attention kind (a later checkpoint of the same kind wins).
+
+    Raises:
+        ValueError: as :func:`model_entry`.
+    """
+    models = {}
+    for path in checkpoints:
+        entry = model_entry(Path(path), n_probes)
+        models[entry["config"]["attention"]] = entry
+        pr = entry["probes"]
+        print(
+            f"{Path(path).name}: val loss {pr['val_loss']}, agreement "
+            f"{pr['agreement_accuracy']:.3f}, IOI {pr['ioi_accuracy']:.3f}, "
+            f"pronoun {pr['pronoun_accuracy']:.3f}, best induction {pr['best_induction_head']}"
+        )
+    out = {
+        "models": models,
+        "training_data": "Built-in English corpus generated by models/corpus.py (no download).",
+        "probes": f"{n_probes} held-out probes of each kind (models/heldout.py): drawn from "
+        "models/corpus.py with seeds the training text never uses, keeping only probes whose "
+        "prefix followed by the correct answer occurs nowhere in the training text; accuracy = "
+        "share of prefixes where the correct continuation's logit is higher.",
+        "notes": "The linear-attention model (phi(x) = elu(x) + 1) is trained with the same "
+        "recipe; lower probe accuracy than softmax is expected and reported as measured.",
+    }
+    card = Path(card)
+    card.parent.mkdir(parents=True, exist_ok=True)
+    card.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {card}")
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description="Evaluate checkpoints and write the model card.")
     p.add_argument("checkpoints", nargs="+", type=Path)
-    p.add_argument("--card", type=Path, default=Path("exported/model_card.json"))
+    p.add_argument("--card", type=Path, default=SHIPPED_DIR / "model_card.json")
     args = p.parse_args(argv)
-    models = {}
-    for path in args.checkpoints:
-        entry = model_entry(path)
-        models[entry["config"]["attention"]] = entry
-        pr = entry["probes"]
-        print(
-            f"{path.name}: val loss {pr['val_loss']}, agreement {pr['agreement_accuracy']:.3f}, "
-            f"IOI {pr['ioi_accuracy']:.3f}, pronoun {pr['pronoun_accuracy']:.3f}, "
-            f"best induction {pr['best_induction_head']}"
-        )
-    card = {
-        "models": models,
-        "training_data": "Built-in English corpus generated by models/corpus.py (no download).",
-        "probes": "Held-out probes from models/corpus.py with seeds the training text never uses; "
-        "accuracy = share of prefixes where the correct continuation's logit is higher.",
-        "notes": "The linear-attention model (phi(x) = elu(x) + 1) is trained with the same "
-        "recipe; lower probe accuracy than softmax is expected and reported as measured.",
-    }
-    args.card.write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {args.card}")
+    write_card(args.checkpoints, args.card)
 
 
 if __name__ == "__main__":

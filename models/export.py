@@ -1,8 +1,11 @@
 """Export a checkpoint to self-contained ONNX graphs that follow ``models/contract.py``.
 
-``python -m models.export exported/softmax.safetensors exported/linear.safetensors``
-writes ``<kind>.inspect.onnx``, ``<kind>.fast.onnx`` and, for linear attention,
-``linear.step.onnx`` next to each checkpoint (or into ``--out``).
+``python -m models.export runs/mine.safetensors`` writes ``<stem>.inspect.onnx``,
+``<stem>.fast.onnx`` and, for linear attention, ``<stem>.step.onnx`` next to each
+checkpoint (or into ``--out``); ``--card PATH`` also evaluates the checkpoints
+(``models/evaluate.py``) and writes a model card. With no checkpoints named,
+``python -m models.export`` exports ``exported/softmax.safetensors`` and
+``exported/linear.safetensors`` into ``exported/`` and writes ``exported/model_card.json``.
 
 Uses ``torch.onnx.export(dynamo=True)`` with a dynamic sequence axis, weights
 inside the file (``external_data=False``), then checks every graph with
@@ -23,7 +26,8 @@ from tokenizers import Tokenizer
 from torch import nn
 
 from models import contract
-from models.checkpoint import load_checkpoint
+from models.checkpoint import SHIPPED_DIR, SHIPPED_KINDS, load_checkpoint, shipped_checkpoint
+from models.evaluate import write_card
 from models.transformer import Transformer
 
 OPSET = 18
@@ -95,6 +99,44 @@ def check_graph(path: Path, symbolic_inputs: dict[str, int] | None = None) -> on
     return model
 
 
+def square_sequence_tensors(model: onnx.ModelProto) -> list[str]:
+    """Names of the tensors whose inferred shape has the sequence axis twice (T x T).
+
+    Runs ``onnx.shape_inference`` (strict, with data propagation) on a copy of
+    ``model``; the sequence axis is the symbolic axis 1 of input ``input_ids``.
+
+    Raises:
+        ValueError: if inference fails, the input has no symbolic axis, or a tensor
+            is left without a full shape or with a symbolic size other than T (a
+            T x T tensor could hide there).
+    """
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
+    except Exception as exc:  # onnx raises several inference error types
+        raise ValueError(f"shape inference failed: {exc}") from exc
+    graph = inferred.graph
+    inputs = {i.name: i for i in graph.input}
+    if contract.INPUT_NAME not in inputs:
+        raise ValueError(f"graph has no input {contract.INPUT_NAME!r}")
+    seq = inputs[contract.INPUT_NAME].type.tensor_type.shape.dim[1].dim_param
+    if not seq:
+        raise ValueError("the sequence axis of input_ids is not symbolic")
+    values = {v.name: v for v in [*graph.input, *graph.value_info, *graph.output]}
+    square = []
+    for name in [o for node in graph.node for o in node.output if o] + [
+        o.name for o in graph.output
+    ]:
+        tensor = values[name].type.tensor_type if name in values else None
+        if tensor is None or not tensor.HasField("shape"):
+            raise ValueError(f"tensor {name!r} has no inferred shape")
+        params = [d.dim_param for d in tensor.shape.dim if not d.HasField("dim_value")]
+        if any(p != seq for p in params):
+            raise ValueError(f"tensor {name!r} has symbolic sizes {params}, expected only {seq}")
+        if len(params) >= 2:
+            square.append(name)
+    return sorted(set(square))
+
+
 def _export(module: nn.Module, args: tuple, path: Path, input_names, output_names, dynamic):
     logging.getLogger("torch.onnx").setLevel(logging.ERROR)
     with warnings.catch_warnings():
@@ -144,6 +186,10 @@ def export_model(
 
     Returns:
         The written paths, each already validated by :func:`check_graph`.
+
+    Raises:
+        ValueError: if a graph fails :func:`check_graph`, or the linear fast graph
+            has a tensor with the sequence axis twice (:func:`square_sequence_tensors`).
     """
     model = model.eval()
     cfg = model.cfg
@@ -182,20 +228,42 @@ def export_model(
     for path in paths:
         add_metadata(path, {"config": cfg.to_json(), "tokenizer": tokenizer.to_str()})
         symbolic = {} if path.name.endswith("step.onnx") else {contract.INPUT_NAME: 1}
-        check_graph(path, symbolic)
+        graph = check_graph(path, symbolic)
+        if cfg.attention == "linear" and path.name.endswith("fast.onnx"):
+            if square := square_sequence_tensors(graph):
+                raise ValueError(f"{path.name} builds T x T tensors: {', '.join(square[:5])}")
     return paths
 
 
-def main(argv: list[str] | None = None) -> None:
+def targets(args: argparse.Namespace) -> tuple[list[Path], Path | None, Path | None]:
+    """``(checkpoints, out folder or None for beside each, card or None)`` for parsed
+    arguments: with no checkpoints named, the shipped ones, ``exported/`` and
+    ``exported/model_card.json`` (unless ``--card`` names another file)."""
+    if args.checkpoints:
+        return list(args.checkpoints), args.out, args.card
+    shipped = [shipped_checkpoint(kind) for kind in SHIPPED_KINDS]
+    return shipped, args.out or SHIPPED_DIR, args.card or SHIPPED_DIR / "model_card.json"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m models.export``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("checkpoints", nargs="+", type=Path, help=".safetensors checkpoints")
+    parser.add_argument(
+        "checkpoints", nargs="*", type=Path, help=".safetensors checkpoints (default: shipped)"
+    )
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: beside)")
-    args = parser.parse_args(argv)
-    for ckpt in args.checkpoints:
+    parser.add_argument("--card", type=Path, default=None, help="also evaluate, write this card")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    checkpoints, out_dir, card = targets(build_parser().parse_args(argv))
+    for ckpt in checkpoints:
         model, tokenizer, _meta = load_checkpoint(ckpt)
-        out = args.out or ckpt.parent
-        for path in export_model(model, out, tokenizer, prefix=ckpt.stem):
+        for path in export_model(model, out_dir or ckpt.parent, tokenizer, prefix=ckpt.stem):
             print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB)")
+    if card is not None:
+        write_card(checkpoints, card)
 
 
 if __name__ == "__main__":

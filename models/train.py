@@ -1,12 +1,12 @@
 """Train a model on the built-in corpus or a plain-text file.
 
-    python -m models.train --attention softmax --out exported/softmax.safetensors
+    python -m models.train --attention softmax     # -> exported/softmax.safetensors
     python -m models.train --attention linear --corpus my.txt --out runs/my.safetensors
 
 Seeded and reproducible (same arguments, same machine: same weights). Writes
 one ``.safetensors`` file holding the weights, the config, the tokenizer and
 what it was trained on, so it is a complete model for ``models.export`` and
-the app's uploader.
+the app's uploader, and the tokenizer alone as ``tokenizer.json`` beside it.
 """
 
 from __future__ import annotations
@@ -24,14 +24,11 @@ import torch.nn.functional as F
 from tokenizers import Tokenizer
 from tqdm import tqdm
 
-from models.checkpoint import save_checkpoint
+from models.checkpoint import save_checkpoint, shipped_checkpoint
 from models.config import ModelConfig
-from models.corpus import generate_corpus
+from models.heldout import TRAIN_LINES, TRAIN_SEED, training_lines, validation_lines
 from models.tokenizer import build_tokenizer
 from models.transformer import Transformer
-
-BUILTIN_LINES = 200_000
-BUILTIN_SEED = 0
 
 
 def corpus_lines(corpus: Path | None) -> tuple[list[str], list[str], str]:
@@ -44,9 +41,8 @@ def corpus_lines(corpus: Path | None) -> tuple[list[str], list[str], str]:
         ValueError: if the file is empty or not UTF-8 text.
     """
     if corpus is None:
-        train = generate_corpus(BUILTIN_LINES, seed=BUILTIN_SEED)
-        valid = generate_corpus(2_000, seed=BUILTIN_SEED + 10_007)
-        return train, valid, f"built-in corpus (models/corpus.py), {BUILTIN_LINES} lines, seed 0"
+        description = f"built-in corpus (models/corpus.py), {TRAIN_LINES} lines, seed {TRAIN_SEED}"
+        return training_lines(), validation_lines(), description
     try:
         text = Path(corpus).read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -176,7 +172,9 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description="Train a small transformer language model.")
     p.add_argument("--attention", choices=("softmax", "linear"), default="softmax")
     p.add_argument("--corpus", type=Path, default=None, help="plain-text file (default: built-in)")
-    p.add_argument("--out", type=Path, required=True, help="output .safetensors file")
+    p.add_argument(
+        "--out", type=Path, default=None, help="output .safetensors file (exported/<attention>...)"
+    )
     p.add_argument("--steps", type=int, default=3000)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--lr", type=float, default=3e-3)
@@ -187,10 +185,17 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--d-mlp", type=int, default=256)
     p.add_argument("--context-length", type=int, default=64)
     p.add_argument("--max-words", type=int, default=4000, help="vocabulary cap for --corpus")
-    p.add_argument("--tokenizer-out", type=Path, default=None, help="also write tokenizer.json")
+    p.add_argument(
+        "--tokenizer-out",
+        type=Path,
+        default=None,
+        help="tokenizer JSON (tokenizer.json beside --out)",
+    )
     p.add_argument("--checkpoint-every", type=int, default=0, help="also save every N steps")
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch CPU threads")
     args = p.parse_args(argv)
+    args.out = args.out or shipped_checkpoint(args.attention)
+    args.tokenizer_out = args.tokenizer_out or args.out.parent / "tokenizer.json"
     torch.set_num_threads(max(1, args.threads))
 
     train_lines, valid_lines, description = corpus_lines(args.corpus)
@@ -225,12 +230,20 @@ def main(argv: list[str] | None = None) -> None:
     record["torch"] = torch.__version__
     record["cpu_threads"] = torch.get_num_threads()
     save_checkpoint(args.out, model, tokenizer, record)
-    if args.tokenizer_out:
-        args.tokenizer_out.write_text(tokenizer.to_str(pretty=True), encoding="utf-8")
+    write_tokenizer(args.tokenizer_out, tokenizer)
     print(
         f"wrote {args.out}: {model.num_parameters():,} parameters, val loss {record['val_loss']}"
-        f" (perplexity {record['val_perplexity']}), {record['wall_time_s']} s"
+        f" (perplexity {record['val_perplexity']}), {record['wall_time_s']} s; {args.tokenizer_out}"
     )
+
+
+def write_tokenizer(path: Path, tokenizer: Tokenizer) -> None:
+    """Write ``tokenizer`` as pretty JSON to ``path`` atomically (a temporary file, then a
+    rename), so the two concurrent runs of ``make models`` never leave a torn file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(tokenizer.to_str(pretty=True), encoding="utf-8")
+    os.replace(tmp, path)
 
 
 if __name__ == "__main__":

@@ -55,8 +55,9 @@ def test_linear_parallel_equals_recurrent_equals_cumsum(qkv):
     rec, state, normalizer = linear_attention_recurrent(q, k, v)
     S, z = linear_attention_states(k, v)
     assert (par - rec).abs().max() <= 1e-5
-    assert (state - S).abs().max() <= 1e-5 * max(1.0, S.abs().max().item())
-    assert (normalizer - z).abs().max() <= 1e-5 * max(1.0, z.abs().max().item())
+    assert S.abs().max() > 10  # sums of T terms; still within 1e-5 absolute (measured 2e-6)
+    assert (state - S).abs().max() <= 1e-5
+    assert (normalizer - z).abs().max() <= 1e-5
     assert (linear_attention_readout(q, S, z) - par).abs().max() <= 1e-5
 
 

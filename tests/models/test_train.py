@@ -1,4 +1,5 @@
-"""Training smoke test: loss goes down, the checkpoint reloads to identical outputs."""
+"""Training smoke tests for both attention kinds: loss goes down, the checkpoint reloads
+to identical outputs, the CLIs write the tokenizer beside the checkpoint and a model card."""
 
 import json
 
@@ -8,13 +9,16 @@ import torch
 from models.checkpoint import load_checkpoint, save_checkpoint
 from models.config import ModelConfig
 from models.evaluate import probe_accuracy
-from models.tokenizer import build_tokenizer
+from models.tokenizer import build_tokenizer, load_tokenizer
 from models.train import corpus_lines, main, train
 
 LINES = ["the cat sat on the mat .", "the dogs are in the park .", "a bird is on the tree ."] * 50
 
 
-def tiny(tokenizer):
+KINDS = ("softmax", "linear")
+
+
+def tiny(tokenizer, attention="softmax"):
     return ModelConfig(
         vocab_size=tokenizer.get_vocab_size(),
         n_layer=1,
@@ -22,26 +26,32 @@ def tiny(tokenizer):
         d_model=16,
         d_mlp=32,
         context_length=16,
+        attention=attention,
     )
 
 
-def test_loss_goes_down_and_is_reproducible():
+@pytest.mark.parametrize("kind", KINDS)
+def test_loss_goes_down_and_is_reproducible(kind):
     tok = build_tokenizer(LINES)
+    cfg = tiny(tok, kind)
     model, record = train(
-        tiny(tok), tok, LINES, LINES[:10], steps=60, batch_size=8, lr=1e-2, progress=False
+        cfg, tok, LINES, LINES[:10], steps=60, batch_size=8, lr=1e-2, progress=False
     )
+    assert model.cfg.attention == kind
     curve = [loss for _, loss in record["loss_curve"]]
     assert curve[-1] < 0.6 * curve[0]
-    again, _ = train(
-        tiny(tok), tok, LINES, LINES[:10], steps=60, batch_size=8, lr=1e-2, progress=False
-    )
+    assert record["val_loss"] < curve[0]
+    again, _ = train(cfg, tok, LINES, LINES[:10], steps=60, batch_size=8, lr=1e-2, progress=False)
     for a, b in zip(model.state_dict().values(), again.state_dict().values(), strict=True):
         assert torch.equal(a, b)
 
 
-def test_checkpoint_reloads_to_identical_outputs(tmp_path):
+@pytest.mark.parametrize("kind", KINDS)
+def test_checkpoint_reloads_to_identical_outputs(tmp_path, kind):
     tok = build_tokenizer(LINES)
-    model, record = train(tiny(tok), tok, LINES, LINES[:10], steps=5, batch_size=4, progress=False)
+    model, record = train(
+        tiny(tok, kind), tok, LINES, LINES[:10], steps=5, batch_size=4, progress=False
+    )
     path = tmp_path / "m.safetensors"
     save_checkpoint(path, model, tok, record)
     again, tok2, meta = load_checkpoint(path)
@@ -82,6 +92,9 @@ def test_cli_trains_on_a_user_corpus(tmp_path, capsys):
     assert meta["training"]["data"].startswith("my.txt")
     assert model.cfg.n_layer == 1 and "cat" in tok.get_vocab()
     assert "wrote" in capsys.readouterr().out
+    beside = load_tokenizer((tmp_path / "tokenizer.json").read_text(encoding="utf-8"))
+    assert beside.get_vocab() == tok.get_vocab()  # the default --tokenizer-out
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
 
 
 @pytest.mark.parametrize("content", [b"", b"\n\n  \n", b"\xff\xfe\x00bad"])
