@@ -1,23 +1,39 @@
-"""``python -m bench [--quick] [--out bench/results] [--only latency,inference,...]``.
+"""``python -m bench [--quick] [--out DIR] [--only latency,inference,...] [--models DIR]``.
 
-Writes ``<out>/results.json`` (with the machine it ran on), plots
-(``<out>/*.png`` rendered by kaleido through Chromium, and interactive ``<out>/*.html``) and
-``<out>/summary.md`` (target, measured, met?).
+Writes ``<out>/results.json`` (with the machine it ran on), ``<out>/summary.md``
+(target, measured, met?) and plots (``<out>/*.png`` rendered by kaleido through
+Chromium, and interactive ``<out>/*.html``). A full run (no ``--quick``) into the
+default ``bench/results`` also rewrites the README's benchmark section. ``--quick``
+writes to a temporary folder unless ``--out`` is given, so it never overwrites the
+committed results.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import tempfile
 from pathlib import Path
 
 from bench.common import EXPORTED
+from bench.report import update_readme
 from bench.suite import SECTIONS, run
+
+RESULTS = Path(__file__).resolve().parent / "results"
+README = Path(__file__).resolve().parents[1] / "README.md"
+QUICK_OUT = Path(tempfile.gettempdir()) / "bench-quick"
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Parse the command line, run the sections, print the summary."""
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes (for tests)")
-    parser.add_argument("--out", type=Path, default=Path("bench/results"), help="output folder")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help=f"output folder (default {RESULTS}; --quick: {QUICK_OUT})",
+    )
     parser.add_argument(
         "--only", default=",".join(SECTIONS), help=f"comma-separated subset of {','.join(SECTIONS)}"
     )
@@ -27,8 +43,12 @@ def main(argv: list[str] | None = None) -> None:
     unknown = set(only) - set(SECTIONS)
     if unknown:
         parser.error(f"unknown sections: {', '.join(sorted(unknown))}")
-    run(args.out, only, args.quick, args.models)
-    print((args.out / "summary.md").read_text())
+    out = args.out or (QUICK_OUT if args.quick else RESULTS)
+    run(out, only, args.quick, args.models)
+    if not args.quick and out.resolve() == RESULTS.resolve():
+        update_readme(README, json.loads((out / "results.json").read_text()))
+        print(f"[bench] rewrote the benchmark section of {README.name}")
+    print((out / "summary.md").read_text())
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ctypes
 import datetime as dt
+import gc
 import os
 import platform
 import statistics
@@ -66,6 +68,19 @@ def reset_peak_rss() -> bool:
 def peak_rss_bytes() -> int | None:
     """Peak resident set size since start or the last :func:`reset_peak_rss`, or None."""
     return _proc_status_kb("VmHWM")
+
+
+def trim_memory() -> bool:
+    """``gc.collect()``, then glibc's ``malloc_trim(0)`` (hands freed heap pages back to
+    the kernel, so RSS shows live memory). Returns False where there is no glibc."""
+    gc.collect()
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        return False
+    return True
 
 
 def _proc_status_kb(field: str) -> int | None:
@@ -153,4 +168,5 @@ def sentence_of(model: OnnxModel, n_tokens: int, seed: int = 0) -> str:
 
 
 def median(values: list[float]) -> float:
+    """Median of a list of numbers."""
     return float(statistics.median(values))

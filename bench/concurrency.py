@@ -4,121 +4,87 @@ Every session is its own ``AppTest`` of ``app.py`` (its own session state),
 while ``st.cache_resource`` / ``st.cache_data`` are shared by all of them as on
 one ``streamlit run`` server. Each session types its own sentences; after every
 rerun the attention heatmap it shows is checked against a direct
-``models.analysis.analyze`` of that session's sentence, so a result leaking
-from one session into another is caught.
+``models.analysis.analyze`` of that session's sentence (computed before the
+sessions start), so a result leaking from one session into another is caught.
+
+``python -m bench`` runs this section in a child process
+(``python -m bench.concurrency``) with ``MALLOC_ARENA_MAX=2``, as ``make run``
+serves the app: glibc reads it at process start, and a fresh process keeps the
+earlier sections' memory out of the RSS readings.
 """
 
 from __future__ import annotations
 
-import base64
-import gc
+import argparse
 import json
 import logging
+import os
+import subprocess
+import sys
+import tempfile
 import threading
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from unittest.mock import MagicMock
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from bench.common import rss_bytes, sentence_of, summarize
+from bench.apptest import serving, shared_runtime, shown_attention
+from bench.common import EXPORTED, rss_bytes, sentence_of, shipped, summarize, trim_memory
 from models.analysis import analyze
 
-APP = Path(__file__).resolve().parents[1] / "app.py"
+ROOT = Path(__file__).resolve().parents[1]
+APP = ROOT / "app.py"
 GROWTH_TARGET_MB = 50.0
+ARENA_MAX = "2"  # MALLOC_ARENA_MAX of the child process, as `make run` sets it
 # AppTest sessions driven from plain threads trip this harmless "bare mode" warning.
 logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context").setLevel(logging.ERROR)
 
 
-def _array(z) -> np.ndarray:
-    """A plotly JSON array (plain list, or typed ``{"dtype", "bdata", "shape"}``) as float."""
-    if isinstance(z, dict) and "bdata" in z:
-        arr = np.frombuffer(base64.b64decode(z["bdata"]), dtype=np.dtype(z["dtype"]))
-        shape = z.get("shape")
-        if isinstance(shape, str):
-            shape = [int(s) for s in shape.split(",")]
-        return arr.reshape(shape).astype(float) if shape else arr.astype(float)
-    return np.array(z, dtype=float)
-
-
-def shown_attention(at: AppTest) -> np.ndarray:
-    """The big heatmap of the attention view: (T, T) weights of the selected head."""
-    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
-    return _array(spec["data"][0]["z"])
-
-
-@contextmanager
-def shared_runtime():
-    """One mock Streamlit Runtime for all AppTest sessions, as on one server.
-
-    ``AppTest`` swaps a fresh mock into the global ``Runtime._instance`` for each
-    run and sets it back to None when the run ends, so two sessions running at
-    once break each other ("Runtime hasn't been created!"). Inside this context
-    the real global holds one shared mock for the whole benchmark, and
-    ``AppTest``'s per-run swaps land on a throwaway subclass instead.
-    """
-    import streamlit.testing.v1.app_test as app_test_module
-    from streamlit.components.v2.component_manager import BidiComponentManager
-    from streamlit.runtime import Runtime
-    from streamlit.runtime.caching.storage.dummy_cache_storage import (
-        MemoryCacheStorageManager,
-    )
-    from streamlit.runtime.dataframe_source_manager import DataframeSourceManager
-    from streamlit.runtime.media_file_manager import MediaFileManager
-    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
-    from streamlit.testing.v1.util import patch_config_options
-
-    shared = MagicMock(spec=Runtime)
-    shared.media_file_mgr = MediaFileManager(MemoryMediaFileStorage("/mock/media"))
-    shared.dataframe_source_mgr = DataframeSourceManager()
-    shared.cache_storage_manager = MemoryCacheStorageManager()
-    components = BidiComponentManager()
-    components.discover_and_register_components(start_file_watching=False)
-    shared.bidi_component_registry = components
-    previous = Runtime._instance
-    Runtime._instance = shared
-    app_test_module.Runtime = type("PerRunRuntime", (Runtime,), {})
-    try:
-        with patch_config_options({"global.appTest": True}):
-            yield
-    finally:
-        app_test_module.Runtime = Runtime
-        Runtime._instance = previous
-
-
 def concurrency(
-    models: dict, sessions: int, reruns: int, per_session_sentences: int = 5, timeout: int = 300
+    models: dict,
+    sessions: int,
+    reruns: int,
+    per_session_sentences: int = 5,
+    timeout: int = 300,
+    folder: Path = EXPORTED,
+    single_reruns: int = 20,
 ) -> dict:
     """Run ``sessions`` AppTest sessions at once for ``reruns`` reruns in total.
 
     Args:
-        models: kind -> shipped ``OnnxModel`` (used for the direct reference analysis).
+        models: kind -> ``OnnxModel`` loaded from ``folder`` (the direct reference analysis).
         sessions: simultaneous sessions (alternating softmax and linear models).
         reruns: total reruns across sessions (each session does reruns // sessions).
         per_session_sentences: distinct sentences a session cycles through.
+        timeout: seconds one rerun may take.
+        folder: the shipped graphs the app serves.
+        single_reruns: reruns of one session alone, before the concurrent run.
 
     Returns:
-        Latency summary over all reruns (ms), RSS after warm-up and at the end (MB),
-        growth, wrong-result count and whether the growth target was met.
+        Latency (ms) of one session alone and of all at once, throughput (reruns/s),
+        RSS (MB) after a concurrent warm-up round and at the end, growth (whole run
+        and second half), wrong-result count and whether the targets were met.
     """
     kinds = list(models)
-    apps, texts = [], []
+    apps, texts, expected = [], [], {}
     for i in range(sessions):
         kind = kinds[i % len(kinds)]
         at = AppTest.from_file(str(APP), default_timeout=timeout)
         at.query_params["model"] = kind
         at.query_params["view"] = "attention"
         apps.append((kind, at))
-        texts.append(
-            [
-                sentence_of(models[kind], 4 + (i + j) % 17, seed=1000 * i + j)
-                for j in range(per_session_sentences)
-            ]
-        )
-    with shared_runtime():
-        return _drive(models, apps, texts, sessions, reruns)
+        mine = [
+            sentence_of(models[kind], 4 + (i + j) % 17, seed=1000 * i + j)
+            for j in range(per_session_sentences)
+        ]
+        texts.append(mine)
+        for text in mine:  # the reference, computed before any session starts
+            expected[kind, text] = analyze(models[kind], text).outputs["attn"][0, 0]  # (T, T)
+    with serving(folder), shared_runtime():
+        out = _drive(apps, texts, expected, reruns, single_reruns)
+    out["malloc_arena_max"] = os.environ.get("MALLOC_ARENA_MAX")
+    return out
 
 
 def _half_growth(trace: list) -> float | None:
@@ -128,64 +94,94 @@ def _half_growth(trace: list) -> float | None:
     return values[-1] - values[len(values) // 2] if len(values) > 1 else None
 
 
-def _drive(models: dict, apps: list, texts: list, sessions: int, reruns: int) -> dict:
-    """Warm every session up, then run all of them at once; see :func:`concurrency`."""
-    for _, at in apps:  # warm-up: every session's first page load, and each sentence once
-        at.run()
-    for (_, at), mine in zip(apps, texts, strict=True):
-        for text in mine:
-            at.text_area(key="text").set_value(text).run()
-    gc.collect()
-    rss_start = rss_bytes()
-    per = max(1, reruns // sessions)
-    barrier = threading.Barrier(sessions)
-    latencies: list[float] = []
-    wrong: list[str] = []
-    errors: list[str] = []
-    trace: list[float | None] = []  # process RSS (MB) after each rerun, in finishing order
+def _rerun(at: AppTest, text: str, want: np.ndarray) -> tuple[float, bool]:
+    """Type ``text`` into one session; (milliseconds, whether it shows ``want``)."""
+    start = time.perf_counter()
+    at.text_area(key="text").set_value(text).run()
+    ms = (time.perf_counter() - start) * 1e3
+    try:
+        shown = shown_attention(at)
+        ok = shown.shape == want.shape and np.allclose(shown, want, atol=1e-5)
+    except (IndexError, KeyError, ValueError):
+        ok = False
+    return ms, ok and not at.exception
+
+
+def _all_at_once(apps, texts, expected, per: int, offset: int) -> dict:
+    """Every session reruns ``per`` times, all starting together (threads, one barrier)."""
+    barrier = threading.Barrier(len(apps))
+    latencies, wrong, errors, trace = [], [], [], []
     lock = threading.Lock()
 
     def worker(i: int) -> None:
         kind, at = apps[i]
         barrier.wait()
         for j in range(per):
-            text = texts[i][(j + 1) % len(texts[i])]
-            start = time.perf_counter()
+            text = texts[i][(j + offset) % len(texts[i])]
             try:
-                at.text_area(key="text").set_value(text).run()
+                ms, ok = _rerun(at, text, expected[kind, text])
             except Exception as exc:  # a crashed session is a result, not a crash here
                 with lock:
                     errors.append(f"session {i}: {exc!r}")
                 return
-            ms = (time.perf_counter() - start) * 1e3
-            expected = analyze(models[kind], text).outputs["attn"][0, 0]  # (T, T)
-            try:
-                shown = shown_attention(at)
-                ok = shown.shape == expected.shape and np.allclose(shown, expected, atol=1e-5)
-            except (IndexError, KeyError, ValueError):
-                ok = False
             rss = rss_bytes()
             with lock:
                 latencies.append(ms)
                 trace.append(None if rss is None else rss / 1e6)
-                if at.exception or not ok:
+                if not ok:
                     wrong.append(f"session {i} rerun {j}")
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(sessions)]
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(apps))]
     wall = time.perf_counter()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     wall = time.perf_counter() - wall
-    gc.collect()
+    return {"latencies": latencies, "wrong": wrong, "errors": errors, "trace": trace, "wall": wall}
+
+
+def _drive(apps: list, texts: list, expected: dict, reruns: int, single_reruns: int) -> dict:
+    """Warm up, time one session alone, then all at once; see :func:`concurrency`."""
+    for (_, at), mine in zip(apps, texts, strict=True):  # first page load, each sentence once
+        at.run()
+        for text in mine:
+            at.text_area(key="text").set_value(text).run()
+    kind, at = apps[0]
+    alone = []
+    wall = time.perf_counter()
+    for j in range(single_reruns):
+        text = texts[0][(j + 1) % len(texts[0])]
+        alone.append(_rerun(at, text, expected[kind, text])[0])
+    alone_wall = time.perf_counter() - wall
+    _all_at_once(apps, texts, expected, 1, 0)  # warm-up round: threads and arenas
+    trimmed = trim_memory()
+    rss_start = rss_bytes()
+    run = _all_at_once(apps, texts, expected, max(1, reruns // len(apps)), 1)
+    trim_memory()
     rss_end = rss_bytes()
     growth = None if rss_start is None else (rss_end - rss_start) / 1e6
+    latencies, wrong, errors, trace = run["latencies"], run["wrong"], run["errors"], run["trace"]
+    cores = os.cpu_count()
     return {
-        "sessions": sessions,
+        "sessions": len(apps),
         "reruns": len(latencies),
-        "wall_s": wall,
+        "wall_s": run["wall"],
         "latency": summarize(latencies) if latencies else None,
+        "throughput_per_s": len(latencies) / run["wall"] if run["wall"] else None,
+        "single_session": {
+            "model": kind,
+            "latency": summarize(alone) if alone else None,
+            "throughput_per_s": len(alone) / alone_wall if alone else None,
+        },
+        "latency_note": f"{len(apps)} sessions on {cores} cores: "
+        + (
+            "each rerun mostly waits for the others' CPU time, so the concurrent latency is "
+            "queueing (about sessions / throughput)"
+            if cores and len(apps) > cores
+            else "no more sessions than cores"
+        )
+        + "; the single-session latency is what one rerun costs",
         "wrong_results": len(wrong),
         "wrong_examples": wrong[:5],
         "errors": errors[:5],
@@ -194,6 +190,47 @@ def _drive(models: dict, apps: list, texts: list, sessions: int, reruns: int) ->
         "growth_mb": growth,
         "rss_trace_mb": trace[:: max(1, len(trace) // 50)],
         "growth_second_half_mb": _half_growth(trace),
+        "rss_readings": "after gc.collect()"
+        + (" and malloc_trim(0)" if trimmed else "")
+        + ", following one concurrent warm-up round",
         "target_growth_mb": GROWTH_TARGET_MB,
         "met": bool(growth is not None and growth < GROWTH_TARGET_MB and not wrong and not errors),
     }
+
+
+def run_isolated(folder: Path, sessions: int, reruns: int, timeout_s: int = 3600) -> dict:
+    """:func:`concurrency` in a child process with ``MALLOC_ARENA_MAX=2``; its result,
+    or ``{"error": ...}`` when the child fails."""
+    env = os.environ | {"MALLOC_ARENA_MAX": ARENA_MAX}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "concurrency.json"
+        cmd = [sys.executable, "-m", "bench.concurrency", "--models", str(folder)]
+        cmd += ["--sessions", str(sessions), "--reruns", str(reruns), "--out", str(path)]
+        proc = subprocess.run(
+            cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=timeout_s
+        )
+        if proc.returncode != 0 or not path.exists():
+            tail = (proc.stderr or proc.stdout)[-2000:]
+            return {"error": f"exit {proc.returncode}: {tail}", "sessions": sessions, "met": False}
+        out = json.loads(path.read_text())
+    out["process"] = f"child process, MALLOC_ARENA_MAX={ARENA_MAX}"
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m bench.concurrency --models DIR --sessions N --reruns N --out FILE``."""
+    parser = argparse.ArgumentParser(prog="python -m bench.concurrency")
+    parser.add_argument("--models", type=Path, default=EXPORTED)
+    parser.add_argument("--sessions", type=int, default=20)
+    parser.add_argument("--reruns", type=int, default=500)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    logging.getLogger("streamlit").setLevel(logging.ERROR)
+    models = {kind: shipped(kind, args.models) for kind in ("softmax", "linear")}
+    single = min(20, args.reruns)
+    out = concurrency(models, args.sessions, args.reruns, folder=args.models, single_reruns=single)
+    args.out.write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()

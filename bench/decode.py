@@ -111,7 +111,13 @@ def kv_cache(decoder, prompt: list[int], n_new: int) -> tuple[list[int], list[fl
 
 
 def recompute(session, prompt: list[int], n_new: int) -> tuple[list[int], list[float]]:
-    """Softmax attention's fast graph on the whole prefix for every new token."""
+    """Softmax attention's fast graph on the whole prefix for every new token.
+
+    The fast graph's only output is the logits of every position, (1, P, V), so each
+    token copies all of them to the host (P·V·4 bytes) though only the last row is
+    used; on CUDA that copy is part of the timed cost (the cache and step graphs
+    return only (1, V)).
+    """
     seq, new, ms = list(prompt), [], []
     for _ in range(n_new):
         start = time.perf_counter()

@@ -7,6 +7,11 @@ values of all P earlier tokens, and gets back the logits plus the caches grown
 to P + 1. Work per token is O(P d) instead of the O(P^2 d) of recomputing the
 prefix; memory grows as 2 L H P d_head floats (the recurrent state of linear
 attention stays at L H d_head (d_head + 1)).
+
+It is a naive cache: K and V grow by Concat inside the graph, and on CPU the
+whole cache goes out to numpy and back in every step (O(P) copies per token; no
+preallocated buffer updated in place). On CUDA ``bench/decode.py`` keeps it on
+the GPU with I/O binding.
 """
 
 from __future__ import annotations

@@ -9,18 +9,30 @@ import plotly.graph_objects as go
 from viz import complexity as vc
 
 
+def figure_names(results: dict) -> list[str]:
+    """Names of the figures ``results`` has data for (``scaling_time``, ...): file stems."""
+    names = []
+    if "scaling" in results:
+        names.append("scaling_time")
+        sc = results["scaling"]
+        if any(all(sc.get(k, {}).get("peak_mb") or [None]) for k in ("softmax", "linear")):
+            names.append("scaling_memory")
+    names += [name for key, name in _SECTION_FIGURE.items() if key in results]
+    return names
+
+
+_SECTION_FIGURE = {"generation": "generation_speed", "memory": "carried_memory"}
+_BUILDERS = {
+    "scaling_time": lambda r: vc.scaling_time(r["scaling"]),
+    "scaling_memory": lambda r: vc.scaling_memory(r["scaling"]),
+    "generation_speed": lambda r: vc.generation_speed(r["generation"]),
+    "carried_memory": lambda r: vc.carried_memory(r["memory"]),
+}
+
+
 def figures(results: dict) -> dict[str, go.Figure]:
     """name -> figure for every result section present (scaling, generation, memory)."""
-    figs = {}
-    if "scaling" in results:
-        figs["scaling_time"] = vc.scaling_time(results["scaling"])
-        if any(results["scaling"].get(k, {}).get("peak_mb") for k in ("softmax", "linear")):
-            figs["scaling_memory"] = vc.scaling_memory(results["scaling"])
-    if "generation" in results:
-        figs["generation_speed"] = vc.generation_speed(results["generation"])
-    if "memory" in results:
-        figs["carried_memory"] = vc.carried_memory(results["memory"])
-    return figs
+    return {name: _BUILDERS[name](results) for name in figure_names(results)}
 
 
 def figure_png(fig: go.Figure, path: Path) -> Path:

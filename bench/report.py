@@ -1,130 +1,39 @@
-"""Render ``results.json`` as the markdown summary the README includes (target, measured, met?)."""
+"""Render ``results.json`` as markdown (target, measured, met?) for ``summary.md`` and
+the project README's ``<!-- bench:start -->`` ... ``<!-- bench:end -->`` section."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from bench import sections
 
-def _yes(flag) -> str:
-    return "n/a" if flag is None else ("yes" if flag else "**no**")
-
-
-def _ms(x: float) -> str:
-    return f"{x:,.1f} ms" if x >= 1 else f"{x:.3f} ms"
+START, END = "<!-- bench:start -->", "<!-- bench:end -->"
+PLOTS_URL = "bench/results"  # where the README links the PNGs (relative to the repo root)
 
 
 def rows(results: dict) -> list[tuple[str, str, str, str]]:
     """``(benchmark, target, measured, met)`` rows for every section present."""
     out = []
-    if lat := results.get("latency"):
-        for kind in ("softmax", "linear"):
-            for T, s in lat.get(kind, {}).items():
-                ok = s["median_ms"] <= lat["target_ms"]
-                out.append(
-                    (
-                        f"App latency, {kind}, T = {T}",
-                        f"median <= {lat['target_ms']:.0f} ms",
-                        f"median {_ms(s['median_ms'])}, p95 {_ms(s['p95_ms'])}",
-                        _yes(ok),
-                    )
-                )
-    if inf := results.get("inference"):
-        for kind in ("softmax", "linear"):
-            if s := inf.get(kind):
-                out.append(
-                    (
-                        f"onnxruntime vs PyTorch eager, {kind}, T = {inf['T']}",
-                        f">= {inf['target_speedup']}x faster",
-                        f"{s['speedup']:.2f}x ({_ms(s['onnxruntime']['median_ms'])} vs "
-                        f"{_ms(s['torch_eager']['median_ms'])})",
-                        _yes(s["speedup"] >= inf["target_speedup"]),
-                    )
-                )
-    if sc := results.get("scaling"):
-        if lin := sc.get("linear"):
-            lo, hi = lin["T"][0], lin["T"][-1]
-            ok = lin["slope"] is not None and lin["slope"] <= sc["target_linear_slope"]
-            out.append(
-                (
-                    f"Linear fast graph, log-log slope, T = {lo}..{hi}",
-                    f"<= {sc['target_linear_slope']}",
-                    f"{lin['slope']:.2f}",
-                    _yes(ok),
-                )
-            )
-        if sm := sc.get("softmax"):
-            out.append(("Softmax fast graph, log-log slope", "reported", f"{sm['slope']:.2f}", ""))
-        if "ratio" in sc:
-            out.append(
-                (
-                    f"Softmax time / linear time, T = {sc['ratio_T']}",
-                    f">= {sc['target_ratio']}x",
-                    f"{sc['ratio']:.1f}x",
-                    _yes(sc["ratio"] >= sc["target_ratio"]),
-                )
-            )
-    if gen := results.get("generation"):
-        n = gen["n_new"]
-        out.append(
-            (
-                f"Generate {n}: linear step vs softmax recomputing the prefix",
-                f">= {gen['target_vs_recompute']:.0f}x",
-                f"{gen['speedup_vs_recompute']:.1f}x",
-                _yes(gen["met"]),
-            )
-        )
-        out.append(
-            (
-                f"Generate {n}: linear step vs softmax with a key/value cache",
-                "reported",
-                f"{gen['speedup_vs_kv_cache']:.2f}x",
-                "",
-            )
-        )
-    if mem := results.get("memory"):
-        n = mem["length"][-1]
-        out.append(
-            (
-                f"Carried memory at {n} tokens (state vs KV cache)",
-                "reported",
-                f"{mem['state_bytes'][-1] / 1e3:,.1f} kB vs {mem['kv_cache_bytes'][-1] / 1e6:,.2f} MB",
-                "",
-            )
-        )
-    if con := results.get("concurrency"):
-        lat = con["latency"] or {}
-        growth = con["growth_mb"]
-        out.append(
-            (
-                f"{con['sessions']} sessions, {con['reruns']} reruns: own correct result",
-                "0 wrong",
-                f"{con['wrong_results']} wrong, {len(con['errors'])} errors",
-                _yes(con["wrong_results"] == 0 and not con["errors"]),
-            )
-        )
-        out.append(
-            (
-                f"{con['sessions']} sessions: rerun latency",
-                "reported",
-                f"median {_ms(lat.get('median_ms', float('nan')))}, "
-                f"p95 {_ms(lat.get('p95_ms', float('nan')))}",
-                "",
-            )
-        )
-        out.append(
-            (
-                f"Memory growth over {con['reruns']} reruns",
-                f"< {con['target_growth_mb']:.0f} MB",
-                "n/a" if growth is None else f"{growth:.1f} MB",
-                _yes(None if growth is None else growth < con["target_growth_mb"]),
-            )
-        )
+    for name in ("latency", "inference", "scaling", "generation", "memory", "concurrency"):
+        if section := results.get(name):
+            out += getattr(sections, name)(section, results)
+    return out
+
+
+def notes(results: dict) -> list[str]:
+    """Sentences under the table: what each baseline is, and where the time goes."""
+    out = []
+    for name in ("latency", "scaling", "generation", "memory", "concurrency"):
+        if section := results.get(name):
+            out += getattr(sections, f"{name}_notes")(section)
+    if err := results.get("plots_error"):
+        out.append(f"Plots were not written: {err}")
     return out
 
 
 def render(results: dict) -> str:
-    """Markdown: the machine line, then a table of target, measured and met."""
+    """Markdown: the machine line, a table of target, measured and met, then notes."""
     m = results.get("machine", {})
     head = (
         f"Measured {m.get('date', '?')} on {m.get('cpu', '?')} ({m.get('cores', '?')} cores), "
@@ -135,9 +44,47 @@ def render(results: dict) -> str:
         head += " **Quick run (tiny sizes): not benchmark numbers.**"
     lines = [head, "", "| Benchmark | Target | Measured | Met |", "|---|---|---|---|"]
     lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows(results)]
-    if gen := results.get("generation"):
-        lines += ["", "Baselines: " + "; ".join(f"{k}: {v}" for k, v in gen["baselines"].items())]
+    if extra := notes(results):
+        lines += [""] + [f"- {n}" for n in extra]
     return "\n".join(lines) + "\n"
+
+
+def readme_section(results: dict) -> str:
+    """What goes between the README's markers: :func:`render` plus links to the PNGs."""
+    from bench.plots import figure_names
+
+    text = render(results)
+    if "plots_error" not in results:
+        names = results.get("plots") or [f"{n}.png" for n in figure_names(results)]
+        links = [f"[{n}]({PLOTS_URL}/{n})" for n in names]
+        if links:
+            text += "\nPlots: " + " · ".join(links) + "\n"
+    return text
+
+
+def replace_between_markers(text: str, body: str) -> str:
+    """``text`` with everything between :data:`START` and :data:`END` replaced by ``body``.
+
+    Raises:
+        ValueError: if the markers are missing or out of order.
+    """
+    i, j = text.find(START), text.find(END)
+    if i < 0 or j < i:
+        raise ValueError(f"no {START} ... {END} section")
+    return text[: i + len(START)] + "\n" + body + text[j:]
+
+
+def between_markers(text: str) -> str:
+    """The text between :data:`START` and :data:`END` (without the newline after START)."""
+    i, j = text.find(START), text.find(END)
+    if i < 0 or j < i:
+        raise ValueError(f"no {START} ... {END} section")
+    return text[i + len(START) + 1 : j]
+
+
+def update_readme(readme: Path, results: dict) -> None:
+    """Rewrite the benchmark section of ``readme`` from ``results``."""
+    readme.write_text(replace_between_markers(readme.read_text(), readme_section(results)))
 
 
 def write_summary(results_json: Path, out: Path | None = None) -> Path:

@@ -13,7 +13,6 @@ from pathlib import Path
 from bench import generation as gen_mod
 from bench import speed
 from bench.common import EXPORTED, machine_info, sentence_of, shipped
-from bench.plots import write_plots
 from bench.report import write_summary
 from bench.twins import make_twin
 
@@ -25,12 +24,14 @@ class Sizes:
     """How big each section runs (the full suite, or ``--quick`` for tests)."""
 
     latency_T: tuple[int, ...] = (8, 32, 64)
-    latency_repeats: int = 30
+    latency_repeats: int = 15
     inference_T: int = 64
     inference_repeats: int = 50
     scaling_T: tuple[int, ...] = (256, 512, 1024, 2048, 4096, 8192)
+    scaling_min_repeats: int = 3
     scaling_max_repeats: int = 10
-    scaling_budget_s: float = 3.0
+    scaling_ratio_repeats: int = 20  # rounds at T = 4,096, where the ratio is read
+    scaling_budget_s: float = 4.0  # per T, both models together
     generation_new: int = 1024
     memory_lengths: tuple[int, ...] = (64, 256, 1024, 4096)
     sessions: int = 20
@@ -39,11 +40,13 @@ class Sizes:
 
 QUICK = Sizes(
     latency_T=(4, 8),
-    latency_repeats=2,
+    latency_repeats=1,
     inference_T=8,
     inference_repeats=2,
     scaling_T=(16, 32, 64),
+    scaling_min_repeats=2,
     scaling_max_repeats=2,
+    scaling_ratio_repeats=2,
     scaling_budget_s=0.01,
     generation_new=8,
     memory_lengths=(4, 16),
@@ -60,6 +63,9 @@ def run(
     log=print,
 ) -> dict:
     """Run the chosen sections on the models in ``folder``; write results under ``out``.
+
+    ``results.json`` is rewritten after every section, then ``summary.md``, then
+    the plots (a plot failure is recorded in both, not raised).
 
     Returns:
         The results dict (also written to ``out/results.json``).
@@ -86,15 +92,20 @@ def run(
             start = time.perf_counter()
             log(f"[bench] {section} ...")
             if section == "latency":
-                results[section] = speed.app_latency(
-                    models, list(sizes.latency_T), sizes.latency_repeats
-                )
+                from bench.latency import app_latency
+
+                results[section] = app_latency(models, list(sizes.latency_T), sizes.latency_repeats)
             elif section == "inference":
                 pair = {k: twin(k) for k in models}
                 results[section] = speed.inference(pair, sizes.inference_T, sizes.inference_repeats)
             elif section == "scaling":
                 results[section] = speed.scaling(
-                    models, list(sizes.scaling_T), sizes.scaling_max_repeats, sizes.scaling_budget_s
+                    models,
+                    list(sizes.scaling_T),
+                    sizes.scaling_max_repeats,
+                    sizes.scaling_budget_s,
+                    min_repeats=sizes.scaling_min_repeats,
+                    ratio_repeats=sizes.scaling_ratio_repeats,
                 )
             elif section == "generation":
                 soft = twin("softmax")
@@ -110,18 +121,25 @@ def run(
                     models["softmax"].config,
                     list(sizes.memory_lengths),
                 )
-            elif section == "concurrency":
-                from bench.concurrency import concurrency
+            elif section == "concurrency":  # a child process with MALLOC_ARENA_MAX=2
+                from bench.concurrency import run_isolated
 
-                app_models = {k: shipped(k) for k in ("softmax", "linear")}  # what app.py serves
-                results[section] = concurrency(app_models, sizes.sessions, sizes.reruns)
+                results[section] = run_isolated(folder, sizes.sessions, sizes.reruns)
             results[section]["seconds"] = time.perf_counter() - start
             log(f"[bench] {section} done in {results[section]['seconds']:.1f} s")
             (out / "results.json").write_text(json.dumps(results, indent=1))  # partial
     results["machine"]["loadavg_end"] = list(os.getloadavg())
     path = out / "results.json"
     path.write_text(json.dumps(results, indent=1))
-    write_plots(results, out)
+    write_summary(path)
+    try:
+        from bench.plots import write_plots
+
+        results["plots"] = [p.name for p in write_plots(results, out) if p.suffix == ".png"]
+    except Exception as err:  # e.g. no Chromium for kaleido: the numbers are already saved
+        results["plots_error"] = f"{type(err).__name__}: {err}"
+        log(f"[bench] plots failed: {results['plots_error']}")
+    path.write_text(json.dumps(results, indent=1))
     write_summary(path)
     return results
 

@@ -14,11 +14,19 @@ import torch
 from PIL import Image
 
 from bench import decode
-from bench.__main__ import main
+from bench.__main__ import README, RESULTS, main
 from bench.common import fit_slope, shipped
 from bench.kv_cache import OnnxKVDecoder, export_kv_cache
 from bench.plots import figure_png
-from bench.report import render
+from bench.report import (
+    END,
+    START,
+    between_markers,
+    readme_section,
+    render,
+    replace_between_markers,
+    update_readme,
+)
 from bench.suite import run
 from models.checkpoint import save_checkpoint
 from models.export import export_model
@@ -52,6 +60,14 @@ def test_quick_suite_writes_results_plots_and_summary(tiny_folder, tmp_path):
     assert saved["inference"]["softmax"]["weights"].startswith("checkpoint")
     assert saved["inference"]["linear"]["max_abs_diff"] < 1e-4
     assert saved["scaling"]["linear"]["slope"] is not None
+    lo, hi = saved["scaling"]["ratio_p10_p90"]
+    assert 0 < lo <= hi
+    assert len(saved["scaling"]["softmax"]["peak_mb"]) == len(saved["scaling"]["softmax"]["T"])
+    row = saved["latency"]["linear"]["8"]
+    assert row["total"]["median_ms"] >= row["arrays"]["median_ms"] > 0
+    assert {"attention: head_grid", "compare: analyze(other model)"} <= set(row["builders_ms"])
+    assert saved["latency"]["slowest_builder"]["linear"]["T"] == 8
+    assert saved["inference"]["linear"]["comparison"] == "onnxruntime CPU vs PyTorch CPU"
     gen = saved["generation"]
     assert gen["kv_matches_recompute_tokens"]
     assert set(gen["baselines"]) == {"speedup_vs_recompute", "speedup_vs_kv_cache"}
@@ -63,7 +79,9 @@ def test_quick_suite_writes_results_plots_and_summary(tiny_folder, tmp_path):
         assert (tmp_path / f"{name}.html").stat().st_size > 0
     summary = (tmp_path / "summary.md").read_text()
     assert "| Benchmark | Target | Measured | Met |" in summary and "Quick run" in summary
+    assert "(analytic)" in summary and "naive" in summary
     assert results["latency"]["softmax"]
+    assert sorted(saved["plots"]) == sorted(p.name for p in tmp_path.glob("*.png"))
 
 
 def test_cli_runs_a_subset(tiny_folder, tmp_path, capsys):
@@ -71,7 +89,7 @@ def test_cli_runs_a_subset(tiny_folder, tmp_path, capsys):
         [
             "--quick",
             "--only",
-            "latency,memory",
+            "scaling,memory",
             "--models",
             str(tiny_folder),
             "--out",
@@ -79,8 +97,50 @@ def test_cli_runs_a_subset(tiny_folder, tmp_path, capsys):
         ]
     )
     saved = json.loads((tmp_path / "results.json").read_text())
-    assert "latency" in saved and "memory" in saved and "scaling" not in saved
-    assert "App latency" in capsys.readouterr().out
+    assert "scaling" in saved and "memory" in saved and "latency" not in saved
+    assert "Carried memory" in capsys.readouterr().out
+
+
+def test_a_plot_failure_is_recorded_after_the_summary(tiny_folder, tmp_path, monkeypatch):
+    def no_chromium(results, out):
+        assert (out / "summary.md").exists()  # the numbers are safe before any plotting
+        raise RuntimeError("kaleido needs a Chromium browser")
+
+    monkeypatch.setattr("bench.plots.write_plots", no_chromium)
+    run(tmp_path, ("memory",), quick=True, folder=tiny_folder, log=lambda _: 0)
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert "Chromium" in saved["plots_error"] and "plots" not in saved
+    assert "Plots were not written" in (tmp_path / "summary.md").read_text()
+
+
+def test_views_bench_covers_every_view_of_the_app():
+    from bench.views import BUILDERS
+    from ui.views import RENDERERS
+
+    assert set(BUILDERS) == set(RENDERERS)
+
+
+def test_readme_benchmark_section_is_rendered_from_committed_results():
+    results = json.loads((RESULTS / "results.json").read_text())
+    assert between_markers(README.read_text()) == readme_section(results)
+    assert (RESULTS / "summary.md").read_text() == render(results)
+
+
+def test_update_readme_rewrites_only_the_marked_section(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# Title\n\n{START}\nold table\n{END}\n\n## After\n")
+    results = {
+        "machine": {"cpu": "X"},
+        "memory": {"length": [4], "state_bytes": [8], "kv_cache_bytes": [16]},
+    }
+    update_readme(readme, results)
+    text = readme.read_text()
+    assert text.startswith("# Title\n\n" + START) and text.endswith(END + "\n\n## After\n")
+    assert "old table" not in text and between_markers(text) == readme_section(results)
+    update_readme(readme, results)
+    assert readme.read_text() == text  # idempotent
+    with pytest.raises(ValueError):
+        replace_between_markers("no markers", "x")
 
 
 def test_cli_rejects_unknown_sections(tmp_path):
@@ -151,6 +211,17 @@ def test_concurrent_app_sessions_each_get_their_own_result():
     from bench.concurrency import concurrency
 
     models = {k: shipped(k) for k in ("softmax", "linear")}
-    out = concurrency(models, sessions=2, reruns=4, per_session_sentences=2)
+    out = concurrency(models, sessions=2, reruns=4, per_session_sentences=2, single_reruns=2)
     assert out["reruns"] == 4 and out["wrong_results"] == 0 and not out["errors"]
-    assert out["latency"]["median_ms"] > 0
+    assert out["latency"]["median_ms"] > 0 and out["throughput_per_s"] > 0
+    assert out["single_session"]["latency"]["n"] == 2
+    assert "growth_second_half_mb" in out and "one concurrent warm-up round" in out["rss_readings"]
+
+
+def test_concurrency_runs_in_a_child_with_capped_malloc_arenas(tiny_folder):
+    from bench.concurrency import run_isolated
+
+    out = run_isolated(tiny_folder, sessions=2, reruns=2)
+    assert "error" not in out, out.get("error")
+    assert out["malloc_arena_max"] == "2" and out["wrong_results"] == 0
+    assert out["reruns"] == 2

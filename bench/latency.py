@@ -1,0 +1,91 @@
+"""App latency: a new sentence to every view computed, server side.
+
+Per model and sentence length T, each timed call gets a sentence it has not seen
+(no cache involved) and measures
+
+* ``arrays``: ``analyze()`` + ``head_table()``, the model's arrays for every view;
+* ``views``: every view's figures built from those arrays with the real ``viz/``
+  builders and serialized as Streamlit sends them (``bench/views.py``), plus the
+  other shipped model's analysis that the compare and mask views need;
+* ``total``: both, i.e. what a new sentence costs the server when all views are drawn.
+
+Streamlit itself is not called in the timed path.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from bench.common import sentence_of, summarize
+from bench.views import Page, build_all
+from models.analysis import analyze, head_table, induction_probe
+from ui.loaders import positional_encoding
+
+LATENCY_TARGET_MS = 150.0
+
+
+def _one(page_of, text: str) -> tuple[float, float, dict[str, float]]:
+    """(arrays ms, total ms, per-builder ms) for one new sentence."""
+    start = time.perf_counter()
+    page = page_of(text)
+    arrays = (time.perf_counter() - start) * 1e3
+    items = build_all(page)
+    return arrays, (time.perf_counter() - start) * 1e3, items
+
+
+def app_latency(models: dict, lengths: list[int], repeats: int) -> dict:
+    """Time arrays, figures + JSON, and their total for ``repeats`` new sentences per T.
+
+    Args:
+        models: ``{"softmax": OnnxModel, "linear": OnnxModel}`` (both: the compare view).
+        lengths: sentence lengths T in tokens.
+        repeats: timed sentences per model and T (after one untimed warm-up).
+
+    Returns:
+        ``{kind: {T: {"arrays", "views", "total": {"median_ms", "p95_ms", ...},
+        "builders_ms": {"view: builder": median ms}}}}``, ``target_ms``, ``met``
+        (every total median <= target) and ``slowest_builder`` (the largest median
+        item at the largest T, per model).
+    """
+    out: dict = {
+        "target_ms": LATENCY_TARGET_MS,
+        "what": "new sentence -> analyze() + head_table() + every view's figures serialized "
+        "as Streamlit sends them (plotly JSON, altair spec + Arrow, tables as Arrow); server side",
+    }
+    met, slowest = True, {}
+    for kind, model in models.items():
+        induction = induction_probe(model)  # (L, H): cached once per server in the app
+        pos_enc = positional_encoding(model)  # (P, C): likewise
+
+        def page_of(text, kind=kind, model=model, induction=induction, pos_enc=pos_enc):
+            result = analyze(model, text)
+            return Page(kind, models, result, head_table(result, induction), pos_enc)
+
+        rows = {}
+        for T in lengths:
+            texts = [sentence_of(model, T, seed=s) for s in range(repeats + 1)]
+            _one(page_of, texts[0])  # warm-up
+            arrays, total, items = [], [], []
+            for text in texts[1:]:
+                a, t, b = _one(page_of, text)
+                arrays.append(a)
+                total.append(t)
+                items.append(b)
+            builders = {k: float(np.median([b[k] for b in items])) for k in items[0]}
+            row = {
+                "arrays": summarize(arrays),
+                "views": summarize([t - a for a, t in zip(arrays, total, strict=True)]),
+                "total": summarize(total),
+                "builders_ms": dict(sorted(builders.items(), key=lambda kv: -kv[1])),
+            }
+            rows[str(T)] = row
+            met &= row["total"]["median_ms"] <= LATENCY_TARGET_MS
+        out[kind] = rows
+        top_T = str(max(lengths))
+        name, ms = next(iter(rows[top_T]["builders_ms"].items()))
+        slowest[kind] = {"T": int(top_T), "builder": name, "median_ms": ms}
+    out["met"] = bool(met)
+    out["slowest_builder"] = slowest
+    return out

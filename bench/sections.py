@@ -1,0 +1,265 @@
+"""Markdown rows ``(benchmark, target, measured, met)`` and notes, one pair per section.
+
+Used by ``bench/report.py``. Each ``<section>(data, results)`` reads that section of
+``results.json``; each ``<section>_notes(data)`` returns sentences for under the table.
+Sections written by older versions of the suite render too (missing fields say n/a).
+"""
+
+from __future__ import annotations
+
+NAN = float("nan")
+KV_BASELINE = (
+    "naive: the ONNX graph grows K and V with Concat every token and "
+    "the whole cache makes a round trip through numpy per step (on CUDA it stays on "
+    "the GPU through I/O binding), so each token also copies O(P) floats in and out"
+)
+
+
+def yes(flag) -> str:
+    """``yes``, ``**no**`` or ``n/a`` (None)."""
+    return "n/a" if flag is None else ("yes" if flag else "**no**")
+
+
+def ms(x: float | None) -> str:
+    """Milliseconds with a sensible number of digits (``n/a`` for None)."""
+    if x is None:
+        return "n/a"
+    return f"{x:,.1f} ms" if x >= 1 else f"{x:.3f} ms"
+
+
+def _mp(stats: dict | None) -> str:
+    stats = stats or {}
+    return f"median {ms(stats.get('median_ms'))}, p95 {ms(stats.get('p95_ms'))}"
+
+
+def latency(lat: dict, results: dict) -> list[tuple]:
+    """One row per model and T: total (arrays + every view's figures and JSON) vs target."""
+    out, target = [], lat["target_ms"]
+    for kind in ("softmax", "linear"):
+        for T, s in lat.get(kind, {}).items():
+            name = f"App latency (all views), {kind}, T = {T}"
+            if "total" not in s:  # older runs timed the arrays only
+                measured = f"{_mp(s)}; figures not timed in this run"
+                name = f"App latency (arrays only), {kind}, T = {T}"
+                out.append((name, f"median <= {target:.0f} ms", measured, "n/a"))
+                continue
+            total, arrays, views = s["total"], s["arrays"], s["views"]
+            measured = (
+                f"total {_mp(total)} = arrays {ms(arrays['median_ms'])} + "
+                f"figures & JSON {ms(views['median_ms'])} (medians)"
+            )
+            met = total["median_ms"] <= target
+            out.append((name, f"median <= {target:.0f} ms", measured, yes(met)))
+    return out
+
+
+def latency_notes(lat: dict) -> list[str]:
+    """Which builder dominates the figure time."""
+    out = []
+    for kind, s in lat.get("slowest_builder", {}).items():
+        T = str(s["T"])
+        share = s["median_ms"] / lat[kind][T]["total"]["median_ms"]
+        out.append(
+            f"App latency, {kind}, T = {T}: the slowest item is `{s['builder']}` "
+            f"({ms(s['median_ms'])}, {share:.0%} of the total); per-builder medians are "
+            "in results.json (`latency.<model>.<T>.builders_ms`)."
+        )
+    return out
+
+
+def inference(inf: dict, results: dict) -> list[tuple]:
+    """onnxruntime vs PyTorch eager, labelled with the devices compared."""
+    out = []
+    provider = results.get("machine", {}).get("provider_active")
+    default = "onnxruntime CPU vs PyTorch CPU" if provider != "CUDAExecutionProvider" else "?"
+    for kind in ("softmax", "linear"):
+        if s := inf.get(kind):
+            label = s.get("comparison", default)
+            out.append(
+                (
+                    f"{label} (eager), {kind}, T = {inf['T']}",
+                    f">= {inf['target_speedup']}x faster",
+                    f"{s['speedup']:.2f}x ({ms(s['onnxruntime']['median_ms'])} vs "
+                    f"{ms(s['torch_eager']['median_ms'])}, medians)",
+                    yes(s["speedup"] >= inf["target_speedup"]),
+                )
+            )
+    return out
+
+
+def scaling(sc: dict, results: dict) -> list[tuple]:
+    """Log-log slopes, and the softmax / linear ratio with its spread."""
+    out = []
+    if lin := sc.get("linear"):
+        ok = lin["slope"] is not None and lin["slope"] <= sc["target_linear_slope"]
+        slope = "n/a" if lin["slope"] is None else f"{lin['slope']:.2f}"
+        name = f"Linear fast graph, log-log slope, T = {lin['T'][0]}..{lin['T'][-1]}"
+        out.append((name, f"<= {sc['target_linear_slope']}", slope, yes(ok)))
+    if (sm := sc.get("softmax")) and sm["slope"] is not None:
+        out.append(("Softmax fast graph, log-log slope", "reported", f"{sm['slope']:.2f}", ""))
+    if "ratio" in sc:
+        i = sc["softmax"]["T"].index(sc["ratio_T"])
+        measured = f"{sc['ratio']:.1f}x"
+        if spread := sc.get("ratio_p10_p90"):
+            measured += f" (per-round ratios p10–p90: {spread[0]:.1f}–{spread[1]:.1f}x)"
+        soft, lin = sc["softmax"], sc["linear"]
+        measured += (
+            f"; softmax {ms(soft['median_ms'][i])} (p95 {ms(soft['p95_ms'][i])}) vs "
+            f"linear {ms(lin['median_ms'][i])} (p95 {ms(lin['p95_ms'][i])})"
+        )
+        target = sc["target_ratio"]
+        out.append(
+            (
+                f"Softmax time / linear time, T = {sc['ratio_T']}",
+                f">= {target}x",
+                measured,
+                yes(sc["ratio"] >= target),
+            )
+        )
+    return out
+
+
+def scaling_notes(sc: dict) -> list[str]:
+    """How the ratio was measured."""
+    if "ratio_p10_p90" not in sc:
+        return []
+    lo, hi = sc["ratio_p10_p90"]
+    target = sc["target_ratio"]
+    if lo >= target:
+        verdict = "even the p10 of the per-round ratios meets the target"
+    elif hi < target:
+        verdict = "even the p90 of the per-round ratios misses the target"
+    else:
+        verdict = "the target lies inside the p10–p90 spread of the per-round ratios (noise)"
+    return [
+        "Scaling: softmax and linear calls alternate at every T (one round = one call "
+        f"each); at T = {sc['ratio_T']}, {verdict}."
+    ]
+
+
+def generation(gen: dict, results: dict) -> list[tuple]:
+    """Linear step vs softmax recomputation (target) and vs the key/value cache (reported)."""
+    n = gen["n_new"]
+    return [
+        (
+            f"Generate {n}: linear step vs softmax recomputing the prefix",
+            f">= {gen['target_vs_recompute']:.0f}x",
+            f"{gen['speedup_vs_recompute']:.1f}x",
+            yes(gen["met"]),
+        ),
+        (
+            f"Generate {n}: linear step vs softmax with a naive key/value cache",
+            "reported",
+            f"{gen['speedup_vs_kv_cache']:.2f}x",
+            "",
+        ),
+    ]
+
+
+def generation_notes(gen: dict) -> list[str]:
+    """Both baselines, named."""
+    return [
+        "Generation baselines: recomputation reruns the softmax fast graph on the whole "
+        f"prefix for every token; the key/value cache is {KV_BASELINE}."
+    ]
+
+
+def memory(mem: dict, results: dict) -> list[tuple]:
+    """Carried bytes (analytic) and the measured peak RSS growth, as separate rows."""
+    n = mem["length"][-1]
+    out = [
+        (
+            f"Carried memory at {n} tokens, state vs KV cache (analytic)",
+            "reported",
+            f"{mem['state_bytes'][-1] / 1e3:,.1f} kB vs {mem['kv_cache_bytes'][-1] / 1e6:,.2f} MB",
+            "",
+        )
+    ]
+    measured = mem.get("measured_peak_rss_mb", {})
+    lin, kv = measured.get("linear_recurrent") or [None], measured.get("softmax_kv_cache") or [None]
+    if lin[-1] is not None and kv[-1] is not None:
+        out.append(
+            (
+                f"Peak RSS growth generating {n} tokens, state vs KV cache (measured)",
+                "reported",
+                f"{lin[-1]:,.2f} MB vs {kv[-1]:,.2f} MB",
+                "",
+            )
+        )
+    return out
+
+
+def memory_notes(mem: dict) -> list[str]:
+    """Which memory rows are formulas and which are measurements."""
+    return [
+        "Carried memory rows are analytic (formulas, not measurements): recurrent state "
+        "L·H·d·(d+1)·4 bytes at any length, key/value cache 2·L·H·P·d·4 bytes after P "
+        "tokens. The measured row is the whole process's peak RSS growth during one "
+        "generation run: it includes onnxruntime's arena and the cache's copies, so it "
+        "only means something at the longest length (below that it is allocator noise)."
+    ]
+
+
+def concurrency(con: dict, results: dict) -> list[tuple]:
+    """Correct results, latency alone and together, throughput, memory growth."""
+    sessions = con.get("sessions", "?")
+    if err := con.get("error"):
+        first = err.strip().splitlines()[-1] if err.strip() else err
+        return [(f"{sessions} concurrent sessions", "runs", f"failed: {first[:200]}", "**no**")]
+    lat, reruns, target = con["latency"] or {}, con["reruns"], con["target_growth_mb"]
+    growth, half = con["growth_mb"], con.get("growth_second_half_mb")
+    out = [
+        (
+            f"{sessions} sessions, {reruns} reruns: own correct result",
+            "0 wrong",
+            f"{con['wrong_results']} wrong, {len(con['errors'])} errors",
+            yes(con["wrong_results"] == 0 and not con["errors"]),
+        )
+    ]
+    if single := con.get("single_session"):
+        rate = single.get("throughput_per_s")
+        out.append(
+            (
+                f"One session alone ({single.get('model', '?')} model): rerun latency",
+                "reported",
+                f"{_mp(single['latency'])}" + (f"; {rate:.1f} reruns/s" if rate else ""),
+                "",
+            )
+        )
+    rate = con.get("throughput_per_s")
+    out.append(
+        (
+            f"{sessions} sessions at once: rerun latency",
+            "reported",
+            _mp(lat) + (f"; {rate:.1f} reruns/s in total" if rate else ""),
+            "",
+        )
+    )
+    out.append(
+        (
+            f"Memory growth over {reruns} reruns",
+            f"< {target:.0f} MB",
+            "n/a" if growth is None else f"{growth:.1f} MB",
+            yes(None if growth is None else growth < target),
+        )
+    )
+    if half is not None:
+        out.append(
+            (
+                "Memory growth, second half of the reruns (leak indicator)",
+                "reported",
+                f"{half:.1f} MB",
+                "",
+            )
+        )
+    return out
+
+
+def concurrency_notes(con: dict) -> list[str]:
+    """Why the concurrent latency is queueing, and how memory was read."""
+    out = [f"Concurrency: {con['latency_note']}."] if con.get("latency_note") else []
+    how = con.get("rss_readings")
+    arena = con.get("malloc_arena_max")
+    if how:
+        out.append(f"Concurrency RSS readings: {how}; MALLOC_ARENA_MAX={arena or 'unset'}.")
+    return out
