@@ -49,8 +49,8 @@ def _heat(z: np.ndarray, x: list[str], y: list[str], **kw: object) -> go.Heatmap
 def _heatmap_axes(fig: go.Figure, row: int | None = None, col: int | None = None) -> None:
     """Categorical axes; y reversed so the first row (token) is at the top."""
     kw = {} if row is None else {"row": row, "col": col}
-    fig.update_yaxes(autorange="reversed", type="category", **kw)
-    fig.update_xaxes(type="category", tickangle=-45, **kw)
+    fig.update_yaxes(autorange="reversed", type="category", automargin=True, **kw)
+    fig.update_xaxes(type="category", tickangle=-45, automargin=True, **kw)
 
 
 def attention_heatmap(
@@ -140,6 +140,7 @@ def head_grid(attn: object, tokens: Sequence[object], max_tokens_label: int = 12
                 "anchor": f"y{k}",
                 "type": "category",
                 "tickangle": -45,
+                "automargin": True,
                 "tickfont": small,
                 "showticklabels": show and layer == n_layers - 1,
             }
@@ -148,6 +149,7 @@ def head_grid(attn: object, tokens: Sequence[object], max_tokens_label: int = 12
                 "anchor": f"x{k}",
                 "type": "category",
                 "autorange": "reversed",  # first token at the top
+                "automargin": True,
                 "tickfont": small,
                 "showticklabels": show and head == 0,
             }

@@ -58,6 +58,9 @@ def apply_layout(fig: go.Figure, title: str | None = None, height: int | None = 
         "font": {"size": TICK_SIZE, "family": FONT_FAMILY, "color": FONT_COLOR},
         "margin": MARGIN,
         "hoverlabel": {"font": {"size": FONT_SIZE}},
+        # Room for long token labels (plotly.js's default without a template is no room).
+        "xaxis": {"automargin": True},
+        "yaxis": {"automargin": True},
     }
     if title is not None:
         layout["title"] = {"text": title, "font": {"size": TITLE_SIZE}}
