@@ -16,7 +16,7 @@ import pandas as pd
 
 from models import head_stats
 from models.runtime import OnnxModel
-from models.tokenizer import closest_words, encode
+from models.tokenizer import UNK, closest_words, encode
 
 MAX_CHARS = 2_000
 
@@ -168,10 +168,35 @@ def id_to_token(model: OnnxModel) -> list[str]:
     return out
 
 
+def probe_tokens(model: OnnxModel) -> list[int]:
+    """Token ids to build probe sequences from: whole alphabetic words when the vocabulary
+    has any, else every non-special id (a character model of digits and punctuation),
+    else every id below ``vocab_size``. Never empty; every id is < ``vocab_size``."""
+    V = model.config.vocab_size
+    vocab = {t: i for t, i in model.tokenizer.get_vocab().items() if 0 <= i < V}
+    special = {UNK} | {
+        a.content for a in model.tokenizer.get_added_tokens_decoder().values() if a.special
+    }
+    words = [i for t, i in vocab.items() if t.isalpha()]
+    plain = sorted(i for t, i in vocab.items() if t not in special)
+    return words or plain or list(range(V))
+
+
 def induction_probe(model: OnnxModel, period: int = 16, seed: int = 0) -> np.ndarray:
-    """Induction score (L, H) on one random whole-word sequence repeated twice."""
-    period = max(1, min(period, model.config.context_length // 2 - 1))
-    words = [i for t, i in model.tokenizer.get_vocab().items() if t.isalpha()]
+    """Induction score (L, H) on one random sequence of :func:`probe_tokens` repeated twice.
+
+    The period is cut to fit the context (at least 2 tokens: the score needs
+    T >= period + 2); a context shorter than 4 tokens has no room for the probe
+    and every score is NaN (not measured).
+
+    Raises:
+        ModelRunError: if onnxruntime fails on the probe.
+    """
+    cfg = model.config
+    period = max(2, min(period, cfg.context_length // 2 - 1))
+    if 2 * period > cfg.context_length:
+        return np.full((cfg.n_layer, cfg.n_head), np.nan)
+    words = probe_tokens(model)
     rng = np.random.default_rng(seed)
     seq = rng.choice(words, size=period, replace=len(words) < period).tolist()
     attn = model.inspect(seq + seq)["attn"]  # (L, H, 2 period, 2 period)

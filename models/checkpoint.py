@@ -16,7 +16,7 @@ from safetensors.torch import save_file
 from tokenizers import Tokenizer
 
 from models.config import ModelConfig
-from models.tokenizer import load_tokenizer
+from models.tokenizer import check_token_ids, load_tokenizer
 from models.transformer import Transformer
 
 FORMAT = "attention-visualizer/1"
@@ -89,7 +89,8 @@ def load_checkpoint(path: Path) -> tuple[Transformer, Tokenizer, dict]:
 
     Raises:
         ValueError: if the file is not a safetensors file, lacks this project's
-            metadata, or its weights do not fit its config.
+            metadata, its tokenizer produces an id >= ``vocab_size``, or its weights
+            do not fit its config (missing, misshapen, not float, NaN/inf).
     """
     path = Path(path)
     try:
@@ -103,11 +104,7 @@ def load_checkpoint(path: Path) -> tuple[Transformer, Tokenizer, dict]:
             raise ValueError(f"{path.name}: safetensors metadata has no '{key}' entry")
     cfg = ModelConfig.from_json(metadata["config"])
     tokenizer = load_tokenizer(metadata["tokenizer"])
-    if tokenizer.get_vocab_size() > cfg.vocab_size:
-        raise ValueError(
-            f"{path.name}: tokenizer has {tokenizer.get_vocab_size()} tokens, "
-            f"config vocab_size is {cfg.vocab_size}"
-        )
+    check_token_ids(tokenizer, cfg.vocab_size, path.name)
     model = build_model(cfg, state, path.name)
     try:
         metadata["training"] = json.loads(metadata.get("training", "{}"))

@@ -49,22 +49,42 @@ LINEAR_OUTPUTS = ("phi_q", "phi_k", "state", "normalizer")
 STEP_INPUTS = ("token", "position", "state", "normalizer")
 STEP_OUTPUTS = ("logits", "state_out", "normalizer_out")
 
-# Rank of every inspect output, used to validate foreign graphs.
-OUTPUT_RANKS = {
-    "logits": 3,
-    "attn": 4,
-    "q": 4,
-    "k": 4,
-    "v": 4,
-    "scores": 4,
-    "head_out": 4,
-    "pos_enc": 2,
-    "attn_in": 3,
-    "phi_q": 4,
-    "phi_k": 4,
-    "state": 5,
-    "normalizer": 4,
+# Axes of every inspect output, one letter per axis: "1" a length-1 axis, L n_layer,
+# H n_head, T tokens, D d_head, C d_model, V vocab_size. Upload validation runs
+# foreign graphs once and checks their real output shapes against these.
+OUTPUT_AXES = {
+    "logits": "1TV",
+    "attn": "LHTT",
+    "q": "LHTD",
+    "k": "LHTD",
+    "v": "LHTD",
+    "scores": "LHTT",
+    "head_out": "LHTD",
+    "pos_enc": "TC",
+    "attn_in": "LTC",
+    "phi_q": "LHTD",
+    "phi_k": "LHTD",
+    "state": "LHTDD",
+    "normalizer": "LHTD",
 }
+STEP_OUTPUT_AXES = {"logits": "1V", "state_out": "LHDD", "normalizer_out": "LHD"}
+STEP_INPUT_AXES = {"token": "11", "position": "1", "state": "LHDD", "normalizer": "LHD"}
+
+# Rank of every inspect output, used to validate foreign graphs.
+OUTPUT_RANKS = {name: len(axes) for name, axes in OUTPUT_AXES.items()}
+
+
+def axis_sizes(cfg, T: int) -> dict[str, int]:
+    """Axis letter -> size for a ``ModelConfig`` and a sentence of ``T`` tokens."""
+    return {
+        "1": 1,
+        "L": cfg.n_layer,
+        "H": cfg.n_head,
+        "T": T,
+        "D": cfg.d_head,
+        "C": cfg.d_model,
+        "V": cfg.vocab_size,
+    }
 
 
 def inspect_outputs(attention: str) -> tuple[str, ...]:

@@ -11,6 +11,7 @@ terminal stays clean).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +25,35 @@ from models.config import ModelConfig
 from models.tokenizer import load_tokenizer
 
 ort.set_default_logger_severity(4)  # no CUDA-library error spam on CPU-only machines
+
+
+class ModelRunError(RuntimeError):
+    """onnxruntime failed while running a model on an input; the message is short and
+    readable ("indices element out of data bounds, idx=5000 ..."), never a traceback."""
+
+
+def short_error(message: str, limit: int = 300) -> str:
+    """onnxruntime's error text without its "[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION :"
+    prefix and the "Non-zero status code ... Status Message:" preamble; first line,
+    at most ``limit`` characters."""
+    message = re.sub(r"^(\w+: )?\[ONNXRuntimeError\] : \d+ : \w+ : ", "", message.strip())
+    message = re.sub(
+        r"^Non-zero status code returned while running (\w+) node\. Name:'[^']*' "
+        r"Status Message: ",
+        r"\1: ",
+        message,
+    )
+    message = re.sub(r"\S+\.(?:cc|cpp|h):\d+ [^\n]*?\) ", "", message)  # source location
+    first = message.strip().splitlines()[0] if message.strip() else "unknown error"
+    return first[:limit]
+
+
+def _run(session: ort.InferenceSession, names, feed: dict) -> list[np.ndarray]:
+    """``session.run`` with onnxruntime's errors turned into :class:`ModelRunError`."""
+    try:
+        return session.run(names, feed)
+    except Exception as exc:  # onnxruntime's error types derive from Exception only
+        raise ModelRunError(short_error(str(exc))) from exc
 
 
 def requested_providers() -> list[str]:
@@ -91,17 +121,23 @@ class OnnxModel:
 
         Raises:
             ValueError: for an empty sentence or one longer than the context length.
+            ModelRunError: if onnxruntime fails on this input.
         """
         self._check_length(ids)
         names = [o.name for o in self.inspect_session.get_outputs()]
-        arrays = self.inspect_session.run(None, {contract.INPUT_NAME: _ids(ids)})
+        arrays = _run(self.inspect_session, None, {contract.INPUT_NAME: _ids(ids)})
         return dict(zip(names, arrays, strict=True))
 
     def logits(self, ids: list[int]) -> np.ndarray:
-        """Next-token logits at every position: (T, V)."""
+        """Next-token logits at every position: (T, V).
+
+        Raises:
+            ValueError: for an empty sentence or one longer than the context length.
+            ModelRunError: if onnxruntime fails on this input.
+        """
         self._check_length(ids)
         session = self.fast_session or self.inspect_session
-        out = session.run(["logits"], {contract.INPUT_NAME: _ids(ids)})[0]
+        out = _run(session, ["logits"], {contract.INPUT_NAME: _ids(ids)})[0]
         return out[0]  # (T, V)
 
     def recurrent(self, ids: list[int]) -> dict[str, np.ndarray]:
@@ -113,6 +149,7 @@ class OnnxModel:
 
         Raises:
             RuntimeError: if this model has no step graph.
+            ModelRunError: if onnxruntime fails on this input.
         """
         if self.step_session is None:
             raise RuntimeError(f"{self.name} has no recurrent step graph")
@@ -121,7 +158,7 @@ class OnnxModel:
         z = np.zeros((cfg.n_layer, cfg.n_head, cfg.d_head), np.float32)
         logits, states, normalizers = [], [], []
         for i, token in enumerate(ids):
-            lg, S, z = self.step_session.run(None, _step_feed(token, i, S, z))
+            lg, S, z = _run(self.step_session, None, _step_feed(token, i, S, z))
             logits.append(lg[0])
             states.append(S)
             normalizers.append(z)
@@ -144,6 +181,7 @@ class OnnxModel:
 
         Raises:
             ValueError: if ``ids`` is empty (there is nothing to continue).
+            ModelRunError: if onnxruntime fails on this input.
         """
         if not ids:
             raise ValueError("generation needs at least one token to continue")
@@ -159,12 +197,12 @@ class OnnxModel:
             z = np.zeros((cfg.n_layer, cfg.n_head, cfg.d_head), np.float32)
             seq = list(ids)
             for i, token in enumerate(seq):
-                lg, S, z = self.step_session.run(None, _step_feed(token, i, S, z))
+                lg, S, z = _run(self.step_session, None, _step_feed(token, i, S, z))
             for _ in range(n_new):
                 token = _sample(lg[0], temperature, rng)
                 new.append(token)
                 seq.append(token)
-                lg, S, z = self.step_session.run(None, _step_feed(token, len(seq) - 1, S, z))
+                lg, S, z = _run(self.step_session, None, _step_feed(token, len(seq) - 1, S, z))
             return new
         seq = list(ids)
         for _ in range(n_new):

@@ -76,6 +76,26 @@ def load_tokenizer(text: str) -> Tokenizer:
         raise ValueError(f"not a valid tokenizer: {exc}") from exc
 
 
+def max_token_id(tokenizer: Tokenizer) -> int:
+    """The largest id ``tokenizer`` can produce (vocabulary and added tokens); -1 if none."""
+    return max(tokenizer.get_vocab(with_added_tokens=True).values(), default=-1)
+
+
+def check_token_ids(tokenizer: Tokenizer, vocab_size: int, source: str) -> None:
+    """Every id the tokenizer produces must index the model's embedding (ids < ``vocab_size``).
+
+    Raises:
+        ValueError: naming ``source``, the largest id and ``vocab_size``; otherwise the
+            model would fail later, on the first sentence that uses such a token.
+    """
+    top = max_token_id(tokenizer)
+    if top >= vocab_size:
+        raise ValueError(
+            f"{source}: the tokenizer produces token id {top}, but config vocab_size is "
+            f"{vocab_size} (every id must be below it)"
+        )
+
+
 @dataclass(frozen=True)
 class Encoded:
     """A tokenized sentence.

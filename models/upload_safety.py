@@ -2,16 +2,17 @@
 
 Uploads come from anyone who can reach the classroom server, so every file is
 hostile until these checks pass: size limits, format sniffed from the content
-(never the extension), zip bombs, pickles that try to load code, and ONNX
-graphs that point at files on the server or use non-standard operators.
-Every refusal is an :class:`UploadError` (a ``ValueError``) whose message says
-in plain words which file failed and why.
+(never the extension), zip bombs, pickles that try to load code, and configs
+that would allocate too much (parameters, or the activations the app shows).
+ONNX graphs are checked in ``models/onnx_safety.py`` and test-run in a
+sandboxed child process by ``models/onnx_contract.py``. Every refusal is an
+:class:`UploadError` (a ``ValueError``) whose message says in plain words which
+file failed and why.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import pickle
 import re
 import zipfile
@@ -22,9 +23,7 @@ import onnx
 import torch
 from google.protobuf.message import DecodeError
 
-from models import contract
 from models.config import ModelConfig
-from models.tokenizer import load_tokenizer
 
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024  # = server.maxUploadSize (MB) in .streamlit/config.toml
 MAX_FILES = 4  # a ckpt.pt + meta.pkl, or up to three ONNX graphs
@@ -32,9 +31,8 @@ MAX_ZIP_MEMBERS = 4096  # a nanoGPT ckpt.pt holds one member per tensor (model +
 MAX_ZIP_UNCOMPRESSED = 2 * MAX_UPLOAD_BYTES  # torch stores members uncompressed
 MAX_ZIP_RATIO = 100  # uncompressed / compressed size of one member
 MAX_PARAMS = 50_000_000  # what a model's config may ask us to allocate
-MAX_ONNX_DIM = 65536  # largest declared dimension in an ONNX graph
-MAX_INITIALIZER_BYTES = 2 * MAX_UPLOAD_BYTES  # varint-packed ints grow when decoded
-STANDARD_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
+MAX_ONNX_DIM = 65536  # largest declared dimension in an ONNX graph, longest context
+MAX_ACTIVATION_ELEMENTS = 64 * 2**20  # float32 values of the inspect outputs at full context
 
 EXTENSIONS = {
     ".safetensors": "safetensors",
@@ -256,7 +254,8 @@ def safe_torch_load(name: str, data: bytes) -> dict:
 
 
 def count_params(cfg: ModelConfig) -> int:
-    """Parameters ``Transformer(cfg)`` would allocate, computed without allocating."""
+    """Parameters ``Transformer(cfg)`` would allocate (a count of float32 values),
+    computed without allocating."""
     C, M, V = cfg.d_model, cfg.d_mlp, cfg.vocab_size
     ln = C * (2 if cfg.ln_bias else 1)
     block = 2 * ln + 4 * C * C + 2 * C * M + (4 * C + M + C if cfg.bias else 0)
@@ -264,174 +263,45 @@ def count_params(cfg: ModelConfig) -> int:
     return V * C * (1 if cfg.tie_weights else 2) + pos + cfg.n_layer * block + ln
 
 
+def activation_elements(cfg: ModelConfig, T: int | None = None) -> int:
+    """Float32 values the inspect graph returns for one sentence of ``T`` tokens.
+
+    ``T`` defaults to ``cfg.context_length`` (the longest sentence the app runs).
+    Counts every contract output (``models/contract.py``): ``logits`` T*V, ``attn``
+    and ``scores`` L*H*T*T each, ``q`` ``k`` ``v`` ``head_out`` L*H*T*D each,
+    ``pos_enc`` T*C, ``attn_in`` L*T*C; for linear attention also ``phi_q``,
+    ``phi_k``, ``normalizer`` L*H*T*D each and ``state`` L*H*T*D*D.
+    """
+    L, H, D, C = cfg.n_layer, cfg.n_head, cfg.d_head, cfg.d_model
+    T = cfg.context_length if T is None else T
+    n = T * cfg.vocab_size + 2 * L * H * T * T + 4 * L * H * T * D + T * C + L * T * C
+    if cfg.attention == "linear":
+        n += 3 * L * H * T * D + L * H * T * D * D
+    return n
+
+
 def check_config_size(name: str, cfg: ModelConfig) -> None:
-    """Raises UploadError if ``cfg`` describes a model too large to build here."""
+    """Refuse configs too large to build or to run here, before anything is allocated.
+
+    Limits: ``count_params(cfg)`` <= MAX_PARAMS values, ``context_length`` <=
+    MAX_ONNX_DIM tokens, and ``activation_elements(cfg)`` (the inspect outputs at the
+    full context) <= MAX_ACTIVATION_ELEMENTS float32 values (256 MB).
+
+    Raises:
+        UploadError: naming the file, the size the config asks for and the limit.
+    """
     n = count_params(cfg)
     if n > MAX_PARAMS or cfg.context_length > MAX_ONNX_DIM:
         raise UploadError(
             f"{name}: refused: the config describes {n:,} parameters and a context of "
             f"{cfg.context_length} tokens (limits {MAX_PARAMS:,} and {MAX_ONNX_DIM})"
         )
-
-
-def _graphs(graph: onnx.GraphProto):
-    """``graph`` and every subgraph inside its nodes' attributes (If, Loop, Scan)."""
-    yield graph
-    for node in graph.node:
-        for attr in node.attribute:
-            for sub in [attr.g] if attr.HasField("g") else list(attr.graphs):
-                yield from _graphs(sub)
-
-
-def _nodes(model: onnx.ModelProto):
-    for graph in _graphs(model.graph):
-        yield from graph.node
-    for function in model.functions:
-        yield from function.node
-
-
-def _tensors(model: onnx.ModelProto):
-    """Every TensorProto stored in the model: initializers and attribute constants."""
-    for graph in _graphs(model.graph):
-        yield from graph.initializer
-        for sparse in graph.sparse_initializer:
-            yield from (sparse.values, sparse.indices)
-    for node in _nodes(model):
-        for attr in node.attribute:
-            yield from [attr.t] if attr.HasField("t") else list(attr.tensors)
-            sparse = [attr.sparse_tensor] if attr.HasField("sparse_tensor") else []
-            for s in sparse + list(attr.sparse_tensors):
-                yield from (s.values, s.indices)
-
-
-def _itemsize(data_type: int) -> int:
-    try:
-        return onnx.helper.tensor_dtype_to_np_dtype(data_type).itemsize
-    except (KeyError, TypeError, ValueError):
-        return 8
-
-
-def _check_onnx_safety(name: str, model: onnx.ModelProto) -> None:
-    """External data, operator domains, declared dims and initializer bytes."""
-    for t in _tensors(model):
-        if t.data_location == onnx.TensorProto.EXTERNAL or len(t.external_data):
-            where = {e.key: e.value for e in t.external_data}.get("location", "?")
-            raise UploadError(
-                f"{name}: refused: tensor '{t.name}' points to an outside file ({where!r}); "
-                "upload one self-contained .onnx file"
-            )
-    local = {(f.domain, f.name) for f in model.functions}
-    for node in _nodes(model):
-        if node.domain not in STANDARD_DOMAINS and (node.domain, node.op_type) not in local:
-            raise UploadError(
-                f"{name}: refused: it uses the custom operator '{node.op_type}' from "
-                f"'{node.domain}' (only standard ONNX operators are allowed)"
-            )
-    total = 0
-    for t in _tensors(model):
-        if any(d < 0 or d > MAX_ONNX_DIM**2 for d in t.dims):
-            raise UploadError(f"{name}: refused: tensor '{t.name}' declares dims {list(t.dims)}")
-        total += math.prod(t.dims) * _itemsize(t.data_type)
-    if total > MAX_INITIALIZER_BYTES:
+    acts = activation_elements(cfg)
+    if acts > MAX_ACTIVATION_ELEMENTS:
         raise UploadError(
-            f"{name}: refused: its weights declare {total / 2**20:.0f} MB "
-            f"(limit {MAX_INITIALIZER_BYTES // 2**20} MB)"
+            f"{name}: refused: at its full context of {cfg.context_length} tokens the "
+            f"attention outputs the app shows ({cfg.n_layer} layers x {cfg.n_head} heads x "
+            f"T x T, Q/K/V, ...) would hold {acts:,} float32 values "
+            f"({acts * 4 / 2**20:,.0f} MB; limit {MAX_ACTIVATION_ELEMENTS * 4 // 2**20} MB); "
+            "a shorter context_length or fewer layers or heads would fit"
         )
-    for graph in _graphs(model.graph):
-        for value in [*graph.input, *graph.output, *graph.value_info]:
-            for d in value.type.tensor_type.shape.dim:
-                if d.HasField("dim_value") and not 0 <= d.dim_value <= MAX_ONNX_DIM:
-                    raise UploadError(
-                        f"{name}: refused: '{value.name}' declares a dimension of "
-                        f"{d.dim_value} (limit {MAX_ONNX_DIM})"
-                    )
-
-
-def graph_role(model: onnx.ModelProto) -> str:
-    """ "inspect", "fast" or "step", judged by the graph's input and output names."""
-    inputs = {i.name for i in model.graph.input}
-    outputs = [o.name for o in model.graph.output]
-    if "token" in inputs:
-        return "step"
-    return "fast" if outputs == ["logits"] else "inspect"
-
-
-def _check_contract(name: str, model: onnx.ModelProto, cfg: ModelConfig) -> None:
-    """Input and output names (and ranks) of ``models/contract.py`` for the graph's role."""
-    role = graph_role(model)
-    init = {t.name for t in model.graph.initializer}
-    inputs = {i.name: i for i in model.graph.input if i.name not in init}
-    outputs = {o.name: o for o in model.graph.output}
-    want_in = contract.STEP_INPUTS if role == "step" else (contract.INPUT_NAME,)
-    want_out = {
-        "step": contract.STEP_OUTPUTS,
-        "fast": ("logits",),
-        "inspect": contract.inspect_outputs(cfg.attention),
-    }[role]
-    if role == "step" and cfg.attention != "linear":
-        raise UploadError(f"{name}: a step graph only exists for linear attention")
-    missing_in = [n for n in want_in if n not in inputs]
-    if missing_in or len(inputs) != len(want_in):
-        raise UploadError(
-            f"{name}: inputs must be {', '.join(want_in)} (found: {', '.join(inputs) or 'none'})"
-        )
-    missing = [n for n in want_out if n not in outputs and n not in contract.OPTIONAL_OUTPUTS]
-    if missing:
-        raise UploadError(
-            f"{name}: does not follow the inspection contract for {cfg.attention} attention: "
-            f"missing outputs: {', '.join(missing)}"
-        )
-    if role == "inspect":
-        for n in (n for n in want_out if n in outputs):
-            dims = outputs[n].type.tensor_type.shape.dim
-            if dims and len(dims) != contract.OUTPUT_RANKS[n]:
-                raise UploadError(
-                    f"{name}: output '{n}' has {len(dims)} axes, the contract says "
-                    f"{contract.OUTPUT_RANKS[n]}"
-                )
-
-
-def validate_onnx(data: bytes, name: str = "model.onnx") -> onnx.ModelProto:
-    """Check an uploaded ONNX graph thoroughly without running or resolving anything.
-
-    Order: size; parse; no external data (paths are never opened); only standard
-    operator domains; bounded dims and initializer bytes; ``onnx.checker``;
-    the inspection contract (inspect, fast or step graph); ``config`` and
-    ``tokenizer`` metadata valid.
-
-    Raises:
-        UploadError: naming the file and the problem, e.g. "missing outputs: attn, scores".
-    """
-    check_size(name, data)
-    model = onnx.ModelProto()
-    try:
-        model.ParseFromString(data)
-    except (DecodeError, RuntimeWarning, ValueError):
-        raise UploadError(f"{name}: truncated or corrupt (not a readable ONNX file)") from None
-    if not model.HasField("graph") or not model.graph.node:
-        raise UploadError(f"{name}: not an ONNX model (it has no graph)")
-    _check_onnx_safety(name, model)
-    try:
-        onnx.checker.check_model(model)
-    except Exception as exc:  # onnx raises several checker error types
-        raise UploadError(f"{name}: not a valid ONNX model ({str(exc)[:300]})") from None
-    meta = {p.key: p.value for p in model.metadata_props}
-    for key in ("config", "tokenizer"):
-        if key not in meta:
-            raise UploadError(
-                f"{name}: has no '{key}' metadata; export it with models/export.py "
-                "(or add config and tokenizer JSON to metadata_props)"
-            )
-    try:
-        cfg = ModelConfig.from_json(meta["config"])
-        tokenizer = load_tokenizer(meta["tokenizer"])
-    except ValueError as exc:
-        raise UploadError(f"{name}: bad metadata: {exc}") from None
-    check_config_size(name, cfg)
-    if tokenizer.get_vocab_size() > cfg.vocab_size:
-        raise UploadError(
-            f"{name}: the tokenizer has {tokenizer.get_vocab_size()} tokens, "
-            f"but config vocab_size is {cfg.vocab_size}"
-        )
-    _check_contract(name, model, cfg)
-    return model

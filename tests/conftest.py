@@ -50,3 +50,30 @@ def tiny_exports(tmp_path_factory, tiny_tokenizer):
         export_model(model, folder, tiny_tokenizer)
         out[kind] = (model, folder)
     return out
+
+
+DIGITS = "0123456789 .,;:!?+-=()"
+
+
+@pytest.fixture(scope="session")
+def digits_export(tmp_path_factory):
+    """A tiny softmax model over a character vocabulary without any letter (digits,
+    punctuation, space), exported to ONNX: (torch model, folder with
+    ``digits.inspect.onnx`` and ``digits.fast.onnx``)."""
+    import torch
+
+    from models.config import ModelConfig
+    from models.convert import char_tokenizer
+    from models.export import export_model
+    from models.transformer import Transformer
+
+    tokenizer = char_tokenizer({ch: i for i, ch in enumerate(DIGITS)})
+    torch.manual_seed(0)
+    cfg = ModelConfig(
+        vocab_size=tokenizer.get_vocab_size(), n_layer=2, n_head=2, d_model=16, d_mlp=32,
+        context_length=8,
+    )  # fmt: skip
+    model = Transformer(cfg).eval()
+    folder = tmp_path_factory.mktemp("digits")
+    export_model(model, folder, tokenizer, prefix="digits")
+    return model, folder

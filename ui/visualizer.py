@@ -12,6 +12,7 @@ import html
 import streamlit as st
 
 from models.analysis import EmptyInput
+from models.runtime import ModelRunError
 from ui import loaders, state, views
 from ui.sidebar import model_card, upload_panel
 
@@ -97,6 +98,15 @@ def input_notices(result) -> None:
         )
 
 
+def model_failed(exc: ModelRunError) -> None:
+    """Report an onnxruntime failure on this input; the rest of the page stays usable."""
+    st.error(
+        f"This model failed on this input: {exc}. Try another sentence or another model.",
+        icon=":material/error:",
+    )
+    state.write_to_url()
+
+
 def page() -> None:
     """Render the visualizer page."""
     state.restore_from_url()
@@ -117,6 +127,9 @@ def page() -> None:
         st.info(f"{exc} Or pick an example sentence in the sidebar.", icon=":material/edit:")
         state.write_to_url()
         return
+    except ModelRunError as exc:
+        model_failed(exc)
+        return
     input_notices(result)
     layer, head = head_selectors(model)
     state.clamp_choice("view", list(VIEWS))
@@ -129,4 +142,7 @@ def page() -> None:
         persist_state="session",
     )
     state.write_to_url()
-    views.RENDERERS[view or "attention"](name, model, result, layer, head)
+    try:
+        views.RENDERERS[view or "attention"](name, model, result, layer, head)
+    except ModelRunError as exc:  # e.g. generation or the induction probe of an upload
+        model_failed(exc)

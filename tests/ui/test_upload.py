@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import pickle
 
+import onnx
 import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
 from models.checkpoint import save_checkpoint
 from models.config import ModelConfig
+from models.onnx_contract import trial_inputs
 from models.tokenizer import build_tokenizer
 from models.transformer import Transformer
-from tests.conftest import ROOT
+from models.upload_safety import MAX_ZIP_UNCOMPRESSED
+from tests.conftest import DIGITS, ROOT
+from tests.models import hostile, hostile_onnx
 from tests.nanogpt_layout import ARGS, ckpt_bytes, meta_bytes, nanogpt_state
 
 
@@ -25,8 +29,8 @@ class _WritesFile:
         return (open, (str(self.path), "w"))
 
 
-@pytest.fixture(scope="module")
-def our_checkpoint(tmp_path_factory) -> bytes:
+def checkpoint_bytes(folder, nan_weight: str | None = None) -> bytes:
+    """A tiny linear-attention checkpoint of ours; ``nan_weight`` gets one NaN."""
     tok = build_tokenizer(["the cat sat on the mat .", "the dogs are in the park ."])
     torch.manual_seed(0)
     cfg = ModelConfig(
@@ -38,9 +42,25 @@ def our_checkpoint(tmp_path_factory) -> bytes:
         context_length=16,
         attention="linear",
     )
-    path = tmp_path_factory.mktemp("ckpt") / "mine.safetensors"
-    save_checkpoint(path, Transformer(cfg), tok)
+    model = Transformer(cfg)
+    if nan_weight:
+        with torch.no_grad():
+            model.get_parameter(nan_weight).view(-1)[0] = float("nan")
+    path = folder / "mine.safetensors"
+    save_checkpoint(path, model, tok)
     return path.read_bytes()
+
+
+@pytest.fixture(scope="module")
+def our_checkpoint(tmp_path_factory) -> bytes:
+    return checkpoint_bytes(tmp_path_factory.mktemp("ckpt"))
+
+
+@pytest.fixture(scope="module")
+def digits_onnx(digits_export) -> dict[str, bytes]:
+    """The letter-free character model's inspect and fast graphs, as uploaded files."""
+    folder = digits_export[1]
+    return {p.name: p.read_bytes() for p in sorted(folder.glob("digits.*.onnx"))}
 
 
 def upload(files: list[tuple[str, bytes]]) -> AppTest:
@@ -108,4 +128,78 @@ def test_hostile_uploads_are_refused_and_app_stays_usable(tmp_path, case):
     assert at.error and at.error[0].value.startswith("Not loaded:")
     assert not marker.exists()
     assert at.radio(key="model").value == "softmax"  # the previous model is still in use
+    assert_usable(at)
+
+
+def refused_and_still_usable(at: AppTest, *fragments: str) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.error, "a refusal message was expected"
+    message = at.error[0].value
+    assert message.startswith("Not loaded:"), message
+    for fragment in fragments:
+        assert fragment in message, message
+    assert at.radio(key="model").value == "softmax"  # the previous model is still in use
+    assert "upload" not in at.radio(key="model").options
+    assert_usable(at)
+
+
+def test_nan_weight_checkpoint_is_refused(tmp_path):
+    data = checkpoint_bytes(tmp_path, nan_weight="blocks.1.attn.v_proj.weight")
+    at = upload([("mine.safetensors", data)])
+    refused_and_still_usable(at, "weight blocks.1.attn.v_proj.weight contains NaN or inf")
+
+
+def test_zip_bomb_is_refused():
+    bomb = hostile.zip_bytes({"archive/data.pkl": 16, "archive/data/0": MAX_ZIP_UNCOMPRESSED + 1})
+    at = upload([("ckpt.pt", bomb), ("meta.pkl", meta_bytes())])
+    refused_and_still_usable(at, "ckpt.pt: refused: it unpacks to more than")
+
+
+def test_wrong_shape_checkpoint_is_refused():
+    sd = nanogpt_state(ARGS)
+    sd["transformer.h.1.mlp.c_fc.weight"] = torch.zeros(48, 16)
+    at = upload([("ckpt.pt", ckpt_bytes(sd, ARGS, optimizer=False)), ("meta.pkl", meta_bytes())])
+    refused_and_still_usable(
+        at, "transformer.h.1.mlp.c_fc.weight has shape (48, 16), the config needs (64, 16)"
+    )
+
+
+def test_onnx_with_external_data_is_refused(digits_onnx):
+    inspect = onnx.load_from_string(digits_onnx["digits.inspect.onnx"])
+    bad = hostile.external_initializer(inspect, "../../etc/passwd").SerializeToString()
+    at = upload([("digits.inspect.onnx", bad)])
+    refused_and_still_usable(at, "points to an outside file ('../../etc/passwd')")
+
+
+def test_contract_onnx_uploads_and_shows_its_heads(digits_onnx):
+    at = upload(list(digits_onnx.items()))
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.radio(key="model").value == "upload"
+    assert at.selectbox(key="head").options == ["0", "1"]  # the uploaded model's 2 heads
+    assert at.selectbox(key="layer").options == ["0", "1"]
+    at.text_area(key="text").set_value("3.14 + 2 = 5.14").run()
+    assert_usable(at)
+    for view in ("stats", "predict", "shapes", "positional", "mask"):  # stats: no letters
+        at.segmented_control(key="view").set_value(view).run()
+        assert not at.exception, (view, [e.value for e in at.exception])
+        assert not at.error, (view, [e.value for e in at.error])
+
+
+def test_onnxruntime_failure_on_an_input_is_reported_not_raised(digits_export, digits_onnx):
+    """A graph that passes every check but fails on one character the trial never feeds."""
+    model = digits_export[0]
+    tried = {
+        i for _, feed in trial_inputs("inspect", model.cfg) for i in feed["input_ids"]["values"]
+    }
+    bad_id = min(set(range(len(DIGITS))) - tried)
+    inspect = onnx.load_from_string(digits_onnx["digits.inspect.onnx"])
+    bad = hostile_onnx.rewire_output(inspect, "logits", hostile_onnx.fails_on_token(bad_id))
+    at = upload([("digits.inspect.onnx", bad.SerializeToString())])
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.radio(key="model").value == "upload"
+    at.text_area(key="text").set_value(f"1 {DIGITS[bad_id]} 2").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.error and at.error[0].value.startswith("This model failed on this input: Reshape")
+    at.text_area(key="text").set_value("1 + 2").run()  # the page stays usable
+    assert not at.error
     assert_usable(at)

@@ -1,0 +1,284 @@
+"""Static checks of an uploaded ONNX graph: nothing is resolved, opened or run here.
+
+Order matters: the whole ModelProto is walked for external data *before*
+``onnx.checker`` ever sees it (the checker resolves relative paths, and its
+error message would tell a student whether a file exists on the server).
+Then operator domains and an allow-list of operator types (no Loop, Scan or If:
+nothing our exporter does not produce), declared sizes, NaN/inf in stored
+tensors, the checker, sizes that depend on input values (only the sentence
+length may set them), the ``config``/``tokenizer`` metadata and the inspection
+contract (``models/onnx_contract.py``). What a graph really computes is checked
+afterwards by running it once in a fenced-in child (``onnx_contract.run_trial``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import onnx
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import DecodeError, Message
+from onnx import numpy_helper
+
+from models.config import ModelConfig
+from models.onnx_contract import check_contract
+from models.tokenizer import check_token_ids, load_tokenizer
+from models.upload_safety import (
+    MAX_ONNX_DIM,
+    MAX_UPLOAD_BYTES,
+    UploadError,
+    check_config_size,
+    check_size,
+)
+
+MAX_INITIALIZER_BYTES = 2 * MAX_UPLOAD_BYTES  # varint-packed ints grow when decoded
+MAX_PARTS = 100_000  # protobuf messages in a model (the shipped inspect graph has ~2,800)
+STANDARD_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
+# Every operator models/export.py emits (checked against exported/*.onnx and tiny exports
+# with learned positions, no biases, untied heads)...
+EXPORTER_OPS = frozenset(
+    "Add Cast Clip Concat Cos CumSum Div Erf Exp Expand Gather Greater LayerNormalization "
+    "MatMul Mul Not Range ReduceSum Reshape Shape Sin Slice Softmax Squeeze Transpose Trilu "
+    "Unsqueeze Where".split()
+)
+# ...plus the plain tensor operators other exporters use for the same architecture.
+# No control flow (If, Loop, Scan), no sequences, no random numbers, no custom domains.
+ALLOWED_OPS = EXPORTER_OPS | frozenset(
+    "Abs And CastLike Ceil Constant ConstantOfShape Einsum Elu Equal "
+    "Flatten Floor GatherElements Gelu Gemm GreaterOrEqual HardSigmoid Identity Less "
+    "LessOrEqual Log LogSoftmax Max Mean Min Mod Neg Or Pow Reciprocal ReduceL2 ReduceMax "
+    "ReduceMean ReduceMin ReduceProd Relu Sigmoid Sign Size Softplus Split Sqrt Sub Sum Tanh "
+    "Tile Xor".split()
+)
+# Operator -> positions of the inputs that set its output's size (not just its values).
+_SIZE_INPUTS = {"Range": (0, 1, 2), "ConstantOfShape": (0,), "Expand": (1,), "Tile": (1,)}
+_FLOAT_TYPES = {
+    getattr(onnx.TensorProto, t)
+    for t in (
+        "FLOAT FLOAT16 DOUBLE BFLOAT16 FLOAT8E4M3FN FLOAT8E4M3FNUZ FLOAT8E5M2 FLOAT8E5M2FNUZ".split()
+    )
+    if hasattr(onnx.TensorProto, t)
+}
+
+
+def _walk(message: Message, node: onnx.NodeProto | None = None):
+    """(message, nearest enclosing node) for every protobuf message inside ``message``.
+
+    Generic over the schema, so nothing is missed: graphs and subgraphs (If, Loop,
+    Scan), FunctionProto bodies and attribute defaults, training_info graphs,
+    sparse tensors. TensorProto is a leaf (it holds no other tensor).
+    """
+    for field, value in message.ListFields():
+        if field.type != FieldDescriptor.TYPE_MESSAGE:
+            continue
+        for item in [value] if isinstance(value, Message) else value:
+            owner = item if isinstance(item, onnx.NodeProto) else node
+            yield item, owner
+            if not isinstance(item, onnx.TensorProto):
+                yield from _walk(item, owner)
+
+
+def _tensors(model: onnx.ModelProto):
+    """(tensor, label) for every TensorProto anywhere in the model."""
+    for item, node in _walk(model):
+        if isinstance(item, onnx.TensorProto):
+            owner = f"a constant of node '{node.name or node.op_type}'" if node else "unnamed"
+            yield item, item.name or owner
+
+
+def _nodes(model: onnx.ModelProto):
+    """Every NodeProto anywhere: graph, subgraphs, functions, training_info."""
+    return (item for item, _ in _walk(model) if isinstance(item, onnx.NodeProto))
+
+
+def _check_parts(name: str, model: onnx.ModelProto) -> None:
+    """Bound the work of every later pass (each walks the whole model in Python)."""
+    for count, _ in enumerate(_walk(model)):
+        if count >= MAX_PARTS:
+            raise UploadError(
+                f"{name}: refused: the model has more than {MAX_PARTS:,} parts (nodes, "
+                "tensors, value descriptions); graphs exported here have a few thousand"
+            )
+
+
+def _check_external_data(name: str, model: onnx.ModelProto) -> None:
+    for t, label in _tensors(model):
+        if t.data_location == onnx.TensorProto.EXTERNAL or len(t.external_data):
+            where = {e.key: e.value for e in t.external_data}.get("location", "?")
+            raise UploadError(
+                f"{name}: refused: tensor '{label}' points to an outside file ({where!r}); "
+                "upload one self-contained .onnx file"
+            )
+
+
+def _check_operators(name: str, model: onnx.ModelProto) -> None:
+    local = {(f.domain, f.name) for f in model.functions}
+    for node in _nodes(model):
+        if node.domain not in STANDARD_DOMAINS and (node.domain, node.op_type) not in local:
+            raise UploadError(
+                f"{name}: refused: it uses the custom operator '{node.op_type}' from "
+                f"'{node.domain}' (only standard ONNX operators are allowed)"
+            )
+        if (
+            node.domain not in ("", "ai.onnx")
+            or (node.domain, node.op_type) in local
+            or node.op_type not in ALLOWED_OPS
+        ):
+            raise UploadError(
+                f"{name}: refused: it uses the operator '{node.op_type}', which the app does "
+                "not run for uploads (no control flow such as Loop, Scan or If, no local "
+                "functions; export with models/export.py or use plain tensor operators)"
+            )
+
+
+def _check_value_dependent_sizes(name: str, model: onnx.ModelProto) -> None:
+    """Sizes may depend on the inputs' shapes (the sentence length), never on their values.
+
+    Taint flows from the graph inputs (token ids, position, state) through every node
+    except Shape and Size; a tainted value may not set the size of a Range,
+    ConstantOfShape, Expand or Tile output. So the trial run's token ids stand for
+    every sentence of the same length.
+    """
+    init = {t.name for t in model.graph.initializer}
+    tainted = {i.name for i in model.graph.input if i.name not in init}
+    for node in model.graph.node:  # topologically sorted (onnx.checker enforces it)
+        sizing = _SIZE_INPUTS.get(node.op_type, ())
+        bad = [node.input[i] for i in sizing if i < len(node.input) and node.input[i] in tainted]
+        if bad:
+            raise UploadError(
+                f"{name}: refused: the size of the {node.op_type} output '{node.output[0]}' "
+                f"depends on the values of the inputs (through '{bad[0]}'); sizes may depend "
+                "only on the length of the sentence"
+            )
+        if node.op_type not in ("Shape", "Size") and tainted.intersection(node.input):
+            tainted.update(node.output)
+
+
+def _itemsize(data_type: int) -> int:
+    try:
+        return onnx.helper.tensor_dtype_to_np_dtype(data_type).itemsize
+    except (KeyError, TypeError, ValueError):
+        return 8
+
+
+def _check_sizes(name: str, model: onnx.ModelProto) -> None:
+    """Declared tensor dims and bytes, and every declared value dimension."""
+    total = 0
+    for t, label in _tensors(model):
+        if any(d < 0 or d > MAX_ONNX_DIM**2 for d in t.dims):
+            raise UploadError(f"{name}: refused: tensor '{label}' declares dims {list(t.dims)}")
+        total += math.prod(t.dims) * _itemsize(t.data_type)
+    if total > MAX_INITIALIZER_BYTES:
+        raise UploadError(
+            f"{name}: refused: its weights declare {total / 2**20:.0f} MB "
+            f"(limit {MAX_INITIALIZER_BYTES // 2**20} MB)"
+        )
+    for value, _ in _walk(model):
+        if not isinstance(value, onnx.ValueInfoProto):
+            continue
+        for d, _ in _walk(value):
+            if isinstance(d, onnx.TensorShapeProto.Dimension) and d.HasField("dim_value"):
+                if not 0 <= d.dim_value <= MAX_ONNX_DIM:
+                    raise UploadError(
+                        f"{name}: refused: '{value.name}' declares a dimension of "
+                        f"{d.dim_value} (limit {MAX_ONNX_DIM})"
+                    )
+
+
+def _check_finite(name: str, model: onnx.ModelProto) -> None:
+    """NaN anywhere, or inf in a tensor of more than one value, in any stored float tensor.
+
+    A single ±inf value is allowed: exporters store the causal mask's fill value as a
+    scalar -inf constant (ours does). Runs after ``_check_sizes`` bounded the bytes.
+    """
+    for t, label in _tensors(model):
+        if t.data_type not in _FLOAT_TYPES:
+            continue
+        try:
+            values = numpy_helper.to_array(t).astype(np.float32)
+        except Exception:  # onnx raises ValueError and others when data and dims disagree
+            raise UploadError(
+                f"{name}: truncated or corrupt (tensor '{label}' does not hold the "
+                f"{math.prod(t.dims)} values its dims declare)"
+            ) from None
+        if np.isnan(values).any() or (values.size > 1 and np.isinf(values).any()):
+            raise UploadError(f"{name}: refused: tensor '{label}' contains NaN or inf")
+    for node in _nodes(model):
+        for attr in node.attribute if node.op_type == "Constant" else ():
+            values = np.asarray([attr.f] if attr.name == "value_float" else attr.floats)
+            if np.isnan(values).any() or (values.size > 1 and np.isinf(values).any()):
+                raise UploadError(
+                    f"{name}: refused: the Constant node '{node.name or node.output[0]}' "
+                    "contains NaN or inf"
+                )
+
+
+def stored_parameters(model: onnx.ModelProto) -> int:
+    """Float values stored in the graph's initializers: its parameter count, plus any
+    float constants the exporter kept (a frequency table, mask fill values)."""
+    return sum(math.prod(t.dims) for t in model.graph.initializer if t.data_type in _FLOAT_TYPES)
+
+
+def graph_config(model: onnx.ModelProto) -> ModelConfig:
+    """The ``config`` metadata of a graph that passed :func:`validate_onnx`."""
+    return ModelConfig.from_json({p.key: p.value for p in model.metadata_props}["config"])
+
+
+def validate_onnx(data: bytes, name: str = "model.onnx") -> onnx.ModelProto:
+    """Check an uploaded ONNX graph (bytes, at most MAX_UPLOAD_BYTES) without running
+    or resolving anything.
+
+    Order: size; parse; at most MAX_PARTS protobuf messages; no tensor anywhere
+    with external data (never opened, before
+    ``onnx.checker``); only standard domains and allowed operator types; bounded
+    dims and stored bytes; no NaN/inf in stored float tensors; ``onnx.checker``;
+    no Range/ConstantOfShape/Expand/Tile sized by the inputs' values;
+    ``config`` and ``tokenizer`` metadata valid, the config within
+    ``check_config_size`` and every token id below ``vocab_size``; the inspection
+    contract (inspect, fast or step graph). Run :func:`models.onnx_contract.run_trial`
+    afterwards to check what the graph really returns.
+
+    Returns:
+        The parsed ModelProto.
+
+    Raises:
+        UploadError: naming the file and the problem, e.g. "missing outputs: attn, scores".
+    """
+    check_size(name, data)
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(data)
+    except (DecodeError, RuntimeWarning, ValueError):
+        raise UploadError(f"{name}: truncated or corrupt (not a readable ONNX file)") from None
+    if not model.HasField("graph") or not model.graph.node:
+        raise UploadError(f"{name}: not an ONNX model (it has no graph)")
+    _check_parts(name, model)
+    _check_external_data(name, model)  # before anything that could resolve a path
+    _check_operators(name, model)
+    _check_sizes(name, model)
+    _check_finite(name, model)
+    try:
+        onnx.checker.check_model(model)
+    except Exception as exc:  # onnx raises several checker error types
+        raise UploadError(f"{name}: not a valid ONNX model ({str(exc)[:300]})") from None
+    _check_value_dependent_sizes(name, model)
+    meta = {p.key: p.value for p in model.metadata_props}
+    for key in ("config", "tokenizer"):
+        if key not in meta:
+            raise UploadError(
+                f"{name}: has no '{key}' metadata; export it with models/export.py "
+                "(or add config and tokenizer JSON to metadata_props)"
+            )
+    try:
+        cfg = ModelConfig.from_json(meta["config"])
+        tokenizer = load_tokenizer(meta["tokenizer"])
+    except ValueError as exc:
+        raise UploadError(f"{name}: bad metadata: {exc}") from None
+    check_config_size(name, cfg)
+    try:
+        check_token_ids(tokenizer, cfg.vocab_size, name)
+    except ValueError as exc:
+        raise UploadError(str(exc)) from None
+    check_contract(name, model, cfg)
+    return model

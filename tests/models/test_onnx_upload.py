@@ -1,0 +1,321 @@
+"""ONNX uploads: hostile graphs are refused before anything is resolved, opened or trusted.
+
+Every graph here is real: exported from a tiny model with ``models.export`` and then
+tampered with by ``tests/models/hostile_onnx.py``; the trial runs use real onnxruntime
+sessions in the real child process. Nothing is mocked.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import onnx
+import pytest
+import torch
+from onnx import helper
+from safetensors.torch import save
+from tokenizers import Tokenizer
+from tokenizers import models as tk_models
+
+from models.checkpoint import save_checkpoint
+from models.config import ModelConfig
+from models.convert import load_our_checkpoint, load_upload, main, validate_onnx
+from models.export import export_model
+from models.onnx_contract import run_trial
+from models.onnx_safety import EXPORTER_OPS, MAX_PARTS
+from models.tokenizer import build_tokenizer
+from models.transformer import Transformer
+from models.upload_safety import activation_elements
+from tests.conftest import EXPORTED
+from tests.models import hostile, hostile_onnx
+from tests.nanogpt_layout import ARGS, ckpt_bytes, meta_bytes, nanogpt_state
+
+
+def refused(match: str):
+    return pytest.raises(ValueError, match=match)
+
+
+@pytest.fixture(scope="module")
+def linear(tmp_path_factory):
+    """A tiny linear-attention model (2 layers, 2 heads, d_head 8, context 16) exported to
+    ONNX: (model, tokenizer, folder, {"inspect" | "fast" | "step": ModelProto})."""
+    tokenizer = build_tokenizer(["the cat sat on the mat .", "the dogs are in the park ."])
+    torch.manual_seed(0)
+    cfg = ModelConfig(
+        vocab_size=tokenizer.get_vocab_size(), n_layer=2, n_head=2, d_model=16, d_mlp=32,
+        context_length=16, attention="linear",
+    )  # fmt: skip
+    model = Transformer(cfg).eval()
+    folder = tmp_path_factory.mktemp("linear")
+    export_model(model, folder, tokenizer, prefix="lin")
+    graphs = {
+        role: onnx.load(str(folder / f"lin.{role}.onnx")) for role in ("inspect", "fast", "step")
+    }
+    return model, tokenizer, folder, graphs
+
+
+def files(**graphs: onnx.ModelProto) -> dict[str, bytes]:
+    """Upload dict: ``inspect=proto`` -> {"lin.inspect.onnx": bytes}."""
+    return {f"lin.{role}.onnx": g.SerializeToString() for role, g in graphs.items()}
+
+
+def word_level(vocab: dict[str, int]) -> Tokenizer:
+    return Tokenizer(tk_models.WordLevel(vocab, unk_token="[UNK]"))
+
+
+# --- good graphs ---------------------------------------------------------------------
+
+
+def test_good_graphs_load_and_the_activation_bound_is_exact(linear):
+    model, _, _, graphs = linear
+    uploaded = load_upload(files(**graphs))
+    assert uploaded.step_session is not None and uploaded.card["layers"] == 2
+    ctx = model.cfg.context_length
+    out = uploaded.inspect(list(range(ctx)))
+    assert sum(a.size for a in out.values()) == activation_elements(model.cfg)
+
+
+def test_shipped_graphs_use_only_exporter_operators():
+    for path in sorted(EXPORTED.glob("*.onnx")):
+        model = validate_onnx(path.read_bytes(), path.name)  # softmax graphs keep a scalar -inf
+        assert {n.op_type for n in model.graph.node} <= EXPORTER_OPS, path.name
+
+
+# --- 1. config metadata that lies about the graph's sizes -----------------------------
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"n_layer": 4}, "n_layer: the config says 4, the graph gives 2"),
+        ({"n_head": 4}, "n_head: the config says 4, the graph gives 2"),
+        ({"d_model": 32, "d_mlp": 64}, "d_head: the config says 16, the graph gives 8"),
+        ({"vocab_size": 999}, "vocab_size: the config says 999, the graph gives"),
+    ],
+)
+def test_config_that_does_not_match_the_graph_is_refused(linear, change, message):
+    bad = hostile_onnx.with_config(linear[3]["inspect"], **change)
+    validate_onnx(bad.SerializeToString())  # statically it looks fine...
+    with refused(f"lin.inspect.onnx: refused: the config metadata does not match .*{message}"):
+        load_upload(files(inspect=bad))  # ...running it tells
+
+
+def test_step_graph_shapes_are_checked(linear):
+    graphs = linear[3]
+    bad = hostile_onnx.rewire_output(graphs["step"], "state_out", hostile_onnx.doubled_first_axis)
+    with refused(
+        r"lin.step.onnx: refused: .* output 'state_out' has shape \(4, 2, 8, 8\), the config "
+        r"needs \(2, 2, 8, 8\) \(n_layer: the config says 2, the graph gives 4\)"
+    ):
+        load_upload(files(inspect=graphs["inspect"], step=bad))
+    lying = {r: hostile_onnx.with_config(g, n_layer=3) for r, g in graphs.items()}
+    with refused(
+        r"lin.step.onnx: input 'state' declares \[2, 2, 8, 8\]: the config needs n_layer = 3"
+    ):
+        load_upload(files(step=lying["step"], inspect=lying["inspect"]))
+
+
+# --- 2. NaN and inf ------------------------------------------------------------------
+
+
+def test_nan_and_inf_tensors_are_refused_and_named(linear):
+    inspect = linear[3]["inspect"]
+    bad, name = hostile_onnx.nan_initializer(inspect)
+    with refused(f"refused: tensor '{name}' contains NaN or inf"):
+        load_upload({"m.onnx": bad.SerializeToString()})
+    inf = helper.make_tensor("bad_const", onnx.TensorProto.FLOAT, [2], [1.0, np.inf])
+    with refused("refused: tensor 'bad_const' contains NaN or inf"):
+        validate_onnx(
+            hostile_onnx.with_node(
+                inspect, helper.make_node("Constant", [], ["c"], value=inf)
+            ).SerializeToString()
+        )
+    nan = helper.make_node("Constant", [], ["c"], value_floats=[0.5, float("nan")], name="nan_node")
+    with refused("refused: the Constant node 'nan_node' contains NaN or inf"):
+        validate_onnx(hostile_onnx.with_node(inspect, nan).SerializeToString())
+    mask_fill = helper.make_node("Constant", [], ["c"], value_float=-np.inf)  # a mask's -inf
+    validate_onnx(hostile_onnx.with_node(inspect, mask_fill).SerializeToString())
+
+
+def test_output_that_computes_nan_is_refused(linear):
+    bad = hostile_onnx.rewire_output(linear[3]["inspect"], "logits", hostile_onnx.add_nan)
+    with refused("lin.inspect.onnx: refused: output 'logits' contains NaN or inf on a 3-token"):
+        load_upload(files(inspect=bad))
+
+
+# --- 3. token ids beyond the vocabulary ----------------------------------------------
+
+
+def test_tokenizer_ids_beyond_vocab_size_are_refused_in_every_format(linear, tmp_path):
+    tokenizer = word_level({"[UNK]": 0, "the": 1, "cat": 5000})
+    bad = hostile_onnx.with_metadata(linear[3]["inspect"], "tokenizer", tokenizer.to_str())
+    with refused("m.onnx: the tokenizer produces token id 5000, but config vocab_size is"):
+        load_upload({"m.onnx": bad.SerializeToString()})
+    cfg = ModelConfig(vocab_size=8, n_layer=1, n_head=2, d_model=8, d_mlp=16, context_length=8)
+    save_checkpoint(tmp_path / "ids.safetensors", Transformer(cfg), tokenizer)
+    with refused("the tokenizer produces token id 5000, but config vocab_size is 8"):
+        load_our_checkpoint((tmp_path / "ids.safetensors").read_bytes(), "ids.safetensors")
+
+
+# --- 4. external data, wherever it hides ---------------------------------------------
+
+
+WHERE = [
+    "function If branch",
+    "function attribute default",
+    "training_info",
+    "sparse_initializer",
+    "sparse attribute",
+]
+
+
+@pytest.mark.parametrize("where", WHERE)
+def test_external_data_anywhere_is_refused(linear, where):
+    bad = hostile_onnx.external_elsewhere(linear[3]["inspect"], where, "../../etc/passwd")
+    with refused(r"refused: tensor '.*' points to an outside file \('../../etc/passwd'\)"):
+        validate_onnx(bad.SerializeToString())
+
+
+def test_hidden_external_data_is_never_opened_and_existence_never_leaks(
+    linear, tmp_path, monkeypatch
+):
+    data = hostile_onnx.external_elsewhere(
+        linear[3]["inspect"], "function If branch", "weights.bin"
+    ).SerializeToString()
+    exists, missing = tmp_path / "exists", tmp_path / "missing"
+    exists.mkdir(), missing.mkdir()
+    sentinel = hostile.OpenDetector(exists / "weights.bin")  # a real file that reports opens
+    messages = []
+    try:
+        for folder in (exists, missing):  # the relative path resolves to each in turn
+            monkeypatch.chdir(folder)
+            for load in (validate_onnx, lambda d: load_upload({"model.onnx": d})):
+                with pytest.raises(ValueError) as info:
+                    load(data)
+                messages.append(str(info.value))
+    finally:
+        assert not sentinel.close(), "the external data file was opened"
+    assert len(set(messages)) == 1 and "points to an outside file ('weights.bin')" in messages[0]
+
+
+# --- 5. memory and time --------------------------------------------------------------
+
+
+def test_activation_memory_is_bounded_in_every_format(linear):
+    big = {"context_length": 4096}
+    cfg = {**linear[0].cfg.to_dict(), **big}
+    data = save(
+        {"wte.weight": torch.zeros(1)}, metadata={"config": json.dumps(cfg), "tokenizer": "{}"}
+    )
+    message = "refused: at its full context of 4096 tokens the attention outputs"
+    with refused(message):
+        load_upload({"long.safetensors": data})
+    with refused(message):
+        load_upload(
+            {
+                "ckpt.pt": ckpt_bytes(
+                    nanogpt_state(ARGS), {**ARGS, "block_size": 4096}, optimizer=False
+                ),
+                "meta.pkl": meta_bytes(),
+            }
+        )
+    with refused(message):
+        load_upload(files(inspect=hostile_onnx.with_config(linear[3]["inspect"], **big)))
+
+
+@pytest.mark.parametrize("op", ["Loop", "Scan", "If", "RandomNormal", "SequenceEmpty"])
+def test_control_flow_and_unlisted_operators_are_refused(linear, op):
+    bad = hostile_onnx.with_node(linear[3]["inspect"], helper.make_node(op, [], ["x"]))
+    with refused(f"refused: it uses the operator '{op}'"):
+        validate_onnx(bad.SerializeToString())
+
+
+def test_graph_with_too_many_parts_is_refused_before_the_slow_passes(linear):
+    bad = hostile_onnx.copy(linear[3]["inspect"])
+    bad.graph.node.extend(
+        helper.make_node("Identity", [f"pad{i}"], [f"pad{i + 1}"]) for i in range(MAX_PARTS)
+    )
+    start = time.monotonic()
+    with refused(f"refused: the model has more than {MAX_PARTS:,} parts"):
+        validate_onnx(bad.SerializeToString())
+    assert time.monotonic() - start < 10
+
+
+@pytest.mark.parametrize("shape", [[65536, 65536, 16], [1024, 1024, 1024]])  # 256 GiB, 4 GiB
+def test_graph_that_allocates_too_much_is_refused_by_the_fenced_child(linear, shape):
+    bad = hostile_onnx.rewire_output(linear[3]["inspect"], "logits", hostile_onnx.allocate(shape))
+    validate_onnx(bad.SerializeToString())  # nothing static gives it away
+    with refused("lin.inspect.onnx.*: refused: .*(memory|3 GiB)"):
+        load_upload(files(inspect=bad))
+
+
+def test_sizes_set_by_token_values_are_refused(linear):
+    """The trial cannot try every sentence, so sizes may follow only its length."""
+    bad = hostile_onnx.rewire_output(
+        linear[3]["inspect"], "logits", hostile_onnx.allocate_by_token_value
+    )
+    with refused(
+        "refused: the size of the ConstantOfShape output 'h_big' depends on the values of "
+        "the inputs"
+    ):
+        validate_onnx(bad.SerializeToString())
+
+
+def test_graph_that_runs_too_long_is_refused_by_the_timeout(linear):
+    bad = hostile_onnx.rewire_output(linear[3]["inspect"], "logits", hostile_onnx.slow())
+    start = time.monotonic()
+    with refused("slow.onnx: refused: opening and running it once took longer than 3 s"):
+        run_trial({"inspect": ("slow.onnx", bad.SerializeToString())}, linear[0].cfg, timeout_s=3)
+    assert time.monotonic() - start < 15
+
+
+# --- 7. the CLI ----------------------------------------------------------------------
+
+
+def test_cli_prints_the_card_of_a_valid_onnx(linear, capsys):
+    folder = linear[2]
+    main([str(folder / "lin.inspect.onnx"), str(folder / "lin.fast.onnx")])
+    out = capsys.readouterr().out
+    for line in ("accepted: lin.inspect.onnx", "layers: 2", "heads: 2", "d_model: 16",
+                 "d_head: 8", "attention kind: linear", "positional scheme: sinusoidal"):  # fmt: skip
+        assert line in out.splitlines(), out
+    assert any(line.startswith("parameters: ") for line in out.splitlines())
+
+
+@pytest.mark.parametrize("kind", ["lying config", "external data"])
+def test_cli_refuses_a_hostile_onnx_with_exit_code_2(linear, tmp_path, capsys, kind):
+    inspect = linear[3]["inspect"]
+    bad = (
+        hostile_onnx.with_config(inspect, n_layer=4)
+        if kind == "lying config"
+        else hostile.external_initializer(inspect, "/etc/passwd")
+    )
+    path = tmp_path / "evil.onnx"
+    path.write_bytes(bad.SerializeToString())
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(path)])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("refused: evil.onnx") and ("n_layer" in err or "outside file" in err)
+
+
+# --- 6. temporary folders -----------------------------------------------------------
+
+
+def test_each_conversion_cleans_up_its_own_temp_folder(linear, tmp_path, monkeypatch):
+    model, tokenizer = linear[0], linear[1]
+    good, bad = tmp_path / "good.safetensors", tmp_path / "bad.safetensors"
+    save_checkpoint(good, model, tokenizer)
+    nan_model = Transformer(model.cfg)
+    with torch.no_grad():
+        nan_model.blocks[1].mlp.c_fc.weight[0, 0] = float("nan")
+    save_checkpoint(bad, nan_model, tokenizer)
+    base = tmp_path / "tmpbase"
+    base.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(base))
+    assert load_upload({"model.safetensors": good.read_bytes()}).card["layers"] == 2
+    with refused("weight blocks.1.mlp.c_fc.weight contains NaN or inf"):
+        load_upload({"model.safetensors": bad.read_bytes()})
+    assert list(base.iterdir()) == [], [p.name for p in base.iterdir()]
