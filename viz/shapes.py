@@ -75,7 +75,7 @@ def reshape_stages(
             ),
             _stage("normalizer", "z_i = Σ_{j≤i} φ(k_j)", (B, H, D), "divides out the row sum"),
         ]
-    mix = "weights · V" if attention == "softmax" else "φ(q_i)ᵀ S_i / φ(q_i)ᵀ z_i"
+    mix = "weights · V" if attention == "softmax" else "φ(q_i)ᵀ S_i / (φ(q_i)ᵀ z_i + ε)"
     stages += [
         _stage("mix values", mix, (B, H, T, D), "per-head output (head_out)"),
         _stage("merge heads", "transpose(1, 2).view(B, T, C)", (B, T, C), "concatenate heads"),
@@ -123,4 +123,4 @@ def shape_flow_figure(stages: list[dict], title: str = "Multi-head reshape") -> 
         )
     )
     # Rows wrap to two lines in a narrow column; size for that so no row scrolls out of view.
-    return style.apply_layout(fig, title=title, height=110 + 64 * (len(stages) + 1))
+    return style.apply_layout(fig, title=title, height=100 + 46 * (len(stages) + 1))
