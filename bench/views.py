@@ -38,6 +38,7 @@ from ui.views import default_dims
 from viz import attention as va
 from viz import positional as vp
 from viz import shapes as vs
+from viz import tensors as vt
 
 VIEWS = ("attention", "compare", "shapes", "positional", "mask", "predict", "stats")
 
@@ -149,7 +150,7 @@ def shapes(page: Page, timer: Timer) -> None:
     _plot(timer, "shape_flow_figure", vs.shape_flow_figure, stages)
     q = res.outputs["q"][0, 0]  # (T, d_head)
     labels = (res.display_tokens, None, "q", "d_head dimension", "token")
-    _plot(timer, "matrix_heatmap", va.matrix_heatmap, q, *labels)
+    _plot(timer, "matrix_heatmap", vt.matrix_heatmap, q, *labels)
 
 
 def positional(page: Page, timer: Timer) -> None:
@@ -171,9 +172,9 @@ def mask(page: Page, timer: Timer) -> None:
     lin = page.result if page.result.recurrent is not None else _other(page, timer)
     rec, i = lin.recurrent, lin.T - 1
     S = rec["state"][0, 0, i]  # (D, D)
-    _plot(timer, "matrix_heatmap", va.matrix_heatmap, S, None, None, "S", "value", "key")
+    _plot(timer, "matrix_heatmap", vt.matrix_heatmap, S, None, None, "S", "value", "key")
     for name in ("normalizer", "y"):
-        _plot(timer, "vector_bar x2", va.vector_bar, rec[name][0, 0, i])  # (D,)
+        _plot(timer, "vector_bar x2", vt.vector_bar, rec[name][0, 0, i])  # (D,)
 
 
 def predict(page: Page, timer: Timer) -> None:
@@ -181,7 +182,7 @@ def predict(page: Page, timer: Timer) -> None:
     res, model = page.result, page.models[page.kind]
     vocab = timer("id_to_token", lambda: id_to_token(model))
     probs = res.probs  # (T, V)
-    _plot(timer, "topk_bars", va.topk_bars, probs[-1], vocab[: probs.shape[1]], k=8)
+    _plot(timer, "topk_bars", vt.topk_bars, probs[-1], vocab[: probs.shape[1]], k=8)
 
     def table() -> bytes:
         top = np.argsort(-probs, axis=1)[:, :3]  # (T, 3)

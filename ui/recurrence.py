@@ -10,6 +10,7 @@ from models.tokenizer import decode
 from ui import downloads, loaders
 from ui.figures import plot
 from viz import attention as va
+from viz import tensors as vt
 from viz.style import escape
 
 
@@ -69,17 +70,17 @@ def mask_view(name, model, result, layer, head) -> None:
     with c1:
         S = rec["state"][lay, hd, i]  # (D, D)
         plot(
-            va.matrix_heatmap(
+            vt.matrix_heatmap(
                 S, None, None, title=f"State S_{i}", x_title="value dim", y_title="key feature dim"
             ),
             key="rec_state",
         )
     with c2:
         plot(
-            va.vector_bar(rec["normalizer"][lay, hd, i], title=f"Normalizer z_{i}"),
+            vt.vector_bar(rec["normalizer"][lay, hd, i], title=f"Normalizer z_{i}"),
             key="rec_z",
         )
-        plot(va.vector_bar(rec["y"][lay, hd, i], title=f"Output y_{i}"), key="rec_y")
+        plot(vt.vector_bar(rec["y"][lay, hd, i], title=f"Output y_{i}"), key="rec_y")
     st.metric(
         "max |recurrent − parallel| (y, S, z and logits, all layers and heads)",
         f"{lin.recurrent_max_diff:.2e}",
@@ -118,7 +119,7 @@ def predict_view(name, model, result, layer, head) -> None:
     c1, c2 = st.columns([3, 2])
     with c1:
         plot(
-            va.topk_bars(
+            vt.topk_bars(
                 result.probs[pos],
                 vocab[: result.probs.shape[1]],
                 k=8,

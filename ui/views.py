@@ -13,6 +13,7 @@ from ui.recurrence import mask_view, predict_view
 from viz import attention as va
 from viz import positional as vp
 from viz import shapes as vs
+from viz import tensors as vt
 from viz.style import escape
 
 
@@ -124,7 +125,7 @@ def shapes_view(name, model, result, layer, head) -> None:
     )
     matrix = result.outputs[which][layer, head]  # (T, d_head)
     plot(
-        va.matrix_heatmap(
+        vt.matrix_heatmap(
             matrix,
             result.display_tokens,
             None,

@@ -8,8 +8,8 @@ import streamlit as st
 from models import lessons as ml
 from ui.lessons.common import start
 from ui.views import plot
-from viz import attention as va
 from viz import lessons as vl
+from viz import tensors as vt
 
 INTRO = (
     "A head never uses W_Q or W_K alone, only the product: q·k = x W_Q W_Kᵀ xᵀ. So each "
@@ -105,7 +105,7 @@ def page() -> None:
     st.subheader("W_QK is low-rank")
     labels = [*range(C), "1"]
     title = f"W_QK of L{lesson.layer} H{lesson.head} ({C + 1} × {C + 1}, last row/column: bias)"
-    plot(va.matrix_heatmap(W_QK, labels, labels, title, "key side", "query side"), key="lesson_wqk")
+    plot(vt.matrix_heatmap(W_QK, labels, labels, title, "key side", "query side"), key="lesson_wqk")
     _rank(lesson, "W_QK", W_QK, "lesson_sv_qk")
     st.subheader("W_OV: what the head writes")
     W_OV = ml.merged_ov(weights, lesson.layer, lesson.head, n_head)  # (C, C)
