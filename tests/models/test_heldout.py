@@ -89,3 +89,11 @@ def test_held_out_gives_up_when_everything_was_seen():
     every = [f"{p} {a}" for p, a, _ in pronoun_probes(64 * 3)]
     with pytest.raises(ValueError, match="unseen"):
         held_out(pronoun_probes, 3, every)
+
+
+def test_validation_lines_are_not_training_lines():
+    from models.heldout import VALID_LINES, training_lines, validation_lines
+
+    valid = validation_lines()
+    assert not set(valid) & set(training_lines())
+    assert 0.8 * VALID_LINES < len(valid) < VALID_LINES  # some did overlap and were dropped
