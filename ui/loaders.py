@@ -81,15 +81,25 @@ def _shipped_pos_enc(kind: str) -> np.ndarray:
     return positional_encoding(shipped_model(kind))
 
 
+UPLOAD_CACHE = "upload_cache"  # this session's per-model results for its uploaded model
+
+
+def _per_model(name: str, shipped, compute) -> np.ndarray:
+    """``shipped(name)`` (cached per server) for a shipped model; for this session's
+    upload, ``compute(model)`` once, kept in session state until the next upload."""
+    if name in SHIPPED:
+        return shipped(name)
+    cache = st.session_state.setdefault(UPLOAD_CACHE, {})
+    model = get_model(name)
+    key = (compute.__name__, model.name)
+    if key not in cache:
+        cache[key] = compute(model)
+    return cache[key]
+
+
 def get_pos_enc(name: str) -> np.ndarray:
     """``positional_encoding`` of a model key, computed once per model."""
-    if name in SHIPPED:
-        return _shipped_pos_enc(name)
-    cache = st.session_state.setdefault("upload_pos_enc", {})
-    model = get_model(name)
-    if model.name not in cache:
-        cache[model.name] = positional_encoding(model)
-    return cache[model.name]
+    return _per_model(name, _shipped_pos_enc, positional_encoding)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -99,10 +109,4 @@ def _shipped_induction(kind: str) -> np.ndarray:
 
 def get_induction(name: str) -> np.ndarray:
     """Induction scores (L, H) of a model on a repeated random sequence."""
-    if name in SHIPPED:
-        return _shipped_induction(name)
-    cache = st.session_state.setdefault("upload_induction", {})
-    model = get_model(name)
-    if model.name not in cache:
-        cache[model.name] = induction_probe(model)
-    return cache[model.name]
+    return _per_model(name, _shipped_induction, induction_probe)

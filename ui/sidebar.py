@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.loaders import UPLOAD_KEY
+from ui.loaders import UPLOAD_CACHE, UPLOAD_KEY
 
 
 def model_card(model) -> None:
@@ -69,7 +69,7 @@ def upload_panel() -> None:
                 return
             bar.empty()
             st.session_state[UPLOAD_KEY] = model
-            st.session_state.pop("upload_induction", None)
+            st.session_state.pop(UPLOAD_CACHE, None)  # results of the previous upload
             st.session_state["pending_model"] = "upload"  # applied before the radio is drawn
             st.success(f"Loaded {model.name}")
             st.rerun()
