@@ -141,3 +141,24 @@ def test_model_card_matches_checkpoint(exported_dir, card, kind):
     assert entry["config"] == model.cfg.to_dict()
     assert entry["parameters"] == model.num_parameters()
     assert entry["training"]["steps"] == meta["training"]["steps"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_model_card_probes_are_what_evaluation_measures_now(exported_dir, card, kind):
+    """Re-run the evaluation on the shipped checkpoint: a change to the probes, the
+    validation text or the head scores must come with a regenerated card."""
+    from models.evaluate import evaluate
+
+    model, tokenizer, _ = load_checkpoint(exported_dir / f"{kind}.safetensors")
+    fresh = evaluate(model, tokenizer)
+    stored = card["models"][kind]["probes"]
+    for key in ("agreement_accuracy", "ioi_accuracy", "pronoun_accuracy"):
+        assert fresh[key] == stored[key], key
+    assert fresh["val_loss"] == pytest.approx(stored["val_loss"], abs=2e-4)
+    assert fresh["best_induction_head"]["layer"] == stored["best_induction_head"]["layer"]
+    assert fresh["best_induction_head"]["head"] == stored["best_induction_head"]["head"]
+    for name, scores in stored["heads"].items():
+        if np.asarray(scores).dtype.kind in "fi":  # the numeric scores; labels follow them
+            np.testing.assert_allclose(fresh["heads"][name], scores, atol=2e-3, err_msg=name)
+        else:
+            assert fresh["heads"][name] == scores, name
