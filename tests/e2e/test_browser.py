@@ -73,25 +73,17 @@ def test_shared_link_opens_exact_view(page, server_url):
 
 
 def test_upload_a_checkpoint_and_see_its_heads(page, server_url, tmp_path):
-    import torch
+    from tests.checkpoints import tiny_checkpoint
 
-    from models.checkpoint import save_checkpoint
-    from models.config import ModelConfig
-    from models.tokenizer import build_tokenizer
-    from models.transformer import Transformer
-
-    tok = build_tokenizer(["the cat sat on the mat .", "a bird is on the tree ."])
-    torch.manual_seed(1)
-    cfg = ModelConfig(
-        vocab_size=tok.get_vocab_size(),
+    path = tiny_checkpoint(
+        tmp_path / "classroom.safetensors",
+        seed=1,
         n_layer=2,
         n_head=3,
         d_model=24,
         d_mlp=48,
         context_length=32,
     )
-    path = tmp_path / "classroom.safetensors"
-    save_checkpoint(path, Transformer(cfg), tok)
 
     page.goto(server_url)
     wait_idle(page)

@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 import pytest
-import torch
 
-from models.checkpoint import save_checkpoint
-from models.config import ModelConfig
-from models.tokenizer import build_tokenizer
-from models.transformer import Transformer
+from tests.checkpoints import tiny_checkpoint
 from tests.ui.test_upload import upload
 
 
 @pytest.mark.parametrize("pos_enc", ["sinusoidal", "learned"])
 def test_narrow_model_renders_every_view(tmp_path, pos_enc):
     """d_model = 8 is below the positional view's default dimensions (0-3, 8, 9)."""
-    tok = build_tokenizer(["the cat sat on the mat .", "a bird is on the tree ."])
-    torch.manual_seed(0)
-    cfg = ModelConfig(
-        vocab_size=tok.get_vocab_size(),
+    path = tiny_checkpoint(
+        tmp_path / "narrow.safetensors",
         n_layer=1,
         n_head=2,
         d_model=8,
@@ -27,8 +21,6 @@ def test_narrow_model_renders_every_view(tmp_path, pos_enc):
         attention="linear",
         pos_enc=pos_enc,
     )
-    path = tmp_path / "narrow.safetensors"
-    save_checkpoint(path, Transformer(cfg), tok)
     at = upload([(path.name, path.read_bytes())])
     assert not at.exception and not at.error, [e.value for e in at.error]
     at.text_area(key="text").set_value("the cat sat on the mat").run()
