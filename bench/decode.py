@@ -49,6 +49,20 @@ def stateful(
     if _on_cuda(session):
         return _stateful_cuda(session, prompt, n_new, carried, outputs)
     values = list(carried.values())
+
+    def step(token: int, position: int) -> np.ndarray:
+        nonlocal values
+        feed = {"token": np.array([[token]], np.int64), "position": np.array([position], np.int64)}
+        feed.update(zip(names, values, strict=True))
+        logits, *values = session.run(list(outputs), feed)
+        return logits  # (1, V)
+
+    return _greedy(prompt, n_new, step)
+
+
+def _greedy(prompt: list[int], n_new: int, step) -> tuple[list[int], list[float]]:
+    """Feed ``prompt`` then ``n_new`` greedy tokens through ``step(token, position) ->
+    logits (1, V)``; returns the new ids and each new token's milliseconds."""
     seq, new, ms = list(prompt), [], []
     logits = None
     for i in range(len(prompt) + n_new):
@@ -56,9 +70,7 @@ def stateful(
         if i >= len(prompt):
             seq.append(int(np.argmax(logits[0])))
             new.append(seq[-1])
-        feed = {"token": np.array([[seq[i]]], np.int64), "position": np.array([i], np.int64)}
-        feed.update(zip(names, values, strict=True))
-        logits, *values = session.run(list(outputs), feed)
+        logits = step(seq[i], i)
         if i >= len(prompt):
             ms.append((time.perf_counter() - start) * 1e3)
     return new[:n_new], ms
@@ -69,15 +81,11 @@ def _stateful_cuda(session, prompt, n_new, carried, outputs):
     names = list(carried)
     values = [ort.OrtValue.ortvalue_from_numpy(a, "cuda", 0) for a in carried.values()]
     binding = session.io_binding()
-    seq, new, ms = list(prompt), [], []
-    logits = None
-    for i in range(len(prompt) + n_new):
-        start = time.perf_counter()
-        if i >= len(prompt):
-            seq.append(int(np.argmax(logits[0])))
-            new.append(seq[-1])
-        binding.bind_cpu_input("token", np.array([[seq[i]]], np.int64))
-        binding.bind_cpu_input("position", np.array([i], np.int64))
+
+    def step(token: int, position: int) -> np.ndarray:
+        nonlocal values
+        binding.bind_cpu_input("token", np.array([[token]], np.int64))
+        binding.bind_cpu_input("position", np.array([position], np.int64))
         for name, value in zip(names, values, strict=True):
             binding.bind_ortvalue_input(name, value)
         binding.bind_output(outputs[0], "cpu")
@@ -85,11 +93,10 @@ def _stateful_cuda(session, prompt, n_new, carried, outputs):
             binding.bind_output(name, "cuda", 0)
         session.run_with_iobinding(binding)
         logits_value, *values = binding.get_outputs()
-        logits = logits_value.numpy()  # (1, V)
         binding.clear_binding_outputs()
-        if i >= len(prompt):
-            ms.append((time.perf_counter() - start) * 1e3)
-    return new[:n_new], ms
+        return logits_value.numpy()  # (1, V)
+
+    return _greedy(prompt, n_new, step)
 
 
 def recurrent(model, prompt: list[int], n_new: int) -> tuple[list[int], list[float]]:
