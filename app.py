@@ -2,11 +2,12 @@
 
 import streamlit as st
 
-from ui import complexity, lessons, visualizer
+from ui import complexity, lessons, loaders, visualizer
 
 st.set_page_config(
     page_title="Attention visualizer", page_icon=":material/visibility:", layout="wide"
 )
+loaders.on_server_start()
 page = st.navigation(
     {
         "Visualizer": [

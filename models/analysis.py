@@ -129,7 +129,7 @@ def analyze(model: OnnxModel, text: str) -> Analysis:
     probs = softmax(outputs["logits"][0])  # (T, V)
     suggestions = {w: closest_words(model.tokenizer, w) for w in enc.unknown_words}
     result = Analysis(text, ids, tokens, unknown, suggestions, notices, outputs, probs)
-    if model.step_session is not None and "phi_q" in outputs:
+    if model.has_step and "phi_q" in outputs:
         rec = model.recurrent(ids)
         rec["y"] = recurrent_readout(
             outputs["phi_q"], rec["state"], rec["normalizer"], model.config.eps

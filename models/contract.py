@@ -2,7 +2,7 @@
 
 This is the one place the contract is written down. ``models/export.py``
 produces graphs that follow it, the app reads them by these names, and upload
-validation (``models/convert.py``) checks foreign ONNX files against it.
+validation (``upload/``) checks foreign ONNX files against it.
 
 Symbols: L layers, H heads, T tokens (dynamic), V vocabulary size,
 C = d_model, D = d_head = C // H. All float outputs are float32.

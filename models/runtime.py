@@ -108,6 +108,11 @@ class OnnxModel:
     weights: dict[str, np.ndarray] | None = None
 
     @property
+    def has_step(self) -> bool:
+        """True when a recurrent step graph is open (linear attention)."""
+        return self.step_session is not None
+
+    @property
     def provider(self) -> str:
         """The execution provider actually running the inspect graph."""
         return self.inspect_session.get_providers()[0]

@@ -61,7 +61,30 @@ def build_tokenizer(texts: Iterable[str], max_words: int | None = None) -> Token
     vocab: dict[str, int] = {UNK: 0}
     for piece in list(ALPHABET) + ["##" + c for c in ALPHABET] + words:
         vocab.setdefault(piece, len(vocab))
-    return _pipeline(Tokenizer(models.WordPiece(vocab, unk_token=UNK, max_input_chars_per_word=64)))
+    return wordpiece_tokenizer(vocab)
+
+
+def wordpiece_tokenizer(vocab: dict[str, int], max_input_chars_per_word: int = 64) -> Tokenizer:
+    """This project's word-level tokenizer over ``vocab`` (token -> id, with ``[UNK]``):
+    NFKD, accents stripped, lowercase, words and punctuation split by ``WORD_PATTERN``,
+    unknown words as WordPiece ``##`` pieces."""
+    model = models.WordPiece(vocab, unk_token=UNK, max_input_chars_per_word=max_input_chars_per_word)
+    return _pipeline(Tokenizer(model))
+
+
+def char_tokenizer(stoi: dict[str, int]) -> Tokenizer:
+    """A character tokenizer (nanoGPT's ``meta.pkl`` vocabulary): every character, spaces
+    and newlines too, is a token.
+
+    ``[UNK]`` gets id ``len(stoi)``: characters outside the vocabulary (emoji, ...)
+    become ``[UNK]``, which :func:`encode` reports as unknown. Decoding fuses the
+    characters back together without spaces.
+    """
+    vocab = {**stoi, UNK: len(stoi)}
+    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token=UNK))
+    tokenizer.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
+    tokenizer.decoder = decoders.Fuse()
+    return tokenizer
 
 
 def load_tokenizer(text: str) -> Tokenizer:

@@ -4,7 +4,7 @@ Token embedding + positional encoding (sinusoidal, Vaswani et al. 2017 section
 3.5, or learned as in GPT-2), ``n_layer`` pre-LN blocks of attention and a GELU
 MLP, a final LayerNorm and an unembedding tied to the token embedding (or not).
 Parameter names follow nanoGPT where they can so that nanoGPT checkpoints map
-onto it (``models/convert.py``).
+onto it (``upload/formats/nanogpt.py``).
 """
 
 from __future__ import annotations

@@ -63,8 +63,8 @@ def digits_export(tmp_path_factory):
     import torch
 
     from models.config import ModelConfig
-    from models.convert import char_tokenizer
     from models.export import export_model
+    from models.tokenizer import char_tokenizer
     from models.transformer import Transformer
 
     tokenizer = char_tokenizer({ch: i for i, ch in enumerate(DIGITS)})

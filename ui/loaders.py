@@ -21,6 +21,18 @@ SHIPPED = ("softmax", "linear")
 UPLOAD_KEY = "uploaded_model"
 
 
+@st.cache_resource(show_spinner=False)
+def on_server_start() -> int:
+    """Once per server process: remove upload temp folders that a killed server left.
+
+    Returns:
+        How many were removed.
+    """
+    from upload.tempdirs import remove_stale_workdirs
+
+    return remove_stale_workdirs()
+
+
 @st.cache_resource(show_spinner="Loading the model…")
 def shipped_model(kind: str) -> OnnxModel:
     """The shipped ``exported/<kind>.*.onnx`` graphs, loaded once per server."""

@@ -141,7 +141,7 @@ def predict_view(name, model, result, layer, head) -> None:
         new = model.generate(result.ids, n)
         how = (
             "recurrent step graph, O(1) per token"
-            if model.step_session is not None
+            if model.has_step
             else "fast graph over the last context window"
         )
         text = decode(model.tokenizer, result.ids + new)

@@ -51,7 +51,7 @@ def upload_panel() -> None:
             "or an ONNX file following the inspection contract. Max 50 MB each.",
         )
         if files and st.button("Load uploaded model", key="upload_go", type="primary"):
-            from models.convert import load_upload  # torch is imported only for uploads
+            from upload.load import load_upload  # torch is imported only for uploads
 
             bar = st.progress(0.0, text="Checking files…")
             try:
@@ -68,6 +68,9 @@ def upload_panel() -> None:
                 st.error(f"Not loaded: the file could not be read ({type(exc).__name__}).")
                 return
             bar.empty()
+            old = st.session_state.get(UPLOAD_KEY)
+            if hasattr(old, "close"):
+                old.close()  # the previous upload's worker
             st.session_state[UPLOAD_KEY] = model
             st.session_state.pop(UPLOAD_CACHE, None)  # results of the previous upload
             st.session_state["pending_model"] = "upload"  # applied before the radio is drawn

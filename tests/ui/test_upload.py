@@ -12,13 +12,13 @@ from streamlit.testing.v1 import AppTest
 
 from models.checkpoint import save_checkpoint
 from models.config import ModelConfig
-from models.onnx_contract import trial_inputs
 from models.tokenizer import build_tokenizer
 from models.transformer import Transformer
-from models.upload_safety import MAX_ZIP_UNCOMPRESSED
 from tests.conftest import DIGITS, ROOT
-from tests.models import hostile, hostile_onnx
+from tests.upload import hostile, hostile_onnx
 from tests.nanogpt_layout import ARGS, ckpt_bytes, meta_bytes, nanogpt_state
+from upload.limits import MAX_ZIP_UNCOMPRESSED
+from upload.onnx_contract import trial_inputs
 
 
 class _WritesFile:

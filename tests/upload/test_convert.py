@@ -20,22 +20,8 @@ from safetensors.torch import save
 from models import contract
 from models.checkpoint import load_checkpoint, save_checkpoint
 from models.config import ModelConfig
-from models.convert import (
-    MAX_UPLOAD_BYTES,
-    UploadError,
-    char_tokenizer,
-    convert_nanogpt,
-    load_meta_pkl,
-    load_our_checkpoint,
-    load_upload,
-    main,
-    sniff_format,
-    validate_onnx,
-)
-from models.tokenizer import build_tokenizer, decode, encode
+from models.tokenizer import build_tokenizer, char_tokenizer, decode, encode
 from models.transformer import Transformer
-from models.upload_safety import MAX_ZIP_MEMBERS, MAX_ZIP_UNCOMPRESSED, count_params
-from tests.models import hostile
 from tests.nanogpt_layout import (  # noqa: E402
     ARGS,
     ITOS,
@@ -46,6 +32,17 @@ from tests.nanogpt_layout import (  # noqa: E402
     nanogpt_forward,
     nanogpt_state,
 )
+from tests.upload import hostile
+from upload.convert import main
+from upload.errors import UploadError
+from upload.formats.nanogpt import convert_nanogpt, load_meta_pkl
+from upload.formats.ours import read_ours
+from upload.intake import sniff_format
+from upload.limits import MAX_UPLOAD_BYTES, MAX_ZIP_MEMBERS, MAX_ZIP_UNCOMPRESSED
+from upload.load import load_upload
+from upload.onnx_checks import validate_onnx
+from upload.sizes import count_params
+from upload.tokenizer_spec import build, check_spec
 
 
 def refused(match: str):
@@ -61,7 +58,7 @@ def nanogpt():
 
 @pytest.fixture(scope="module")
 def cli_out(tmp_path_factory, nanogpt):
-    """Run ``python -m models.convert ckpt.pt --meta meta.pkl --out DIR`` in-process."""
+    """Run ``python -m upload.convert ckpt.pt --meta meta.pkl --out DIR`` in-process."""
     folder = tmp_path_factory.mktemp("cli")
     (folder / "ckpt.pt").write_bytes(nanogpt[1])
     (folder / "meta.pkl").write_bytes(nanogpt[2])
@@ -142,7 +139,9 @@ def test_nanogpt_upload_exports_and_onnx_matches(nanogpt):
 
 
 def test_char_tokenizer_round_trip_and_unknown(nanogpt):
-    model, tokenizer = convert_nanogpt(nanogpt[1], nanogpt[2])
+    model, spec = convert_nanogpt(nanogpt[1], nanogpt[2])
+    assert spec == {"kind": "char", "stoi": STOI}
+    tokenizer = build(check_spec(spec, model.cfg.vocab_size, "meta.pkl"))  # as the server does
     text = "Speak,  speak.\nAll: hear me\n"
     enc = encode(tokenizer, text)
     assert enc.ids == [STOI[c] for c in text] and not any(enc.unknown)
@@ -189,7 +188,7 @@ def test_our_safetensors_upload_end_to_end(ours):
 def test_onnx_upload_and_sniffing(cli_out, ours):
     files = {p.name: p.read_bytes() for p in cli_out.glob("*.onnx")}
     onnx_model = load_upload(files)
-    assert onnx_model.name == "upload: ckpt.inspect.onnx" and onnx_model.fast_session is not None
+    assert onnx_model.name == "upload: ckpt.inspect.onnx" and not onnx_model.has_step
     assert onnx_model.card["source format"] == "ONNX" and onnx_model.card["layers"] == 2
     assert onnx_model.weights is None
     optional = hostile.without_outputs(
@@ -200,7 +199,7 @@ def test_onnx_upload_and_sniffing(cli_out, ours):
     assert sniff_format(ours[2]) == "safetensors"
     assert sniff_format(ckpt_bytes(nanogpt_state(ARGS), ARGS, optimizer=False)) == "torch-zip"
     assert sniff_format(meta_bytes()) == "pickle"
-    assert load_our_checkpoint(ours[2])[0].cfg == ours[0].cfg
+    assert read_ours(ours[2], "tiny.safetensors")[0].cfg == ours[0].cfg
 
 
 # --- hostile files ----------------------------------------------------------------------
@@ -345,7 +344,7 @@ def test_wrong_extension_is_refused(inspect_onnx, ours):
 
 def test_oversize_file_is_refused():
     big = bytes(MAX_UPLOAD_BYTES + 1)
-    with refused("ckpt.pt: too large .* the limit is 50 MB per file"):
+    with refused("ckpt.pt: too large .* the limit is 50,000,000 bytes \\(50 MB\\) per file"):
         load_upload({"ckpt.pt": big, "meta.pkl": meta_bytes()})
     with refused("too large"):
         validate_onnx(big)

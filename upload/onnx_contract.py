@@ -4,10 +4,9 @@ First statically (:func:`check_contract`: input and output names, input types an
 dims, output ranks), then by running it (:func:`run_trial`). Static checks cannot
 see what a graph computes: its ``config`` metadata may describe 4 layers on a
 2-layer graph, it may compute NaN, or a node such as ConstantOfShape([65536,
-65536, 16]) may ask for terabytes. So the graphs are opened and run by
-``models/_trial_child.py`` in a separate Python process limited to
-TRIAL_MEMORY_BYTES of address space and TRIAL_TIMEOUT_S seconds: when a graph
-asks for too much, onnxruntime fails or the child is killed, never the server.
+65536, 16]) may ask for terabytes. So the graphs are opened and run only
+inside the upload worker (``upload/worker.py``), limited in memory and time: when a
+graph asks for too much, onnxruntime fails or the worker dies, never the server.
 Each inspect and fast graph runs on SHORT_T tokens and on the full context (the
 longest input the app feeds it); a step graph runs one token at position 0 and
 at ``context_length - 1``. Every contract output's real shape must match the
@@ -16,24 +15,18 @@ config, and be float32 and finite.
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
+import numpy as np
 import onnx
 
 from models import contract
 from models.config import ModelConfig
 from models.runtime import short_error
-from models.upload_safety import UploadError
+from upload.errors import UploadError
+from upload.limits import WORKER_MEMORY_BYTES
 
-TRIAL_MEMORY_BYTES = 3 * 2**30  # address space of the child (bytes)
-TRIAL_TIMEOUT_S = 30.0  # wall clock for opening and running all graphs (seconds)
 SHORT_T = 3  # tokens in the first test sentence
-CHILD = Path(__file__).with_name("_trial_child.py")
 _INT_INPUTS = {contract.INPUT_NAME, "token", "position"}
 AXIS_NAMES = {
     "1": "batch",
@@ -201,79 +194,51 @@ def check_outputs(name: str, role: str, cfg: ModelConfig, T: int, outputs: list[
             raise UploadError(f"{name}: refused: output '{out}' contains NaN or inf on {what}")
 
 
-def _child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MALLOC_ARENA_MAX="2")
-    return env
+def run_trial(sessions: dict[str, tuple[str, object]], cfg: ModelConfig) -> None:
+    """Run each opened graph on its trial inputs and check every output (worker side).
 
-
-def run_trial(
-    graphs: dict[str, tuple[str, bytes]],
-    cfg: ModelConfig,
-    timeout_s: float = TRIAL_TIMEOUT_S,
-    memory_bytes: int = TRIAL_MEMORY_BYTES,
-) -> None:
-    """Open and run uploaded graphs once in a child process and check every output.
+    The worker that calls this is already fenced in (``upload/worker.py``: address
+    space, CPU time, a wall-clock deadline kept by the server), so a graph that asks for
+    too much fails with onnxruntime's error or ends the worker, never the server.
 
     Args:
-        graphs: role ("inspect", "fast", "step") -> (file name, ONNX bytes), each
-            already accepted by ``models.onnx_safety.validate_onnx``.
+        sessions: role ("inspect", "fast", "step") -> (file name, onnxruntime session).
         cfg: their common config (from the metadata).
-        timeout_s: wall-clock limit for the whole child (seconds).
-        memory_bytes: the child's RLIMIT_AS (bytes).
 
     Raises:
         UploadError: the first problem found, naming the file: a shape that does not
-            match the config, a non-finite or non-float32 output, an onnxruntime error
-            on the test input, running out of memory, a crash, or the timeout.
+            match the config, a non-finite or non-float32 output, or an onnxruntime
+            error on the test input ("needed more than 2 GiB" for an allocation failure).
     """
-    order = list(graphs.items())
-    runs = {role: trial_inputs(role, cfg) for role, _ in order}
-    header = {"graphs": [{"size": len(d), "runs": [f for _, f in runs[r]]} for r, (_, d) in order]}
-    payload = json.dumps(header).encode() + b"\n" + b"".join(d for _, (_, d) in order)
-    cmd = [sys.executable, "-I", str(CHILD), str(memory_bytes), str(int(timeout_s) + 5)]
-    timed_out = False
-    try:
-        proc = subprocess.run(
-            cmd, input=payload, capture_output=True, timeout=timeout_s, env=_child_env()
-        )
-        stdout = proc.stdout
-    except subprocess.TimeoutExpired as exc:
-        stdout, timed_out = exc.stdout or b"", True
-    except OSError as exc:
-        raise UploadError(f"could not start the test run of the uploaded graphs ({exc})") from None
-    fname, when = "the uploaded graphs", ""
-    for line in stdout.decode(errors="replace").splitlines():
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        role, (fname, _) = order[event.get("graph", 0)]
-        run = event.get("run")
-        T = runs[role][run][0] if run is not None else None
-        if run is None:
-            when = "while onnxruntime opened it, "
-        else:
+    for role, (fname, session) in sessions.items():
+        names = [o.name for o in session.get_outputs()]
+        for T, feed in trial_inputs(role, cfg):
             when = (
                 "on a one-token test step, " if role == "step" else f"on a {T}-token test input, "
             )
-        if event["event"] == "outputs":
-            check_outputs(fname, role, cfg, T, event["outputs"])
-        elif event["event"] == "error":
-            reason = short_error(event["message"])
-            if re.search(r"alloc|memory", reason, re.IGNORECASE):
-                raise UploadError(
-                    f"{fname}: refused: {when}it needed more than "
-                    f"{memory_bytes / 2**30:.0f} GiB of memory ({reason})"
-                )
-            raise UploadError(f"{fname}: refused: {when}onnxruntime failed: {reason}")
-        elif event["event"] == "done":
-            return
-    if timed_out:
-        raise UploadError(
-            f"{fname}: refused: opening and running it once took longer than {timeout_s:g} s"
-        )
-    raise UploadError(
-        f"{fname}: refused: {when}it crashed or ran out of memory "
-        f"(limit {memory_bytes / 2**30:.0f} GiB)"
-    )
+            try:
+                results = session.run(None, {k: _array(f) for k, f in feed.items()})
+            except Exception as exc:  # onnxruntime's errors derive from Exception only
+                reason = short_error(str(exc))
+                if re.search(r"alloc|memory", reason, re.IGNORECASE):
+                    raise UploadError(
+                        f"{fname}: refused: {when}it needed more than "
+                        f"{WORKER_MEMORY_BYTES / 2**30:.0f} GiB of memory ({reason})"
+                    ) from None
+                raise UploadError(f"{fname}: refused: {when}onnxruntime failed: {reason}") from None
+            described = [{"name": n, **_describe(v)} for n, v in zip(names, results, strict=True)]
+            del results
+            check_outputs(fname, role, cfg, T, described)
+
+
+def _array(feed: dict) -> np.ndarray:
+    if feed["values"] is None:
+        return np.zeros(feed["shape"], feed["dtype"])
+    return np.asarray(feed["values"], feed["dtype"]).reshape(feed["shape"])
+
+
+def _describe(value) -> dict:
+    if not isinstance(value, np.ndarray):
+        return {"shape": None, "dtype": type(value).__name__, "finite": False}
+    finite = value.dtype.kind != "f" or bool(np.isfinite(value).all())
+    return {"shape": [int(d) for d in value.shape], "dtype": str(value.dtype), "finite": finite}

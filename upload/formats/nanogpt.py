@@ -4,7 +4,7 @@ nanoGPT's GPT is the same GPT-2 architecture as ``models/transformer.py`` with
 learned positions: parameters are renamed (``transformer.h.0.attn.c_attn`` ->
 ``blocks.0.attn.{q,k,v}_proj``, ``c_attn`` split in three), ``_orig_mod.`` prefixes
 from ``torch.compile`` are stripped and the causal-mask buffers dropped. The
-pickles are opened only through ``models/upload_safety.py`` (no code runs).
+pickles are opened only through ``upload/intake.py`` (no code runs), in the worker.
 """
 
 from __future__ import annotations
@@ -12,20 +12,13 @@ from __future__ import annotations
 import re
 
 import torch
-from tokenizers import Regex, Tokenizer, decoders, pre_tokenizers
-from tokenizers import models as tk_models
 
 from models.checkpoint import build_model
 from models.config import ModelConfig
-from models.tokenizer import UNK
 from models.transformer import Transformer
-from models.upload_safety import (
-    UploadError,
-    check_config_size,
-    check_size,
-    plain_unpickle,
-    safe_torch_load,
-)
+from upload.errors import UploadError
+from upload.intake import plain_unpickle, safe_torch_load
+from upload.sizes import check_config_size, check_size
 
 MASK_BUFFER = re.compile(r"transformer\.h\.\d+\.attn\.bias")  # nanoGPT's causal mask, not a weight
 # Our parameter names -> nanoGPT's, so errors name the key in the student's file.
@@ -63,20 +56,6 @@ def load_meta_pkl(data: bytes, name: str = "meta.pkl") -> dict:
     if len(itos) != len(stoi) or sorted(stoi.values()) != list(range(len(stoi))):
         raise UploadError(f"{name}: stoi and itos must cover the ids 0..{len(stoi) - 1} once each")
     return meta
-
-
-def char_tokenizer(stoi: dict[str, int]) -> Tokenizer:
-    """A ``tokenizers`` character tokenizer: every character (spaces, newlines too) is a token.
-
-    ``[UNK]`` gets id ``len(stoi)``: characters outside the vocabulary (emoji, ...)
-    become ``[UNK]``, which ``models.tokenizer.encode`` reports as unknown.
-    Decoding fuses the characters back together without spaces.
-    """
-    vocab = {**stoi, UNK: len(stoi)}
-    tokenizer = Tokenizer(tk_models.WordLevel(vocab, unk_token=UNK))
-    tokenizer.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
-    tokenizer.decoder = decoders.Fuse()
-    return tokenizer
 
 
 def _nanogpt_state(state: dict, n_embd: int, name: str) -> dict[str, torch.Tensor]:
@@ -122,8 +101,9 @@ def _grow_vocab(model: Transformer) -> Transformer:
 
 def convert_nanogpt(
     ckpt: bytes, meta: bytes | None, name: str = "ckpt.pt"
-) -> tuple[Transformer, Tokenizer]:
-    """Convert a nanoGPT character-level checkpoint to our ``Transformer`` and tokenizer.
+) -> tuple[Transformer, dict]:
+    """Convert a nanoGPT character-level checkpoint to our ``Transformer`` and the spec of
+    its character tokenizer (``{"kind": "char", "stoi": ...}``, ``upload/tokenizer_spec.py``).
 
     The config is softmax attention, learned positions, d_mlp = 4 * n_embd,
     biases from ``model_args["bias"]``, and tied weights when ``lm_head.weight``
@@ -183,4 +163,4 @@ def convert_nanogpt(
         raise UploadError(_nanogpt_names(str(exc))) from None
     if len(vocab["stoi"]) >= cfg.vocab_size:  # no free id for [UNK]
         model = _grow_vocab(model)
-    return model, char_tokenizer(vocab["stoi"])
+    return model, {"kind": "char", "stoi": dict(vocab["stoi"])}

@@ -1,11 +1,11 @@
-"""Checks that make an uploaded file safe to open, before any parser trusts it.
+"""Checks that make an uploaded file safe to open, before any parser trusts it (worker side).
 
 Uploads come from anyone who can reach the classroom server, so every file is
 hostile until these checks pass: size limits, format sniffed from the content
 (never the extension), zip bombs, pickles that try to load code, and configs
 that would allocate too much (parameters, or the activations the app shows).
-ONNX graphs are checked in ``models/onnx_safety.py`` and test-run in a
-sandboxed child process by ``models/onnx_contract.py``. Every refusal is an
+ONNX graphs are checked in ``upload/onnx_checks.py`` and test-run by
+``upload/onnx_contract.py``. All of it runs inside the upload worker (``upload/worker.py``). Every refusal is an
 :class:`UploadError` (a ``ValueError``) whose message says in plain words which
 file failed and why.
 """
@@ -19,20 +19,20 @@ import zipfile
 from io import BytesIO
 from pathlib import PurePath
 
-import onnx
 import torch
-from google.protobuf.message import DecodeError
 
-from models.config import ModelConfig
+from upload.errors import UploadError
+from upload.limits import (
+    MAX_FILES,
+    MAX_PARAMS,
+    MAX_ZIP_MEMBERS,
+    MAX_ZIP_RATIO,
+    MAX_ZIP_UNCOMPRESSED,
+)
+from upload.onnx_wire import check_wire
+from upload.sizes import check_size
 
-MAX_UPLOAD_BYTES = 50 * 1024 * 1024  # = server.maxUploadSize (MB) in .streamlit/config.toml
-MAX_FILES = 4  # a ckpt.pt + meta.pkl, or up to three ONNX graphs
-MAX_ZIP_MEMBERS = 4096  # a nanoGPT ckpt.pt holds one member per tensor (model + optimizer)
-MAX_ZIP_UNCOMPRESSED = 2 * MAX_UPLOAD_BYTES  # torch stores members uncompressed
-MAX_ZIP_RATIO = 100  # uncompressed / compressed size of one member
-MAX_PARAMS = 50_000_000  # what a model's config may ask us to allocate
-MAX_ONNX_DIM = 65536  # largest declared dimension in an ONNX graph, longest context
-MAX_ACTIVATION_ELEMENTS = 64 * 2**20  # float32 values of the inspect outputs at full context
+__all__ = ["MAX_FILES", "UploadError"]
 
 EXTENSIONS = {
     ".safetensors": "safetensors",
@@ -50,22 +50,7 @@ DESCRIPTIONS = {
 }
 
 
-class UploadError(ValueError):
-    """An uploaded file was refused; the message says which file and why."""
-
-
-def check_size(name: str, data: bytes) -> None:
-    """Raises UploadError if ``data`` is empty or larger than MAX_UPLOAD_BYTES."""
-    if not data:
-        raise UploadError(f"{name}: the file is empty")
-    if len(data) > MAX_UPLOAD_BYTES:
-        raise UploadError(
-            f"{name}: too large ({len(data):,} bytes); "
-            f"the limit is {MAX_UPLOAD_BYTES // 2**20} MB per file"
-        )
-
-
-def sniff_format(data: bytes) -> str:
+def sniff_format(data: bytes, name: str = "the file") -> str:
     """The file's format judged by its content: "safetensors" | "torch-zip" | "onnx" | "pickle".
 
     Raises:
@@ -78,13 +63,12 @@ def sniff_format(data: bytes) -> str:
         return "torch-zip"
     if data[:1] == b"\x80":
         return "pickle"
-    proto = onnx.ModelProto()
     try:
-        proto.ParseFromString(data)
-    except (DecodeError, RuntimeWarning, ValueError):
-        proto = None
-    if proto is not None and proto.HasField("graph") and len(proto.graph.node):
-        return "onnx"
+        if check_wire(name, data):
+            return "onnx"
+    except UploadError as exc:
+        if "refused" in str(exc):
+            raise
     raise UploadError("not a safetensors, PyTorch, ONNX or pickle file")
 
 
@@ -103,8 +87,10 @@ def expect_format(name: str, data: bytes, expected: str | None = None) -> str:
             "a nanoGPT ckpt.pt with its meta.pkl, or .onnx graphs"
         )
     try:
-        found = sniff_format(data)
-    except UploadError:
+        found = sniff_format(data, name)
+    except UploadError as exc:
+        if "refused" in str(exc):
+            raise
         raise UploadError(
             f"{name}: truncated or corrupt (not readable as {DESCRIPTIONS[expected]})"
         ) from None
@@ -132,6 +118,8 @@ def safetensors_metadata(name: str, data: bytes) -> dict[str, str]:
         header = json.loads(data[8 : 8 + header_len])
         metadata = header.pop("__metadata__", None) or {}
         end = max((v["data_offsets"][1] for v in header.values()), default=0)
+    except RecursionError:
+        raise UploadError(f"{name}: refused: its header is nested too deeply") from None
     except (ValueError, TypeError, KeyError, IndexError, AttributeError):
         raise UploadError(f"{name}: truncated or corrupt (unreadable header)") from None
     if end != len(data) - 8 - header_len or not isinstance(metadata, dict):
@@ -250,58 +238,39 @@ def safe_torch_load(name: str, data: bytes) -> dict:
         raise UploadError(
             f"{name}: not a nanoGPT checkpoint (it needs 'model' and 'model_args'; found {keys})"
         )
+    check_state_dict(name, obj["model"])
     return obj
 
 
-def count_params(cfg: ModelConfig) -> int:
-    """Parameters ``Transformer(cfg)`` would allocate (a count of float32 values),
-    computed without allocating."""
-    C, M, V = cfg.d_model, cfg.d_mlp, cfg.vocab_size
-    ln = C * (2 if cfg.ln_bias else 1)
-    block = 2 * ln + 4 * C * C + 2 * C * M + (4 * C + M + C if cfg.bias else 0)
-    pos = cfg.context_length * C if cfg.pos_enc == "learned" else 0
-    return V * C * (1 if cfg.tie_weights else 2) + pos + cfg.n_layer * block + ln
+def check_state_dict(name: str, state: object) -> None:
+    """Every entry of a checkpoint's ``model`` is a string key and a plain, dense tensor
+    that owns its values, before anything compares or copies one.
 
-
-def activation_elements(cfg: ModelConfig, T: int | None = None) -> int:
-    """Float32 values the inspect graph returns for one sentence of ``T`` tokens.
-
-    ``T`` defaults to ``cfg.context_length`` (the longest sentence the app runs).
-    Counts every contract output (``models/contract.py``): ``logits`` T*V, ``attn``
-    and ``scores`` L*H*T*T each, ``q`` ``k`` ``v`` ``head_out`` L*H*T*D each,
-    ``pos_enc`` T*C, ``attn_in`` L*T*C; for linear attention also ``phi_q``,
-    ``phi_k``, ``normalizer`` L*H*T*D each and ``state`` L*H*T*D*D.
-    """
-    L, H, D, C = cfg.n_layer, cfg.n_head, cfg.d_head, cfg.d_model
-    T = cfg.context_length if T is None else T
-    n = T * cfg.vocab_size + 2 * L * H * T * T + 4 * L * H * T * D + T * C + L * T * C
-    if cfg.attention == "linear":
-        n += 3 * L * H * T * D + L * H * T * D * D
-    return n
-
-
-def check_config_size(name: str, cfg: ModelConfig) -> None:
-    """Refuse configs too large to build or to run here, before anything is allocated.
-
-    Limits: ``count_params(cfg)`` <= MAX_PARAMS values, ``context_length`` <=
-    MAX_ONNX_DIM tokens, and ``activation_elements(cfg)`` (the inspect outputs at the
-    full context) <= MAX_ACTIVATION_ELEMENTS float32 values (256 MB).
+    A tensor saved as a zero-stride view (``torch.zeros(1).expand(10**9)``) is a few bytes
+    on disk but a billion values to any full-tensor operation; it is refused by comparing
+    the values it claims with the bytes its storage holds.
 
     Raises:
-        UploadError: naming the file, the size the config asks for and the limit.
+        UploadError: "not a dict", "a key that is not a string", "a sparse tensor",
+            "more values than its storage holds", or more than MAX_PARAMS values.
     """
-    n = count_params(cfg)
-    if n > MAX_PARAMS or cfg.context_length > MAX_ONNX_DIM:
-        raise UploadError(
-            f"{name}: refused: the config describes {n:,} parameters and a context of "
-            f"{cfg.context_length} tokens (limits {MAX_PARAMS:,} and {MAX_ONNX_DIM})"
-        )
-    acts = activation_elements(cfg)
-    if acts > MAX_ACTIVATION_ELEMENTS:
-        raise UploadError(
-            f"{name}: refused: at its full context of {cfg.context_length} tokens the "
-            f"attention outputs the app shows ({cfg.n_layer} layers x {cfg.n_head} heads x "
-            f"T x T, Q/K/V, ...) would hold {acts:,} float32 values "
-            f"({acts * 4 / 2**20:,.0f} MB; limit {MAX_ACTIVATION_ELEMENTS * 4 // 2**20} MB); "
-            "a shorter context_length or fewer layers or heads would fit"
-        )
+    if not isinstance(state, dict):
+        raise UploadError(f"{name}: 'model' must be a dict of tensors")
+    for key, tensor in state.items():
+        if not isinstance(key, str):
+            raise UploadError(
+                f"{name}: 'model' has a key that is not a string ({type(key).__name__})"
+            )
+        if not isinstance(tensor, torch.Tensor):
+            raise UploadError(f"{name}: '{key[:80]}' is not a tensor")
+        if tensor.layout != torch.strided:
+            raise UploadError(f"{name}: '{key[:80]}' is a sparse tensor; save dense weights")
+        if tensor.numel() > MAX_PARAMS:
+            raise UploadError(f"{name}: '{key[:80]}' holds more than {MAX_PARAMS:,} values")
+        stored = tensor.untyped_storage().nbytes()
+        if tensor.numel() * tensor.element_size() > stored:
+            raise UploadError(
+                f"{name}: '{key[:80]}' claims {tensor.numel():,} values but stores "
+                f"{stored // max(tensor.element_size(), 1):,} (a broadcast view); save "
+                "real tensors (tensor.contiguous())"
+            )

@@ -1,7 +1,7 @@
 """ONNX uploads: hostile graphs are refused before anything is resolved, opened or trusted.
 
 Every graph here is real: exported from a tiny model with ``models.export`` and then
-tampered with by ``tests/models/hostile_onnx.py``; the trial runs use real onnxruntime
+tampered with by ``tests/upload/hostile_onnx.py``; the trial runs use real onnxruntime
 sessions in the real child process. Nothing is mocked.
 """
 
@@ -21,16 +21,19 @@ from tokenizers import models as tk_models
 
 from models.checkpoint import save_checkpoint
 from models.config import ModelConfig
-from models.convert import load_our_checkpoint, load_upload, main, validate_onnx
 from models.export import export_model
-from models.onnx_contract import run_trial
-from models.onnx_safety import EXPORTER_OPS, MAX_PARTS
-from models.tokenizer import build_tokenizer
+from models.tokenizer import build_tokenizer, wordpiece_tokenizer
 from models.transformer import Transformer
-from models.upload_safety import activation_elements
 from tests.conftest import EXPORTED
-from tests.models import hostile, hostile_onnx
 from tests.nanogpt_layout import ARGS, ckpt_bytes, meta_bytes, nanogpt_state
+from tests.upload import hostile, hostile_onnx
+from upload.client import Worker
+from upload.convert import main
+from upload.formats.ours import read_ours
+from upload.limits import MAX_ONNX_NODES
+from upload.load import load_upload
+from upload.onnx_checks import EXPORTER_OPS, MAX_PARTS, validate_onnx
+from upload.sizes import activation_elements
 
 
 def refused(match: str):
@@ -71,7 +74,7 @@ def word_level(vocab: dict[str, int]) -> Tokenizer:
 def test_good_graphs_load_and_the_activation_bound_is_exact(linear):
     model, _, _, graphs = linear
     uploaded = load_upload(files(**graphs))
-    assert uploaded.step_session is not None and uploaded.card["layers"] == 2
+    assert uploaded.has_step and uploaded.card["layers"] == 2
     ctx = model.cfg.context_length
     out = uploaded.inspect(list(range(ctx)))
     assert sum(a.size for a in out.values()) == activation_elements(model.cfg)
@@ -79,7 +82,7 @@ def test_good_graphs_load_and_the_activation_bound_is_exact(linear):
 
 def test_shipped_graphs_use_only_exporter_operators():
     for path in sorted(EXPORTED.glob("*.onnx")):
-        model = validate_onnx(path.read_bytes(), path.name)  # softmax graphs keep a scalar -inf
+        model, _ = validate_onnx(path.read_bytes(), path.name)  # softmax graphs keep a scalar -inf
         assert {n.op_type for n in model.graph.node} <= EXPORTER_OPS, path.name
 
 
@@ -149,14 +152,14 @@ def test_output_that_computes_nan_is_refused(linear):
 
 
 def test_tokenizer_ids_beyond_vocab_size_are_refused_in_every_format(linear, tmp_path):
-    tokenizer = word_level({"[UNK]": 0, "the": 1, "cat": 5000})
+    tokenizer = wordpiece_tokenizer({"[UNK]": 0, "the": 1, "cat": 5000})
     bad = hostile_onnx.with_metadata(linear[3]["inspect"], "tokenizer", tokenizer.to_str())
     with refused("m.onnx: the tokenizer produces token id 5000, but config vocab_size is"):
         load_upload({"m.onnx": bad.SerializeToString()})
     cfg = ModelConfig(vocab_size=8, n_layer=1, n_head=2, d_model=8, d_mlp=16, context_length=8)
     save_checkpoint(tmp_path / "ids.safetensors", Transformer(cfg), tokenizer)
     with refused("the tokenizer produces token id 5000, but config vocab_size is 8"):
-        load_our_checkpoint((tmp_path / "ids.safetensors").read_bytes(), "ids.safetensors")
+        read_ours((tmp_path / "ids.safetensors").read_bytes(), "ids.safetensors")
 
 
 # --- 4. external data, wherever it hides ---------------------------------------------
@@ -238,7 +241,9 @@ def test_graph_with_too_many_parts_is_refused_before_the_slow_passes(linear):
         helper.make_node("Identity", [f"pad{i}"], [f"pad{i + 1}"]) for i in range(MAX_PARTS)
     )
     start = time.monotonic()
-    with refused(f"refused: the model has more than {MAX_PARTS:,} parts"):
+    with refused(
+        f"refused: the model has more than {MAX_ONNX_NODES:,} nodes or {MAX_PARTS:,} parts"
+    ):
         validate_onnx(bad.SerializeToString())
     assert time.monotonic() - start < 10
 
@@ -266,9 +271,11 @@ def test_sizes_set_by_token_values_are_refused(linear):
 def test_graph_that_runs_too_long_is_refused_by_the_timeout(linear):
     bad = hostile_onnx.rewire_output(linear[3]["inspect"], "logits", hostile_onnx.slow())
     start = time.monotonic()
-    with refused("slow.onnx: refused: opening and running it once took longer than 3 s"):
-        run_trial({"inspect": ("slow.onnx", bad.SerializeToString())}, linear[0].cfg, timeout_s=3)
+    worker = Worker("slow.onnx")
+    with refused("slow.onnx: stopped: it took longer than 3 s"):
+        worker.request({"op": "open"}, 3, blobs={"slow.onnx": bad.SerializeToString()})
     assert time.monotonic() - start < 15
+    assert worker.proc is None  # killed and forgotten; the next request starts a fresh one
 
 
 # --- 7. the CLI ----------------------------------------------------------------------

@@ -7,8 +7,8 @@ Then operator domains and an allow-list of operator types (no Loop, Scan or If:
 nothing our exporter does not produce), declared sizes, NaN/inf in stored
 tensors, the checker, sizes that depend on input values (only the sentence
 length may set them), the ``config``/``tokenizer`` metadata and the inspection
-contract (``models/onnx_contract.py``). What a graph really computes is checked
-afterwards by running it once in a fenced-in child (``onnx_contract.run_trial``).
+contract (``upload/onnx_contract.py``). What a graph really computes is checked
+afterwards by running it once in a fenced-in child (``upload.onnx_contract.run_trial``, in the worker).
 """
 
 from __future__ import annotations
@@ -22,18 +22,15 @@ from google.protobuf.message import DecodeError, Message
 from onnx import numpy_helper
 
 from models.config import ModelConfig
-from models.onnx_contract import check_contract
-from models.tokenizer import check_token_ids, load_tokenizer
-from models.upload_safety import (
-    MAX_ONNX_DIM,
-    MAX_UPLOAD_BYTES,
-    UploadError,
-    check_config_size,
-    check_size,
-)
+from upload.errors import UploadError
+from upload.limits import MAX_ONNX_DIM, MAX_ONNX_PARTS, MAX_UPLOAD_BYTES
+from upload.onnx_contract import check_contract
+from upload.onnx_wire import check_wire
+from upload.sizes import check_config_size, check_size
+from upload.tokenizer_spec import check_spec, spec_from_json
 
 MAX_INITIALIZER_BYTES = 2 * MAX_UPLOAD_BYTES  # varint-packed ints grow when decoded
-MAX_PARTS = 100_000  # protobuf messages in a model (the shipped inspect graph has ~2,800)
+MAX_PARTS = MAX_ONNX_PARTS
 STANDARD_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
 # Every operator models/export.py emits (checked against exported/*.onnx and tiny exports
 # with learned positions, no biases, untied heads)...
@@ -225,27 +222,30 @@ def graph_config(model: onnx.ModelProto) -> ModelConfig:
     return ModelConfig.from_json({p.key: p.value for p in model.metadata_props}["config"])
 
 
-def validate_onnx(data: bytes, name: str = "model.onnx") -> onnx.ModelProto:
+def validate_onnx(data: bytes, name: str = "model.onnx") -> tuple[onnx.ModelProto, dict]:
     """Check an uploaded ONNX graph (bytes, at most MAX_UPLOAD_BYTES) without running
     or resolving anything.
 
-    Order: size; parse; at most MAX_PARTS protobuf messages; no tensor anywhere
+    Runs in the upload worker. Order: size; nodes and parts counted on the wire
+    (``upload/onnx_wire.py``); parse; at most MAX_PARTS protobuf messages; no tensor anywhere
     with external data (never opened, before
     ``onnx.checker``); only standard domains and allowed operator types; bounded
     dims and stored bytes; no NaN/inf in stored float tensors; ``onnx.checker``;
     no Range/ConstantOfShape/Expand/Tile sized by the inputs' values;
     ``config`` and ``tokenizer`` metadata valid, the config within
     ``check_config_size`` and every token id below ``vocab_size``; the inspection
-    contract (inspect, fast or step graph). Run :func:`models.onnx_contract.run_trial`
+    contract (inspect, fast or step graph). Run :func:`upload.onnx_contract.run_trial`
     afterwards to check what the graph really returns.
 
     Returns:
-        The parsed ModelProto.
+        The parsed ModelProto and its tokenizer as a spec (``upload/tokenizer_spec.py``).
 
     Raises:
         UploadError: naming the file and the problem, e.g. "missing outputs: attn, scores".
     """
     check_size(name, data)
+    if not check_wire(name, data):
+        raise UploadError(f"{name}: not an ONNX model (it has no graph)")
     model = onnx.ModelProto()
     try:
         model.ParseFromString(data)
@@ -272,13 +272,11 @@ def validate_onnx(data: bytes, name: str = "model.onnx") -> onnx.ModelProto:
             )
     try:
         cfg = ModelConfig.from_json(meta["config"])
-        tokenizer = load_tokenizer(meta["tokenizer"])
-    except ValueError as exc:
+    except RecursionError:
+        raise UploadError(f"{name}: bad metadata: the config is nested too deeply") from None
+    except (ValueError, TypeError, AttributeError) as exc:
         raise UploadError(f"{name}: bad metadata: {exc}") from None
     check_config_size(name, cfg)
-    try:
-        check_token_ids(tokenizer, cfg.vocab_size, name)
-    except ValueError as exc:
-        raise UploadError(str(exc)) from None
+    spec = check_spec(spec_from_json(meta["tokenizer"], name), cfg.vocab_size, name)
     check_contract(name, model, cfg)
-    return model
+    return model, spec

@@ -1,0 +1,167 @@
+"""Server side of the upload worker: start it, send it a request, read a checked answer.
+
+A :class:`Worker` is one child process (``upload/worker.py``). Each request has a
+wall-clock deadline; past it, or when the worker dies or answers out of protocol, the
+worker is killed and :class:`~upload.errors.WorkerError` says in one line what happened.
+Nothing the worker says is trusted: the reply header is bounded JSON and every array's
+name and shape is checked against what the caller expects before it is read.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from upload import protocol
+from upload.errors import UploadError, WorkerError
+from upload.limits import MAX_HEADER_BYTES, MAX_REPLY_BYTES, WORKER_IDLE_S, WORKER_MEMORY_BYTES
+
+WORKER = Path(__file__).with_name("worker.py")
+_LIVE: weakref.WeakSet = weakref.WeakSet()
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MALLOC_ARENA_MAX="2")
+    return env
+
+
+class Worker:
+    """One upload worker process; thread-safe (one request at a time).
+
+    Args:
+        what: how messages name the upload ("ckpt.pt", "the uploaded graphs").
+        memory_bytes: the worker's address-space limit.
+        idle_s: the worker exits after this long without a request.
+    """
+
+    def __init__(
+        self, what: str, memory_bytes: int = WORKER_MEMORY_BYTES, idle_s: float = WORKER_IDLE_S
+    ):
+        self.what, self.memory_bytes, self.idle_s = what, memory_bytes, idle_s
+        self.proc: subprocess.Popen | None = None
+        self._lock = threading.Lock()
+        self._stderr = None
+        _LIVE.add(self)
+
+    def start(self) -> None:
+        """Start the process (about a second: Python, numpy, then what a request needs)."""
+        self._stderr = tempfile.TemporaryFile()
+        cmd = [sys.executable, "-I", str(WORKER), str(self.memory_bytes), str(self.idle_s)]
+        self.proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            env=_env(),
+            cwd=tempfile.gettempdir(),
+            start_new_session=True,  # the terminal's Ctrl+C reaches the server, not the worker
+        )
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self) -> None:
+        """Kill the process (if running) and forget it; the next request starts a new one."""
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            for stream in (proc.stdin, proc.stdout):
+                stream.close()
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
+    def stderr_tail(self, limit: int = 4000) -> str:
+        """The last ``limit`` characters the worker wrote to stderr (for ``--debug``)."""
+        if self._stderr is None:
+            return ""
+        self._stderr.seek(0, 2)
+        size = self._stderr.tell()
+        self._stderr.seek(max(0, size - limit))
+        return self._stderr.read().decode(errors="replace")
+
+    def request(
+        self,
+        header: dict,
+        timeout_s: float,
+        arrays: dict[str, np.ndarray] | None = None,
+        blobs: dict[str, bytes] | None = None,
+        expect: Callable[[dict], Callable[[str], tuple | None]] | None = None,
+    ) -> tuple[dict, dict[str, np.ndarray]]:
+        """Send one request and read its checked reply: (header, arrays).
+
+        Args:
+            header: the request; ``op`` names it.
+            timeout_s: wall clock for the answer; also the worker's CPU budget.
+            expect: given the reply header, name -> the array shape accepted (or None
+                to refuse that name). Default: the reply may carry no arrays.
+
+        Raises:
+            UploadError: the worker's own one-line refusal.
+            WorkerError: it died, timed out, or broke the protocol (it is then stopped).
+        """
+        with self._lock:
+            if not self.alive:
+                self.stop()
+                self.start()
+            deadline = time.monotonic() + timeout_s
+            try:
+                protocol.write(
+                    self.proc.stdin.fileno(), {**header, "cpu_s": timeout_s}, arrays, blobs
+                )
+                fd = self.proc.stdout.fileno()
+                reply = protocol.read_header(fd, deadline, MAX_HEADER_BYTES)
+                if not reply.get("ok"):
+                    raise UploadError(str(reply.get("error", "refused"))[:600])
+                check = expect(reply) if expect is not None else (lambda name: None)
+                out = protocol.read_payload(fd, reply, deadline, MAX_REPLY_BYTES, check)[0]
+            except UploadError as exc:
+                if isinstance(exc, WorkerError) or not self.alive:
+                    raise self._failure(exc, timeout_s) from None
+                raise
+            except OSError as exc:  # a broken pipe: the worker is gone
+                raise self._failure(WorkerError(str(exc)), timeout_s) from None
+            return reply, out
+
+    def _failure(self, exc: WorkerError, timeout_s: float) -> WorkerError:
+        """Stop the worker and say in one line what became of it."""
+        proc = self.proc
+        if proc is not None and proc.poll() is None and str(exc) != "timeout":
+            time.sleep(0.05)  # a worker that just closed its pipe is usually exiting
+        code = proc.poll() if proc is not None else None
+        self.stop()
+        if str(exc) == "timeout":
+            return WorkerError(f"{self.what}: stopped: it took longer than {timeout_s:g} s")
+        if code is not None and code < 0:
+            sig = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else code
+            why = {
+                "SIGSEGV": "the reader crashed on it (a structure nested too deeply?)",
+                "SIGXCPU": f"it needed more than {timeout_s:g} s of CPU time",
+                "SIGKILL": f"it needed more than {timeout_s:g} s of CPU time or too much memory",
+                "SIGABRT": "the reader aborted on it (out of memory?)",
+            }.get(sig, f"the worker ended with {sig}")
+            return WorkerError(f"{self.what}: stopped: {why}")
+        if str(exc).startswith("protocol"):
+            return WorkerError(f"{self.what}: stopped: the worker broke the protocol ({exc})")
+        return WorkerError(f"{self.what}: stopped: the worker ended unexpectedly (code {code})")
+
+
+@atexit.register
+def _stop_all() -> None:
+    for worker in list(_LIVE):
+        worker.stop()

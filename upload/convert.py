@@ -1,0 +1,103 @@
+"""Command line: convert a checkpoint for the app, or check ONNX graphs as the uploader does.
+
+    python -m upload.convert ckpt.pt --meta meta.pkl --out DIR   # nanoGPT -> ours + ONNX
+    python -m upload.convert mine.safetensors --out DIR          # ours -> ONNX graphs
+    python -m upload.convert model.inspect.onnx [model.fast.onnx ...]  # check, print the card
+
+Every file is read by the same isolated worker the app uses (``upload/worker.py``). A
+refused file prints one line on stderr, ``refused: <file>: <what is wrong>``, and exits
+with code 2; ``--debug`` adds the traceback and what the worker printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from pathlib import Path
+
+from upload.errors import UploadError
+
+
+def _print_card(card: dict) -> None:
+    for key, value in card.items():
+        print(f"{key}: {value:,}" if isinstance(value, int) else f"{key}: {value}")
+
+
+def _read(paths: list[Path]) -> dict[str, bytes]:
+    files = {}
+    for path in paths:
+        try:
+            files[path.name] = path.read_bytes()
+        except OSError as exc:
+            raise UploadError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    return files
+
+
+def _convert_checkpoint(files: dict[str, bytes], out: Path) -> None:
+    import torch
+
+    from models.checkpoint import build_model, save_checkpoint
+    from models.export import export_model
+    from upload.load import convert, main_file, safe_filename
+
+    name = main_file(files)
+    cfg, tokenizer, weights = convert(files, " + ".join(files), lambda f, m: None)
+    model = build_model(cfg, {k: torch.from_numpy(v) for k, v in weights.items()}, name)
+    stem = safe_filename(name, "")
+    path = out / f"{stem}.safetensors"
+    save_checkpoint(path, model, tokenizer, {"converted_from": name})
+    print(f"wrote {path} ({model.num_parameters():,} parameters)")
+    for graph in export_model(model, out, tokenizer, prefix=stem):
+        print(f"wrote {graph} ({graph.stat().st_size / 1e6:.2f} MB)")
+
+
+def run(args: argparse.Namespace) -> None:
+    """Do what the arguments ask. Raises UploadError for a refused input."""
+    paths = list(args.files) + ([args.meta] if args.meta else [])
+    files = _read(paths)
+    if all(p.suffix.lower() == ".onnx" for p in paths):
+        from upload.load import load_upload
+
+        model = load_upload(files)
+        try:
+            print(f"accepted: {model.name.removeprefix('upload: ')}")
+            _print_card(model.card)
+        finally:
+            model.close()
+        return
+    if len(args.files) != 1 or args.out is None:
+        raise UploadError("convert one checkpoint at a time, with --out DIR")
+    _convert_checkpoint(files, args.out)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """CLI entry. Exits 2 with one line on stderr when an input is refused."""
+    parser = argparse.ArgumentParser(
+        description="Convert a checkpoint to ours + ONNX graphs, or check ONNX graphs."
+    )
+    parser.add_argument(
+        "files", nargs="+", type=Path, help="nanoGPT ckpt.pt, our .safetensors, or .onnx graphs"
+    )
+    parser.add_argument("--meta", type=Path, default=None, help="nanoGPT meta.pkl")
+    parser.add_argument("--out", type=Path, default=None, help="output folder (checkpoints)")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    args = parser.parse_args(argv)
+    try:
+        run(args)
+    except UploadError as exc:
+        if args.debug:
+            traceback.print_exc()
+        print(f"refused: {exc}", file=sys.stderr)
+        sys.exit(2)
+    except Exception as exc:  # noqa: BLE001 - one line for the user, the trace with --debug
+        if args.debug:
+            traceback.print_exc()
+        print(
+            f"failed: {type(exc).__name__}: {str(exc)[:300]} (rerun with --debug)", file=sys.stderr
+        )
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,176 @@
+"""What the upload worker does for each request (worker side; see ``upload/worker.py``).
+
+``convert``: checkpoint files -> plain float32 weights, a validated config and a
+tokenizer spec. ``open``: ONNX graphs -> checked, test-run and kept open; after that
+``inspect``, ``logits``, ``recurrent`` and ``generate`` run them on token ids.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from models import contract
+from models.runtime import OnnxModel
+from upload.errors import UploadError
+from upload.intake import expect_format
+from upload.limits import MAX_FILES
+from upload.sizes import check_size
+
+ACCEPTED = (
+    "upload one model at a time: a .safetensors file, a ckpt.pt with its meta.pkl, or .onnx graphs"
+)
+
+
+def sort_files(files: dict[str, bytes]) -> dict[str, dict[str, bytes]]:
+    """format ("safetensors", "torch-zip", "pickle", "onnx") -> {name: bytes}, each file's
+    format judged by its content and checked against its extension.
+
+    Raises:
+        UploadError: no files, too many, a file too large or of another format.
+    """
+    if not files:
+        raise UploadError("no files were uploaded")
+    if len(files) > MAX_FILES:
+        raise UploadError(f"too many files ({len(files)}); upload at most {MAX_FILES}")
+    by_format: dict[str, dict[str, bytes]] = {}
+    for name, data in files.items():
+        check_size(name, data)
+        by_format.setdefault(expect_format(name, data), {})[name] = data
+    return by_format
+
+
+def convert(files: dict[str, bytes]) -> tuple[dict, dict[str, np.ndarray]]:
+    """Checkpoint files -> (header, float32 weights by our parameter names).
+
+    The header holds ``config`` (dict), ``tokenizer`` (spec), ``source``, ``name`` and
+    ``parameters``. Tied ``lm_head.weight`` is left out (it is ``wte.weight``).
+
+    Raises:
+        UploadError: naming the file and the problem.
+    """
+    by_format = sort_files(files)
+    kinds = set(by_format)
+    if kinds == {"safetensors"} and len(files) == 1:
+        from upload.formats.ours import read_ours
+
+        (name, data), source = next(iter(files.items())), "safetensors checkpoint"
+        model, spec = read_ours(data, name)
+    elif kinds <= {"torch-zip", "pickle"} and len(by_format.get("torch-zip", {})) == 1:
+        from upload.formats.nanogpt import convert_nanogpt
+
+        (name, ckpt), source = next(iter(by_format["torch-zip"].items())), "nanoGPT checkpoint"
+        metas = list(by_format.get("pickle", {}).values())
+        if len(metas) > 1:
+            raise UploadError("upload only one meta.pkl")
+        model, spec = convert_nanogpt(ckpt, metas[0] if metas else None, name)
+    elif kinds == {"pickle"}:
+        raise UploadError("meta.pkl is only the vocabulary: upload it together with ckpt.pt")
+    else:
+        raise UploadError(ACCEPTED)
+    state = {
+        k: np.ascontiguousarray(v.detach().float().numpy())
+        for k, v in model.state_dict().items()
+        if not (model.cfg.tie_weights and k == "lm_head.weight")
+    }
+    header = {
+        "config": model.cfg.to_dict(),
+        "tokenizer": spec,
+        "source": source,
+        "name": name,
+        "parameters": model.num_parameters(),
+    }
+    return header, state
+
+
+def open_graphs(files: dict[str, bytes]) -> tuple[dict, OnnxModel]:
+    """One to three contract graphs -> (header, a model that runs them in this process).
+
+    Each graph is checked statically (``upload/onnx_checks.py``), opened on the CPU and
+    run on its trial inputs (``upload/onnx_contract.py``). The header holds ``config``,
+    ``tokenizer`` (spec), ``name``, ``parameters``, ``has_step`` and ``outputs`` (the
+    contract outputs the inspect graph returns).
+
+    Raises:
+        UploadError: naming the file and the problem.
+    """
+    from upload.onnx_checks import graph_config, stored_parameters, validate_onnx
+    from upload.onnx_contract import graph_role, run_trial
+
+    by_format = sort_files(files)
+    if set(by_format) != {"onnx"}:
+        raise UploadError(ACCEPTED)
+    roles: dict[str, tuple[str, object, bytes]] = {}
+    specs = []
+    for name, data in files.items():
+        model, spec = validate_onnx(data, name)
+        role = graph_role(model)
+        if role in roles:
+            raise UploadError(f"{name} and {roles[role][0]} are both {role} graphs")
+        roles[role] = (name, model, data)
+        specs.append(spec)
+    if len({graph_config(m) for _, m, _ in roles.values()}) > 1:
+        raise UploadError("these graphs have different configs: upload graphs of one model")
+    if "inspect" not in roles:
+        raise UploadError("an inspect graph is needed (input_ids -> logits, attn, q, k, v, ...)")
+    name, inspect_proto, _ = roles["inspect"]
+    cfg = graph_config(inspect_proto)
+    sessions = {role: (fname, _session(data)) for role, (fname, _, data) in roles.items()}
+    run_trial(sessions, cfg)
+    outputs = [o.name for o in sessions["inspect"][1].get_outputs()]
+    header = {
+        "config": cfg.to_dict(),
+        "tokenizer": specs[0],
+        "name": name,
+        "parameters": stored_parameters(inspect_proto),
+        "has_step": "step" in sessions,
+        "outputs": [n for n in contract.inspect_outputs(cfg.attention) if n in outputs],
+    }
+    model = OnnxModel(
+        name,
+        cfg,
+        None,
+        sessions["inspect"][1],
+        sessions.get("fast", (None, None))[1],
+        sessions.get("step", (None, None))[1],
+    )
+    return header, model
+
+
+def _session(data: bytes):
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1  # one core for uploads; the server keeps the other
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 4
+    options.enable_cpu_mem_arena = False
+    return ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+
+
+def analyse(model: OnnxModel, op: str, header: dict) -> tuple[dict, dict[str, np.ndarray]]:
+    """One analysis on an opened model: (reply header, arrays).
+
+    ``inspect``: the contract outputs for ``ids``; ``logits``: (T, V); ``recurrent``:
+    logits, state, normalizer; ``generate``: the new ids in the header.
+
+    Raises:
+        ValueError / models.runtime.ModelRunError: a bad request or an onnxruntime error.
+    """
+    ids = [int(i) for i in header.get("ids", [])]
+    if op == "inspect":
+        outputs = model.inspect(ids)
+        wanted = contract.inspect_outputs(model.config.attention)
+        return {}, {k: v.astype(np.float32, copy=False) for k, v in outputs.items() if k in wanted}
+    if op == "logits":
+        return {}, {"logits": model.logits(ids).astype(np.float32, copy=False)}
+    if op == "recurrent":
+        return {}, {k: v.astype(np.float32, copy=False) for k, v in model.recurrent(ids).items()}
+    if op == "generate":
+        new = model.generate(
+            ids,
+            int(header["n_new"]),
+            float(header.get("temperature", 0.0)),
+            int(header.get("seed", 0)),
+        )
+        return {"new": [int(i) for i in new]}, {}
+    raise ValueError(f"unknown request {op!r}")

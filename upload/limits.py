@@ -1,0 +1,64 @@
+"""Every limit of the upload trust boundary, in one place.
+
+The defaults fit a classroom server (one 2-core machine, thirty students). Each can be
+changed without editing code through an environment variable of the same name with the
+prefix ``ATTNVIZ_`` (for example ``ATTNVIZ_WORKER_MEMORY_MB=4096 make run``); the upload
+size itself is ``server.maxUploadSize`` in ``.streamlit/config.toml``, read from there so
+the browser and the code never disagree. docs/security.md lists them all.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+STREAMLIT_CONFIG = ROOT / ".streamlit" / "config.toml"
+
+
+def _env(name: str, default: float) -> float:
+    """``ATTNVIZ_<name>`` from the environment when it is a positive number, else ``default``."""
+    raw = os.environ.get(f"ATTNVIZ_{name}", "")
+    try:
+        value = float(raw)
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+def _upload_megabytes() -> int:
+    """``server.maxUploadSize`` (MB) from .streamlit/config.toml; 50 if it cannot be read."""
+    try:
+        return int(tomllib.loads(STREAMLIT_CONFIG.read_text())["server"]["maxUploadSize"])
+    except (OSError, KeyError, TypeError, ValueError, tomllib.TOMLDecodeError):
+        return 50
+
+
+UPLOAD_MEGABYTES = _upload_megabytes()
+# The browser's uploader counts a megabyte as 10**6 bytes (Streamlit's server as 2**20):
+# the smaller of the two is the limit users meet, so it is the code's limit too.
+MAX_UPLOAD_BYTES = UPLOAD_MEGABYTES * 1_000_000
+MAX_FILES = 4  # a ckpt.pt + meta.pkl, or up to three ONNX graphs
+
+# What a file may ask for, checked in the worker before anything is built.
+MAX_ZIP_MEMBERS = 4096  # a nanoGPT ckpt.pt holds one member per tensor (model + optimizer)
+MAX_ZIP_UNCOMPRESSED = 2 * MAX_UPLOAD_BYTES  # torch stores members uncompressed
+MAX_ZIP_RATIO = 100  # uncompressed / compressed size of one member
+MAX_PARAMS = 50_000_000  # float32 values a model's config may ask for
+MAX_ONNX_DIM = 65536  # largest declared dimension in an ONNX graph, longest context
+MAX_ACTIVATION_ELEMENTS = 64 * 2**20  # float32 values of the inspect outputs at full context
+MAX_ONNX_NODES = 20_000  # nodes in an ONNX graph, counted on the wire before parsing
+MAX_ONNX_PARTS = 100_000  # protobuf messages of any kind (the shipped inspect graph: ~2,800)
+MAX_JSON_BYTES = 16 * 2**20  # a tokenizer or config JSON string
+MAX_VOCAB = 262_144  # tokens in an uploaded vocabulary
+MAX_TOKEN_CHARS = 256  # characters in one vocabulary entry
+
+# The worker process (stdlib ``resource`` limits, plus a wall-clock deadline kept by the server).
+WORKER_MEMORY_BYTES = int(_env("WORKER_MEMORY_MB", 2048) * 2**20)  # address space (RLIMIT_AS)
+CONVERT_TIMEOUT_S = _env("CONVERT_TIMEOUT_S", 60.0)  # checks, conversion and test runs
+ANALYSIS_TIMEOUT_S = _env("ANALYSIS_TIMEOUT_S", 10.0)  # one analysis of an uploaded ONNX graph
+WORKER_IDLE_S = _env("WORKER_IDLE_S", 600.0)  # an idle ONNX worker exits (restarted on use)
+MAX_REPLY_BYTES = 4 * MAX_ACTIVATION_ELEMENTS + 4 * MAX_PARAMS  # one answer's arrays (bytes)
+MAX_HEADER_BYTES = 32 * 2**20  # one answer's JSON header (a vocabulary and merges)

@@ -1,0 +1,140 @@
+"""The wire format between the server and an upload worker: small, typed and bounded.
+
+One message is ``8-byte little-endian header length | JSON header | payload``. The header
+is a JSON object; its ``arrays`` list names each array of the payload in order,
+``{"name", "dtype", "shape"}`` (dtype float32 or int64), and its ``blobs`` list names raw
+byte strings that follow the arrays (``{"name", "size"}``: uploaded files, from server to
+worker only). The reader checks the header's size, every array's dtype and shape (against
+what the caller expects, *before* anything is allocated) and the payload's total size,
+and reads with a deadline, so a worker that lies, stalls or dies costs the server a
+bounded amount of memory and time.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import select
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from upload.errors import WorkerError
+
+DTYPES = {"float32": np.float32, "int64": np.int64}
+_LENGTH = 8
+
+
+def encode(header: dict, arrays: dict[str, np.ndarray] | None = None, blobs=None) -> list:
+    """The chunks of one message (bytes-like; write them in order).
+
+    ``arrays`` are sent C-contiguous in their own dtype (float32 or int64 only);
+    ``blobs`` maps names to bytes.
+    """
+    arrays, blobs = arrays or {}, blobs or {}
+    listed = []
+    for name, a in arrays.items():
+        if a.dtype.name not in DTYPES:
+            raise TypeError(f"{name}: dtype {a.dtype} cannot be sent")
+        listed.append({"name": name, "dtype": a.dtype.name, "shape": list(a.shape)})
+    header = {
+        **header,
+        "arrays": listed,
+        "blobs": [{"name": n, "size": len(b)} for n, b in blobs.items()],
+    }
+    text = json.dumps(header, separators=(",", ":")).encode()
+    chunks = [len(text).to_bytes(_LENGTH, "little"), text]
+    chunks += [memoryview(np.ascontiguousarray(a)).cast("B") for a in arrays.values()]
+    return chunks + [memoryview(b) for b in blobs.values()]
+
+
+def write(fd: int, header: dict, arrays=None, blobs=None) -> None:
+    """Write one message to the file descriptor ``fd`` (blocking)."""
+    for chunk in encode(header, arrays, blobs):
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(fd, view) :]
+
+
+def read_exact(fd: int, n: int, deadline: float | None) -> bytearray:
+    """Exactly ``n`` bytes from ``fd`` before ``deadline`` (``time.monotonic()`` seconds).
+
+    Raises:
+        WorkerError: "stopped answering" at the deadline; "ended" at end of file.
+    """
+    buf = bytearray(n)
+    view, got = memoryview(buf), 0
+    while got < n:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise WorkerError("timeout")
+        chunk = os.read(fd, min(n - got, 1 << 20))
+        if not chunk:
+            raise WorkerError("ended")
+        view[got : got + len(chunk)] = chunk
+        got += len(chunk)
+    return buf
+
+
+def read_header(fd: int, deadline: float | None, max_bytes: int) -> dict:
+    """The JSON header of the next message, at most ``max_bytes`` long.
+
+    Raises:
+        WorkerError: too long, unreadable, nested, not an object, or timeout/ended.
+    """
+    size = int.from_bytes(read_exact(fd, _LENGTH, deadline), "little")
+    if size > max_bytes:
+        raise WorkerError(f"protocol: a header of {size:,} bytes (limit {max_bytes:,})")
+    try:
+        header = json.loads(read_exact(fd, size, deadline))
+    except (ValueError, RecursionError):
+        raise WorkerError("protocol: an unreadable header") from None
+    if not isinstance(header, dict) or not isinstance(header.get("arrays", []), list):
+        raise WorkerError("protocol: the header is not an object")
+    return header
+
+
+def read_payload(
+    fd: int,
+    header: dict,
+    deadline: float | None,
+    max_bytes: int,
+    expect: Callable[[str], tuple[int, ...] | None] | None = None,
+) -> tuple[dict[str, np.ndarray], dict[str, bytes]]:
+    """The arrays and blobs the header announces, checked before they are read.
+
+    Args:
+        expect: name -> the exact shape the reader accepts for that array, or None to
+            refuse the name; omit to accept any shape (the worker side, reading the
+            server's own requests).
+        max_bytes: the most the payload may hold in all.
+
+    Raises:
+        WorkerError: an unknown name, a dtype other than float32/int64, a shape other
+            than the expected one, more than ``max_bytes`` in all, or timeout/ended.
+    """
+    specs, total = [], 0
+    for item in header.get("arrays", []):
+        try:
+            name, dtype = str(item["name"]), DTYPES[item["dtype"]]
+            shape = tuple(int(d) for d in item["shape"])
+        except (KeyError, TypeError, ValueError):
+            raise WorkerError("protocol: a malformed array entry") from None
+        want = expect(name) if expect is not None else shape
+        if want is None or tuple(want) != shape or any(d < 0 for d in shape):
+            raise WorkerError(f"protocol: array '{name[:40]}' of shape {shape[:8]}, not {want}")
+        size = math.prod(shape) * np.dtype(dtype).itemsize
+        specs.append((name, dtype, shape, size))
+        total += size
+    blobs = [(str(b["name"]), int(b["size"])) for b in header.get("blobs", [])]
+    total += sum(max(size, 0) for _, size in blobs)
+    if total > max_bytes or any(size < 0 for _, size in blobs):
+        raise WorkerError(f"protocol: a payload of {total:,} bytes (limit {max_bytes:,})")
+    arrays = {
+        name: np.frombuffer(read_exact(fd, size, deadline), dtype).reshape(shape)
+        for name, dtype, shape, size in specs
+    }
+    return arrays, {name: bytes(read_exact(fd, size, deadline)) for name, size in blobs}

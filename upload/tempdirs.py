@@ -1,0 +1,39 @@
+"""Temporary folders of uploads: one per conversion, removed on every exit path, and
+stale ones (left by a server that was killed) removed when the server starts."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+TEMP_PREFIX = "attnviz-upload-"
+
+
+@contextmanager
+def workdir():
+    """A fresh ``mkdtemp`` folder (prefix TEMP_PREFIX), removed on every exit path."""
+    path = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def remove_stale_workdirs(older_than_s: float = 600.0) -> int:
+    """Remove upload temp folders left by a server that was killed (call at start-up).
+
+    Returns:
+        How many folders were removed.
+    """
+    removed = 0
+    for path in Path(tempfile.gettempdir()).glob(f"{TEMP_PREFIX}*"):
+        try:
+            if path.is_dir() and time.time() - path.stat().st_mtime > older_than_s:
+                shutil.rmtree(path, ignore_errors=True)
+                removed += 1
+        except OSError:
+            continue
+    return removed

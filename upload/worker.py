@@ -1,0 +1,105 @@
+"""The upload worker: one child process per uploaded model, fenced in by the OS.
+
+Started by ``upload/client.py`` as ``python -I upload/worker.py MEMORY_BYTES IDLE_S``.
+Before it imports anything that parses, it limits itself with stdlib ``resource``:
+address space (RLIMIT_AS), no files written (RLIMIT_FSIZE 0), no core dumps, and CPU
+seconds per request (RLIMIT_CPU, raised by each request's budget). The server keeps a
+wall-clock deadline on every request and kills the worker past it. All parsing of a
+user's bytes happens here: unpickling, safetensors headers, tokenizer JSON, ONNX
+protobuf, checks, trial runs, and every run of an uploaded ONNX graph.
+
+Requests and replies are ``upload/protocol.py`` messages on stdin and on a private copy
+of stdout (fd 1 itself is pointed at stderr, so a library's print cannot corrupt the
+protocol). A request's header has ``op`` (``convert``, ``open``, ``inspect``, ``logits``,
+``recurrent``, ``generate``) and ``cpu_s``; the reply is ``{"ok": true, ...}`` with
+arrays, or ``{"ok": false, "error": "one line"}``. Any exception, ``BaseException``
+from native code included (the tokenizers library's ``PanicException``), becomes such
+a line. After ``convert`` the worker exits; after ``open`` it serves analyses until
+stdin closes or it has been idle for IDLE_S seconds.
+"""
+
+import os
+import resource
+import select
+import sys
+from pathlib import Path
+
+
+def _limit(memory_bytes: int) -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _cpu_budget(seconds: float) -> None:
+    """Allow ``seconds`` more CPU time from now (SIGXCPU, then SIGKILL past the hard limit)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    used = usage.ru_utime + usage.ru_stime
+    soft = int(used + seconds) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 2))
+
+
+def _one_line(exc: BaseException, op: object) -> str:
+    """The reply's one line for an exception raised while handling ``op``."""
+    from models.runtime import ModelRunError
+    from upload.errors import UploadError
+
+    if isinstance(exc, (UploadError, ModelRunError)):
+        text = str(exc)
+    elif isinstance(exc, MemoryError):
+        text = "refused: it needed more memory than an upload may use"
+    elif isinstance(exc, RecursionError):
+        text = "refused: it is nested too deeply to read"
+    elif op not in ("convert", "open") and isinstance(exc, ValueError):
+        text = str(exc)
+    else:
+        text = f"could not be read ({type(exc).__name__}: {str(exc)[:200]})"
+    return " ".join(text.split())[:600]
+
+
+def serve(memory_bytes: int, idle_s: float) -> None:
+    """Answer requests until stdin closes, ``convert`` is done, or ``idle_s`` pass idle."""
+    reply_fd = os.dup(1)
+    os.dup2(2, 1)  # a library's print goes to stderr, never into the protocol
+    _limit(memory_bytes)
+    sys.path[0] = str(Path(__file__).resolve().parents[1])  # the project, not upload/
+    from upload import handlers, protocol
+    from upload.limits import MAX_HEADER_BYTES, MAX_REPLY_BYTES
+
+    model = None
+    while True:
+        if not select.select([0], [], [], idle_s)[0]:
+            return
+        try:
+            header = protocol.read_header(0, None, MAX_HEADER_BYTES)
+            arrays, blobs = protocol.read_payload(0, header, None, MAX_REPLY_BYTES)
+        except Exception:  # the server closed the pipe or sent garbage: nothing to answer
+            return
+        op = header.get("op")
+        _cpu_budget(float(header.get("cpu_s", 10)))
+        try:
+            if op == "convert":
+                reply, out = handlers.convert(blobs)
+            elif op == "open":
+                reply, model = handlers.open_graphs(blobs)
+                out = {}
+            elif model is None:
+                raise ValueError("no graph is open")
+            else:
+                reply, out = handlers.analyse(model, op, header)
+            reply = {"ok": True, **reply}
+        except BaseException as exc:  # noqa: BLE001 - PanicException is a BaseException
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+            line = _one_line(exc, op)
+            if op in ("convert", "open") and not any(line.startswith(n) for n in blobs):
+                line = f"{' + '.join(blobs)}: {line}"  # name the file
+            reply, out = {"ok": False, "error": line[:600]}, {}
+        del arrays, blobs
+        protocol.write(reply_fd, reply, out)
+        if op == "convert" or (op == "open" and not reply["ok"]):
+            return
+
+
+if __name__ == "__main__":
+    serve(int(sys.argv[1]), float(sys.argv[2]))
