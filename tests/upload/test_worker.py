@@ -1,0 +1,180 @@
+"""The isolation itself: what a hostile file does to the worker never reaches the server.
+
+Real processes throughout: workers are started, crash, run out of memory and are
+killed for real; the protocol is read from real pipes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import onnx
+import pytest
+import torch
+
+from models.config import ModelConfig
+from models.export import export_model
+from models.runtime import ModelRunError
+from models.tokenizer import build_tokenizer
+from models.transformer import Transformer
+from tests.checkpoints import tiny_checkpoint
+from tests.conftest import ROOT
+from tests.nanogpt_layout import ARGS, ckpt_bytes, nanogpt_state
+from tests.upload import hostile_onnx
+from upload import protocol
+from upload.errors import UploadError, WorkerError
+from upload.limits import MAX_UPLOAD_BYTES, UPLOAD_MEGABYTES
+from upload.load import load_upload
+from upload.tempdirs import TEMP_PREFIX, remove_stale_workdirs
+from upload.tokenizer_spec import spec_from_json
+
+CONTEXT = 16
+
+
+@pytest.fixture(scope="module")
+def graphs(tmp_path_factory) -> dict[str, onnx.ModelProto]:
+    """A tiny softmax model's contract graphs (context 16)."""
+    tokenizer = build_tokenizer(["the cat sat on the mat .", "the dogs are in the park ."])
+    torch.manual_seed(0)
+    cfg = ModelConfig(
+        vocab_size=tokenizer.get_vocab_size(), n_layer=1, n_head=2, d_model=16, d_mlp=32,
+        context_length=CONTEXT,
+    )  # fmt: skip
+    folder = tmp_path_factory.mktemp("worker")
+    export_model(Transformer(cfg).eval(), folder, tokenizer, prefix="w")
+    return {role: onnx.load(str(folder / f"w.{role}.onnx")) for role in ("inspect", "fast")}
+
+
+def nested_key_pickle(depth: int = 1_000_000) -> bytes:
+    """A pickled dict whose key is a tuple nested ``depth`` deep (built with opcodes, so
+    making the file recurses nowhere): hashing the key recurses in C until CPython
+    crashes with SIGSEGV."""
+    return b"\x80\x02}" + b")" + b"\x85" * depth + b"K\x01s."
+
+
+def test_a_pickle_that_crashes_the_reader_stops_only_its_worker(tmp_path):
+    meta = nested_key_pickle()
+    crash = subprocess.run(  # the same bytes do crash a plain Python process
+        [sys.executable, "-c", "import pickle, sys; pickle.loads(sys.stdin.buffer.read())"],
+        input=meta, capture_output=True, timeout=60,
+    )  # fmt: skip
+    assert crash.returncode == -signal.SIGSEGV
+    ckpt = ckpt_bytes(nanogpt_state(ARGS), ARGS, optimizer=False)
+    with pytest.raises(WorkerError, match=r"^ckpt.pt \+ meta.pkl: stopped: the reader crashed"):
+        load_upload({"ckpt.pt": ckpt, "meta.pkl": meta})
+    good = tiny_checkpoint(tmp_path / "good.safetensors")
+    assert load_upload({"good.safetensors": good.read_bytes()}).card["layers"] >= 1
+
+
+def test_a_graph_that_explodes_at_another_length_fails_that_sentence_only(graphs):
+    bad = hostile_onnx.rewire_output(
+        graphs["inspect"], "logits", hostile_onnx.allocate_at_length(5)
+    )
+    model = load_upload({"w.inspect.onnx": bad.SerializeToString()})  # trial lengths: fine
+    try:
+        assert model.inspect([1, 2, 3, 4])["attn"].shape == (1, 2, 4, 4)
+        with pytest.raises(ModelRunError) as info:
+            model.inspect([1, 2, 3, 4, 5])  # 4 GiB asked for, in the worker
+        assert "\n" not in str(info.value) and len(str(info.value)) < 700
+        assert model.inspect([1, 2, 3, 4])["logits"].shape[1] == 4  # the same or a fresh worker
+    finally:
+        model.close()
+
+
+def test_a_killed_worker_is_replaced_on_the_next_analysis(graphs):
+    model = load_upload({"w.inspect.onnx": graphs["inspect"].SerializeToString()})
+    try:
+        first = model.inspect([1, 2, 3])["attn"]
+        pid = model._worker.proc.pid
+        os.kill(pid, signal.SIGKILL)
+        model._worker.proc.wait()
+        again = model.inspect([1, 2, 3])["attn"]
+        assert model._worker.proc.pid != pid
+        np.testing.assert_array_equal(first, again)
+        rows = again.sum(axis=-1)  # (L, H, T): a softmax over keys
+        np.testing.assert_allclose(rows, 1.0, atol=1e-5)
+    finally:
+        model.close()
+    assert model._worker.proc is None
+
+
+def test_replies_are_checked_before_anything_is_allocated():
+    read, write = os.pipe()
+    try:
+        header = {
+            "ok": True,
+            "arrays": [{"name": "attn", "dtype": "float32", "shape": [2**20] * 3}],
+        }
+        text = json.dumps(header).encode()
+        os.write(write, len(text).to_bytes(8, "little") + text)
+        got = protocol.read_header(read, time.monotonic() + 5, 2**20)
+        with pytest.raises(WorkerError, match=r"protocol: array 'attn' of shape"):
+            protocol.read_payload(read, got, time.monotonic() + 5, 2**30, {"attn": (1, 2, 3)}.get)
+        os.write(write, (2**40).to_bytes(8, "little"))
+        with pytest.raises(WorkerError, match="protocol: a header of"):
+            protocol.read_header(read, time.monotonic() + 5, 2**20)
+        with pytest.raises(WorkerError, match="timeout"):  # nothing more was written
+            protocol.read_header(read, time.monotonic() + 0.2, 2**20)
+    finally:
+        os.close(read)
+        os.close(write)
+
+
+def test_a_tokenizer_with_its_own_regex_never_leaves_the_worker(tmp_path):
+    path = tiny_checkpoint(tmp_path / "regex.safetensors")
+    from safetensors import safe_open
+
+    with safe_open(str(path), "np") as f:
+        meta = f.metadata()
+    tok = json.loads(meta["tokenizer"])
+    tok["pre_tokenizer"] = {"type": "Split", "pattern": {"Regex": "(a+)+$"},
+                            "behavior": "Isolated", "invert": False}  # fmt: skip
+    with pytest.raises(UploadError, match="refused: its tokenizer is not one this app builds"):
+        spec_from_json(json.dumps(tok), "regex.safetensors")
+    tok["padding"] = {"strategy": {"Fixed": 10**9}}
+    with pytest.raises(UploadError, match="not one this app builds"):
+        spec_from_json(json.dumps(tok), "regex.safetensors")
+
+
+def test_the_server_side_imports_no_reader_of_user_bytes(tmp_path, graphs):
+    """Loading both kinds of upload in a fresh process never imports the worker's readers."""
+    good = tiny_checkpoint(tmp_path / "good.safetensors")
+    onnx_path = tmp_path / "w.inspect.onnx"
+    onnx.save(graphs["inspect"], str(onnx_path))
+    code = f"""
+import sys
+from upload.load import load_upload
+m = load_upload({{"good.safetensors": open({str(good)!r}, "rb").read()}})
+i = load_upload({{"w.inspect.onnx": open({str(onnx_path)!r}, "rb").read()}})
+i.inspect([1, 2]); i.close()
+readers = ["upload.intake", "upload.handlers", "upload.onnx_checks", "upload.formats.nanogpt",
+           "upload.formats.ours", "upload.onnx_wire"]
+print([name for name in readers if name in sys.modules])
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_stale_upload_folders_are_removed_and_fresh_ones_kept(tmp_path, monkeypatch):
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    stale, fresh = tmp_path / f"{TEMP_PREFIX}old", tmp_path / f"{TEMP_PREFIX}new"
+    for folder in (stale, fresh):
+        (folder / "onnx").mkdir(parents=True)
+    old = time.time() - 3600
+    os.utime(stale, (old, old))
+    assert remove_stale_workdirs(600) == 1
+    assert not stale.exists() and fresh.exists()
+
+
+def test_one_upload_limit_for_the_browser_and_the_code():
+    text = (ROOT / ".streamlit" / "config.toml").read_text()
+    assert f"maxUploadSize = {UPLOAD_MEGABYTES}" in text
+    assert MAX_UPLOAD_BYTES == UPLOAD_MEGABYTES * 1_000_000  # the browser's megabyte
