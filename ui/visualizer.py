@@ -108,11 +108,13 @@ def model_failed(exc: ModelRunError) -> None:
 
 def page() -> None:
     """Render the visualizer page."""
-    state.restore_from_url()
+    state.restore_from_url(loaders.SHIPPED, list(VIEWS))
     if "text" not in st.session_state:
         st.session_state["text"] = DEFAULT_TEXT
     name, model = sidebar()
+    state.apply_url_numbers(model.config.n_layer, model.config.n_head)
     st.title("Attention visualizer")
+    state.show_notices()
     text = st.text_area(
         "Type a sentence",
         key="text",
