@@ -1,12 +1,16 @@
 """Attention visualizer: ``streamlit run app.py``. Composes the pages, nothing else."""
 
+from pathlib import Path
+
 import streamlit as st
 
 from ui import complexity, lessons, visualizer
 
-st.set_page_config(
-    page_title="Attention visualizer", page_icon=":material/visibility:", layout="wide"
-)
+# The tab icon is a local SVG (sent inline as a data: URL). A ":material/...:" page_icon, or
+# none (then the current page's icon is used), makes the browser fetch the icon's SVG from
+# fonts.gstatic.com; the icons in the page itself come from Streamlit's bundled font.
+ICON = Path(__file__).resolve().parent / "ui" / "assets" / "eye.svg"
+st.set_page_config(page_title="Attention visualizer", page_icon=str(ICON), layout="wide")
 page = st.navigation(
     {
         "Visualizer": [
