@@ -11,16 +11,26 @@ from ui import complexity, lessons, visualizer
 # fonts.gstatic.com; the icons in the page itself come from Streamlit's bundled font.
 ICON = Path(__file__).resolve().parent / "ui" / "assets" / "eye.svg"
 st.set_page_config(page_title="Attention visualizer", page_icon=str(ICON), layout="wide")
+VISUALIZER = st.Page(
+    visualizer.page, title="Visualizer", icon=":material/visibility:", url_path="visualizer"
+)
+
+
+def _home() -> None:
+    """The root URL: open /visualizer with the same query parameters.
+
+    Streamlit serves its default page at "/" only (its own url_path, here "home", gives
+    "Page not found"), so the visualizer is an ordinary page and this hidden one is the
+    default.
+    """
+    st.switch_page(VISUALIZER, query_params=st.query_params.to_dict())
+
+
 page = st.navigation(
     {
         "Visualizer": [
-            st.Page(
-                visualizer.page,
-                title="Visualizer",
-                icon=":material/visibility:",
-                url_path="visualizer",
-                default=True,
-            ),
+            st.Page(_home, title="Home", url_path="home", default=True, visibility="hidden"),
+            VISUALIZER,
         ],
         "Lessons": [
             st.Page(

@@ -1,14 +1,26 @@
-"""End to end in headless Chromium: the page stays on this machine."""
+"""End to end in headless Chromium: the page stays on this machine, and every page's
+own URL opens that page."""
 
 from __future__ import annotations
 
 import urllib.parse
+
+import pytest
 
 from tests.e2e.conftest import wait_idle
 from ui.visualizer import VIEWS
 
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 INLINE_SCHEMES = {"data", "blob", "about"}  # no network: the content is in the URL itself
+# url path -> the page's title (its h1)
+PAGES = {
+    "visualizer": "Attention visualizer",
+    "soft-hard": "Soft vs hard attention",
+    "scoring": "Scoring functions",
+    "kernel": "The kernel view",
+    "merged": "The merged bilinear form",
+    "complexity": "Complexity, measured live",
+}
 NAV_LINKS = [
     "Visualizer",
     "Soft vs hard attention",
@@ -59,6 +71,43 @@ def test_every_view_and_lesson_requests_only_this_machine(page, server_url):
     page.wait_for_timeout(1500)  # late requests: fonts, the tab icon
     assert any(server_url in url for url in seen), "no request was recorded at all"
     assert [url for url in seen if remote(url)] == []
+
+
+@pytest.mark.parametrize("url_path", list(PAGES))
+def test_every_page_opens_at_its_own_url(page, server_url, url_path):
+    page.goto(f"{server_url}/{url_path}")
+    wait_idle(page)
+    page.get_by_role("heading", name=PAGES[url_path], level=1).wait_for()
+    page.wait_for_timeout(500)  # the "Page not found" dialog comes after the first draw
+    assert "Page not found" not in page.inner_text("body")
+    assert urllib.parse.urlsplit(page.url).path == f"/{url_path}"
+    no_exception(page)
+
+
+def test_root_url_opens_the_visualizer_with_the_link_parameters(page, server_url):
+    page.goto(f"{server_url}/?model=linear&view=stats&layer=2&head=1")
+    wait_idle(page)
+    page.get_by_role("heading", name=PAGES["visualizer"], level=1).wait_for()
+    assert "previous_token" in page.inner_text("body")  # the head statistics view
+    parts = urllib.parse.urlsplit(page.url)
+    assert parts.path == "/visualizer"
+    query = urllib.parse.parse_qs(parts.query)
+    assert (query["model"], query["view"], query["layer"], query["head"]) == (
+        ["linear"],
+        ["stats"],
+        ["2"],
+        ["1"],
+    )
+
+
+def test_a_bad_link_parameter_shows_one_notice(page, server_url):
+    page.goto(f"{server_url}/visualizer?layer=%C2%B2&view=stats")  # layer=²
+    wait_idle(page)
+    page.get_by_role("heading", name=PAGES["visualizer"], level=1).wait_for()
+    body = page.inner_text("body")
+    assert "Ignored the link's layer=²: not a layer number of this model (0–2)" in body
+    assert "previous_token" in body  # view=stats is still honoured
+    no_exception(page)
 
 
 def test_a_markdown_file_name_shows_literally_and_fetches_nothing(page, server_url):
