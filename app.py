@@ -1,23 +1,37 @@
 """Attention visualizer: ``streamlit run app.py``. Composes the pages, nothing else."""
 
+from pathlib import Path
+
 import streamlit as st
 
 from ui import complexity, lessons, loaders, visualizer
 
-st.set_page_config(
-    page_title="Attention visualizer", page_icon=":material/visibility:", layout="wide"
+# The tab icon is a local SVG (sent inline as a data: URL). A ":material/...:" page_icon, or
+# none (then the current page's icon is used), makes the browser fetch the icon's SVG from
+# fonts.gstatic.com; the icons in the page itself come from Streamlit's bundled font.
+ICON = Path(__file__).resolve().parent / "ui" / "assets" / "eye.svg"
+st.set_page_config(page_title="Attention visualizer", page_icon=str(ICON), layout="wide")
+VISUALIZER = st.Page(
+    visualizer.page, title="Visualizer", icon=":material/visibility:", url_path="visualizer"
 )
+
+
+def _home() -> None:
+    """The root URL: open /visualizer with the same query parameters.
+
+    Streamlit serves its default page at "/" only (its own url_path, here "home", gives
+    "Page not found"), so the visualizer is an ordinary page and this hidden one is the
+    default.
+    """
+    st.switch_page(VISUALIZER, query_params=st.query_params.to_dict())
+
+
 loaders.on_server_start()
 page = st.navigation(
     {
         "Visualizer": [
-            st.Page(
-                visualizer.page,
-                title="Visualizer",
-                icon=":material/visibility:",
-                url_path="visualizer",
-                default=True,
-            ),
+            st.Page(_home, title="Home", url_path="home", default=True, visibility="hidden"),
+            VISUALIZER,
         ],
         "Lessons": [
             st.Page(

@@ -9,6 +9,7 @@ from models.analysis import id_to_token
 from models.tokenizer import decode
 from ui import downloads, loaders
 from ui.figures import plot
+from ui.text import plain
 from viz import attention as va
 from viz import tensors as vt
 from viz.style import escape
@@ -63,7 +64,7 @@ def mask_view(name, model, result, layer, head) -> None:
     else:
         i = 0
     st.markdown(
-        f"After token {i}: **{escape(lin.tokens[i])}** — the state has the same "
+        f"After token {i}: **{plain(lin.tokens[i])}** — the state has the same "
         f"size, {cfg.d_head}×{cfg.d_head}, whatever i is."
     )
     c1, c2 = st.columns([3, 2])
@@ -113,7 +114,7 @@ def predict_view(name, model, result, layer, head) -> None:
         "Position",
         options=list(range(result.T)),
         value=result.T - 1,
-        format_func=lambda i: f"{i}: {result.tokens[i]}",
+        format_func=lambda i: f"{i}: {plain(result.tokens[i])}",  # options render markdown
         key="pred_pos",
     )
     c1, c2 = st.columns([3, 2])
@@ -148,5 +149,5 @@ def predict_view(name, model, result, layer, head) -> None:
         st.session_state["generated"] = (result.text, text, how)
     source, text, how = st.session_state.get("generated", (None, "", ""))
     if source == result.text:  # only for the sentence it continues
-        st.success(f"{text}  \n_(greedy, {how})_")
+        st.success(f"{plain(text)}  \n_(greedy, {how})_")
         st.button("Use as the sentence", on_click=_extend_text, args=(text,), key="use_gen")

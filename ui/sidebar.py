@@ -5,18 +5,23 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.loaders import UPLOAD_CACHE, UPLOAD_KEY
+from ui.text import plain
 
 
 def model_card(model) -> None:
-    """Config, size and (for shipped models) the measured probe results."""
+    """Config, size and (for shipped models) the measured probe results.
+
+    The name, config strings and card entries of an upload come from its files:
+    they are shown as plain text.
+    """
     cfg = model.config
     card = model.card or {}
     with st.expander("Model card", expanded=False):
         st.markdown(
-            f"**{model.name}**  \n"
+            f"**{plain(model.name)}**  \n"
             f"{cfg.n_layer} layers × {cfg.n_head} heads, d_model {cfg.d_model}, "
             f"d_head {cfg.d_head}, context {cfg.context_length} tokens  \n"
-            f"attention: **{cfg.attention}**, positions: **{cfg.pos_enc}**, "
+            f"attention: **{plain(cfg.attention)}**, positions: **{plain(cfg.pos_enc)}**, "
             f"vocabulary {cfg.vocab_size}"
         )
         if "parameters" in card:
@@ -32,7 +37,7 @@ def model_card(model) -> None:
             )
         for key, value in card.items():
             if key not in ("probes", "parameters", "config", "training", "checkpoint"):
-                st.markdown(f"{key}: {value}")
+                st.markdown(f"{plain(key)}: {plain(value)}")
 
 
 def upload_panel() -> None:
@@ -57,11 +62,13 @@ def upload_panel() -> None:
             try:
                 model = load_upload(
                     {f.name: f.getvalue() for f in files},
-                    progress=lambda frac, msg: bar.progress(min(max(frac, 0.0), 1.0), text=msg),
+                    progress=lambda frac, msg: bar.progress(
+                        min(max(frac, 0.0), 1.0), text=plain(msg)
+                    ),
                 )
             except ValueError as exc:
                 bar.empty()
-                st.error(f"Not loaded: {exc}")
+                st.error(f"Not loaded: {plain(exc)}")
                 return
             except Exception as exc:  # noqa: BLE001 - a hostile file must never crash the page
                 bar.empty()
@@ -74,5 +81,5 @@ def upload_panel() -> None:
             st.session_state[UPLOAD_KEY] = model
             st.session_state.pop(UPLOAD_CACHE, None)  # results of the previous upload
             st.session_state["pending_model"] = "upload"  # applied before the radio is drawn
-            st.success(f"Loaded {model.name}")
+            st.success(f"Loaded {plain(model.name)}")
             st.rerun()

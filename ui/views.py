@@ -10,11 +10,11 @@ from models.analysis import head_table, id_to_token
 from ui import downloads, loaders
 from ui.figures import plot
 from ui.recurrence import mask_view, predict_view
+from ui.text import plain
 from viz import attention as va
 from viz import positional as vp
 from viz import shapes as vs
 from viz import tensors as vt
-from viz.style import escape
 
 
 def attention_view(name, model, result, layer, head) -> None:
@@ -94,7 +94,7 @@ def compare_view(name, model, result, layer, head) -> None:
                 ),
                 key=f"cmp_{kind}",
             )
-            st.markdown(f"Next token: **{escape(vocab[best])}** ({probs[best]:.1%})")
+            st.markdown(f"Next token: **{plain(vocab[best])}** ({probs[best]:.1%})")
 
 
 def shapes_view(name, model, result, layer, head) -> None:

@@ -7,14 +7,13 @@ can share a link that opens the exact view.
 
 from __future__ import annotations
 
-import html
-
 import streamlit as st
 
 from models.analysis import EmptyInput
 from models.runtime import ModelRunError
 from ui import loaders, state, views
 from ui.sidebar import model_card, upload_panel
+from ui.text import plain
 
 EXAMPLES = {
     "Repeated names (indirect object)": "when Mary and John went to the store , John gave a drink to Mary .",
@@ -90,8 +89,8 @@ def input_notices(result) -> None:
     if result.suggestions:
         parts = []
         for word, close in list(result.suggestions.items())[:12]:
-            hint = f" (did you mean: {', '.join(close)}?)" if close else ""
-            parts.append(f"“{html.escape(word)}”{html.escape(hint)}")
+            hint = f" (did you mean: {plain(', '.join(close))}?)" if close else ""
+            parts.append(f"“{plain(word)}”{hint}")
         st.warning(
             "Not in the model's vocabulary, so split into pieces: " + "; ".join(parts),
             icon=":material/spellcheck:",
@@ -101,7 +100,7 @@ def input_notices(result) -> None:
 def model_failed(exc: ModelRunError) -> None:
     """Report an onnxruntime failure on this input; the rest of the page stays usable."""
     st.error(
-        f"This model failed on this input: {exc}. Try another sentence or another model.",
+        f"This model failed on this input: {plain(exc)}. Try another sentence or another model.",
         icon=":material/error:",
     )
     state.write_to_url()
@@ -109,11 +108,13 @@ def model_failed(exc: ModelRunError) -> None:
 
 def page() -> None:
     """Render the visualizer page."""
-    state.restore_from_url()
+    state.restore_from_url(loaders.SHIPPED, list(VIEWS))
     if "text" not in st.session_state:
         st.session_state["text"] = DEFAULT_TEXT
     name, model = sidebar()
+    state.apply_url_numbers(model.config.n_layer, model.config.n_head)
     st.title("Attention visualizer")
+    state.show_notices()
     text = st.text_area(
         "Type a sentence",
         key="text",

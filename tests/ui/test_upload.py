@@ -15,8 +15,9 @@ from models.config import ModelConfig
 from models.tokenizer import build_tokenizer
 from models.transformer import Transformer
 from tests.conftest import DIGITS, ROOT
-from tests.upload import hostile, hostile_onnx
 from tests.nanogpt_layout import ARGS, ckpt_bytes, meta_bytes, nanogpt_state
+from tests.upload import hostile, hostile_onnx
+from ui.text import plain
 from upload.limits import MAX_ZIP_UNCOMPRESSED
 from upload.onnx_contract import trial_inputs
 
@@ -137,7 +138,7 @@ def refused_and_still_usable(at: AppTest, *fragments: str) -> None:
     message = at.error[0].value
     assert message.startswith("Not loaded:"), message
     for fragment in fragments:
-        assert fragment in message, message
+        assert plain(fragment) in message, message  # escaped: the message quotes file text
     assert at.radio(key="model").value == "softmax"  # the previous model is still in use
     assert "upload" not in at.radio(key="model").options
     assert_usable(at)

@@ -89,9 +89,11 @@ def head_selectors(model: OnnxModel) -> tuple[int, int]:
 def start(title: str, intro: str) -> Lesson | None:
     """Sidebar, title, intro, sentence box and layer/head pickers; None (with a hint)
     when the sentence has no tokens."""
-    state.restore_from_url()
+    state.restore_from_url(loaders.SHIPPED, list(visualizer.VIEWS))
     name, model = sidebar()
+    state.apply_url_numbers(model.config.n_layer, model.config.n_head)
     st.title(title)
+    state.show_notices()
     st.markdown(intro)
     key = _seed("text", None, visualizer.DEFAULT_TEXT)
     text = st.text_area("Type a sentence", key=key, height=80, **_callback("text"))

@@ -1,0 +1,131 @@
+"""End to end in headless Chromium: the page stays on this machine, and every page's
+own URL opens that page."""
+
+from __future__ import annotations
+
+import urllib.parse
+
+import pytest
+
+from tests.e2e.conftest import wait_idle
+from ui.visualizer import VIEWS
+
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+INLINE_SCHEMES = {"data", "blob", "about"}  # no network: the content is in the URL itself
+# url path -> the page's title (its h1)
+PAGES = {
+    "visualizer": "Attention visualizer",
+    "soft-hard": "Soft vs hard attention",
+    "scoring": "Scoring functions",
+    "kernel": "The kernel view",
+    "merged": "The merged bilinear form",
+    "complexity": "Complexity, measured live",
+}
+NAV_LINKS = [
+    "Visualizer",
+    "Soft vs hard attention",
+    "Scoring functions",
+    "Kernel view",
+    "Merged bilinear form",
+    "Complexity",
+]
+
+
+def remote(url: str) -> bool:
+    """Whether loading ``url`` would reach a host other than this machine."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme in INLINE_SCHEMES:
+        return False
+    return parts.hostname not in LOCAL_HOSTS
+
+
+def no_exception(page) -> None:
+    assert not page.locator('[data-testid="stException"]').count()
+
+
+def test_remote_is_what_it_says():
+    assert remote("https://fonts.gstatic.com/s/i/x/24px.svg")
+    assert remote("http://example.com/a.png") and remote("wss://example.com/ws")
+    assert not remote("http://127.0.0.1:8501/_stcore/health")
+    assert not remote("ws://localhost:8501/_stcore/stream")
+    assert not remote("data:image/svg+xml,<svg></svg>")
+
+
+def test_every_view_and_lesson_requests_only_this_machine(page, server_url):
+    seen = []
+    page.on("request", lambda request: seen.append(request.url))
+    page.on("websocket", lambda ws: seen.append(ws.url))
+    page.goto(server_url)
+    wait_idle(page)
+    page.wait_for_selector(".js-plotly-plot")
+    views = page.locator(".st-key-view")
+    for label in VIEWS.values():
+        views.get_by_text(label, exact=True).click()
+        wait_idle(page)
+        no_exception(page)
+    nav = page.locator('[data-testid="stSidebarNav"]')
+    for link in NAV_LINKS:
+        nav.get_by_role("link", name=link, exact=True).click()
+        wait_idle(page)
+        no_exception(page)
+    page.wait_for_timeout(1500)  # late requests: fonts, the tab icon
+    assert any(server_url in url for url in seen), "no request was recorded at all"
+    assert [url for url in seen if remote(url)] == []
+
+
+@pytest.mark.parametrize("url_path", list(PAGES))
+def test_every_page_opens_at_its_own_url(page, server_url, url_path):
+    page.goto(f"{server_url}/{url_path}")
+    wait_idle(page)
+    page.get_by_role("heading", name=PAGES[url_path], level=1).wait_for()
+    page.wait_for_timeout(500)  # the "Page not found" dialog comes after the first draw
+    assert "Page not found" not in page.inner_text("body")
+    assert urllib.parse.urlsplit(page.url).path == f"/{url_path}"
+    no_exception(page)
+
+
+def test_root_url_opens_the_visualizer_with_the_link_parameters(page, server_url):
+    page.goto(f"{server_url}/?model=linear&view=stats&layer=2&head=1")
+    wait_idle(page)
+    page.get_by_role("heading", name=PAGES["visualizer"], level=1).wait_for()
+    assert "previous_token" in page.inner_text("body")  # the head statistics view
+    parts = urllib.parse.urlsplit(page.url)
+    assert parts.path == "/visualizer"
+    query = urllib.parse.parse_qs(parts.query)
+    assert (query["model"], query["view"], query["layer"], query["head"]) == (
+        ["linear"],
+        ["stats"],
+        ["2"],
+        ["1"],
+    )
+
+
+def test_a_bad_link_parameter_shows_one_notice(page, server_url):
+    page.goto(f"{server_url}/visualizer?layer=%C2%B2&view=stats")  # layer=²
+    wait_idle(page)
+    page.get_by_role("heading", name=PAGES["visualizer"], level=1).wait_for()
+    body = page.inner_text("body")
+    assert "Ignored the link's layer=²: not a layer number of this model (0–2)" in body
+    assert "previous_token" in body  # view=stats is still honoured
+    no_exception(page)
+
+
+def test_a_markdown_file_name_shows_literally_and_fetches_nothing(page, server_url):
+    """A refused upload's name is quoted in the error: as text, not as an image."""
+    name = "![x](http://example.com/a.png) :red[red].onnx"
+    seen = []
+    page.on("request", lambda request: seen.append(request.url))
+    page.goto(server_url)
+    wait_idle(page)
+    page.get_by_text("Inspect your own model").click()
+    page.locator('[data-testid="stFileUploader"] input[type=file]').set_input_files(
+        [{"name": name, "mimeType": "application/octet-stream", "buffer": b"not a model"}]
+    )
+    page.get_by_role("button", name="Load uploaded model").click()
+    wait_idle(page)
+    error = page.locator('[data-testid="stAlertContentError"]')
+    error.wait_for()
+    assert name in error.inner_text()
+    assert error.locator("img").count() == 0
+    page.wait_for_timeout(1000)
+    assert [url for url in seen if remote(url)] == []
