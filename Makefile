@@ -28,7 +28,7 @@ lint: setup
 	$(VENV)/bin/ruff format --check .
 
 test: setup chromium lint
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadgroup
 
 # Regenerate exported/ from nothing: train both models at once (one thread each on a
 # 2-core CPU; each writes exported/<kind>.safetensors and exported/tokenizer.json), then

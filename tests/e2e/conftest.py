@@ -128,3 +128,12 @@ def wait_idle(page, timeout: float = 60_000) -> None:
         page.wait_for_selector(idle, timeout=timeout)
         page.wait_for_timeout(300)
     page.wait_for_selector(idle, timeout=timeout)
+
+
+def pytest_collection_modifyitems(items) -> None:
+    """Under pytest-xdist (``--dist loadgroup``) every browser test runs on one worker, one
+    after the other, against one server; the unit tests share out the other worker."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(item.fspath).parents:
+            item.add_marker(pytest.mark.xdist_group("browser"))
