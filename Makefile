@@ -26,6 +26,7 @@ chromium:
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports --no-cache
 
 test: setup chromium lint
 	$(PY) -m pytest -q -n 2 --dist loadgroup
