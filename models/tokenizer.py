@@ -68,7 +68,9 @@ def wordpiece_tokenizer(vocab: dict[str, int], max_input_chars_per_word: int = 6
     """This project's word-level tokenizer over ``vocab`` (token -> id, with ``[UNK]``):
     NFKD, accents stripped, lowercase, words and punctuation split by ``WORD_PATTERN``,
     unknown words as WordPiece ``##`` pieces."""
-    model = models.WordPiece(vocab, unk_token=UNK, max_input_chars_per_word=max_input_chars_per_word)
+    model = models.WordPiece(
+        vocab, unk_token=UNK, max_input_chars_per_word=max_input_chars_per_word
+    )
     return _pipeline(Tokenizer(model))
 
 
