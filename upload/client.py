@@ -56,7 +56,7 @@ class Worker:
         _LIVE.add(self)
 
     def start(self) -> None:
-        """Start the process (about a second: Python, numpy, then what a request needs)."""
+        """Start the process (1.5 s median on the 2-core CI machine, see the bench)."""
         self._stderr = tempfile.TemporaryFile()
         cmd = [sys.executable, "-I", str(WORKER), str(self.memory_bytes), str(self.idle_s)]
         self.proc = subprocess.Popen(

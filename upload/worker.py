@@ -2,8 +2,9 @@
 
 Started by ``upload/client.py`` as ``python -I upload/worker.py MEMORY_BYTES IDLE_S``.
 Before it imports anything that parses, it limits itself with stdlib ``resource``:
-address space (RLIMIT_AS), no files written (RLIMIT_FSIZE 0), no core dumps, and CPU
-seconds per request (RLIMIT_CPU, raised by each request's budget). The server keeps a
+address space (RLIMIT_AS), no file larger than 1 MiB written (RLIMIT_FSIZE: it reads
+everything from memory; only its stderr log is a file), no core dumps, and CPU seconds
+(RLIMIT_CPU: the soft limit is each request's budget, the hard one a lifetime's). The server keeps a
 wall-clock deadline on every request and kills the worker past it. All parsing of a
 user's bytes happens here: unpickling, safetensors headers, tokenizer JSON, ONNX
 protobuf, checks, trial runs, and every run of an uploaded ONNX graph.
@@ -25,18 +26,24 @@ import sys
 from pathlib import Path
 
 
+LIFETIME_CPU_S = 3600  # hard CPU limit of one worker; past it, the next request starts a new one
+STDERR_BYTES = 2**20  # RLIMIT_FSIZE: room for the server's stderr log of this worker, no more
+
+
 def _limit(memory_bytes: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (STDERR_BYTES, STDERR_BYTES))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_CPU, (LIFETIME_CPU_S, LIFETIME_CPU_S))
 
 
 def _cpu_budget(seconds: float) -> None:
-    """Allow ``seconds`` more CPU time from now (SIGXCPU, then SIGKILL past the hard limit)."""
+    """Allow ``seconds`` more CPU time from now: the soft limit moves (SIGXCPU ends the
+    worker past it); the hard limit, which an unprivileged process cannot raise, stays."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
     used = usage.ru_utime + usage.ru_stime
-    soft = int(used + seconds) + 1
-    resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 2))
+    soft = min(int(used + seconds) + 1, LIFETIME_CPU_S)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, LIFETIME_CPU_S))
 
 
 def _one_line(exc: BaseException, op: object) -> str:
@@ -52,6 +59,8 @@ def _one_line(exc: BaseException, op: object) -> str:
         text = "refused: it is nested too deeply to read"
     elif op not in ("convert", "open") and isinstance(exc, ValueError):
         text = str(exc)
+    if "bad_alloc" in text or "Failed to allocate" in text:
+        text = f"it needed more memory than an upload may use ({text})"
     else:
         text = f"could not be read ({type(exc).__name__}: {str(exc)[:200]})"
     return " ".join(text.split())[:600]

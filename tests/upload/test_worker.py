@@ -178,3 +178,25 @@ def test_one_upload_limit_for_the_browser_and_the_code():
     text = (ROOT / ".streamlit" / "config.toml").read_text()
     assert f"maxUploadSize = {UPLOAD_MEGABYTES}" in text
     assert MAX_UPLOAD_BYTES == UPLOAD_MEGABYTES * 1_000_000  # the browser's megabyte
+
+
+def test_one_worker_serves_many_cpu_seconds_of_requests(exported_dir):
+    """Each request moves the worker's soft CPU limit; its hard limit never has to rise
+    (an unprivileged process cannot raise it), so a long session keeps its worker."""
+    import psutil
+
+    files = {n: (exported_dir / n).read_bytes() for n in ("linear.inspect.onnx",)}
+    model = load_upload(files)
+    try:
+        worker = psutil.Process(model._worker.proc.pid)
+        start = sum(worker.cpu_times()[:2])
+        ids = list(range(1, 65))  # T = 64
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            model.inspect(ids)
+            if sum(worker.cpu_times()[:2]) - start > 2.5:
+                break
+        assert sum(worker.cpu_times()[:2]) - start > 2.5
+        assert worker.pid == model._worker.proc.pid  # the same worker all along
+    finally:
+        model.close()
