@@ -9,13 +9,23 @@ from pathlib import Path
 from bench import sections
 
 START, END = "<!-- bench:start -->", "<!-- bench:end -->"
+# The order of the table and of the notes (bench/suite.py runs them in this order too).
+SECTIONS = (
+    "latency",
+    "inference",
+    "scaling",
+    "generation",
+    "memory",
+    "concurrency",
+    "isolation",
+)
 PLOTS_URL = "bench/results"  # where the README links the PNGs (relative to the repo root)
 
 
 def rows(results: dict) -> list[tuple[str, str, str, str]]:
     """``(benchmark, target, measured, met)`` rows for every section present."""
     out = []
-    for name in ("latency", "inference", "scaling", "generation", "memory", "concurrency"):
+    for name in SECTIONS:
         if section := results.get(name):
             out += getattr(sections, name)(section, results)
     return out
@@ -24,8 +34,8 @@ def rows(results: dict) -> list[tuple[str, str, str, str]]:
 def notes(results: dict) -> list[str]:
     """Sentences under the table: what each baseline is, and where the time goes."""
     out = []
-    for name in ("latency", "scaling", "generation", "memory", "concurrency"):
-        if section := results.get(name):
+    for name in SECTIONS:
+        if (section := results.get(name)) and hasattr(sections, f"{name}_notes"):
             out += getattr(sections, f"{name}_notes")(section)
     if err := results.get("plots_error"):
         out.append(f"Plots were not written: {err}")

@@ -13,10 +13,8 @@ from pathlib import Path
 from bench import generation as gen_mod
 from bench import speed
 from bench.common import EXPORTED, machine_info, sentence_of, shipped
-from bench.report import write_summary
+from bench.report import SECTIONS, write_summary
 from bench.twins import make_twin
-
-SECTIONS = ("latency", "inference", "scaling", "generation", "memory", "concurrency")
 
 
 @dataclass(frozen=True)
@@ -36,6 +34,9 @@ class Sizes:
     memory_lengths: tuple[int, ...] = (64, 256, 1024, 4096)
     sessions: int = 20
     reruns: int = 500
+    isolation_T: int = 64
+    isolation_repeats: int = 50  # rounds of worker / in process / in process, 1 thread
+    isolation_starts: int = 7  # fresh workers of each kind (ping, open)
 
 
 QUICK = Sizes(
@@ -52,6 +53,9 @@ QUICK = Sizes(
     memory_lengths=(4, 16),
     sessions=2,
     reruns=2,
+    isolation_T=8,
+    isolation_repeats=2,
+    isolation_starts=1,
 )
 
 
@@ -125,6 +129,12 @@ def run(
                 from bench.concurrency import run_isolated
 
                 results[section] = run_isolated(folder, sizes.sessions, sizes.reruns)
+            elif section == "isolation":  # uploads in worker processes; this one the server
+                from bench.isolation import isolation
+
+                results[section] = isolation(
+                    folder, sizes.isolation_T, sizes.isolation_repeats, sizes.isolation_starts
+                )
             results[section]["seconds"] = time.perf_counter() - start
             log(f"[bench] {section} done in {results[section]['seconds']:.1f} s")
             (out / "results.json").write_text(json.dumps(results, indent=1))  # partial

@@ -113,6 +113,35 @@ def test_a_plot_failure_is_recorded_after_the_summary(tiny_folder, tmp_path, mon
     assert "Plots were not written" in (tmp_path / "summary.md").read_text()
 
 
+def test_isolation_section_runs_and_renders(tiny_folder, tmp_path, monkeypatch):
+    monkeypatch.setattr("upload.isolated.ANALYSIS_TIMEOUT_S", 2.0)  # the slow graph's wait
+    run(tmp_path, ("isolation",), quick=True, folder=tiny_folder, log=lambda _: 0)
+    iso = json.loads((tmp_path / "results.json").read_text())["isolation"]
+    assert {"start", "analysis", "hostile", "cpu", "date", "seconds"} <= set(iso)
+    assert iso["start"]["process"]["n"] == iso["start"]["process_and_open"]["n"] == 1
+    for kind in ("softmax", "linear"):
+        s = iso["analysis"][kind]
+        assert s["worker"]["n"] == s["in_process"]["n"] == s["in_process_1_thread"]["n"] == 2
+        assert s["max_abs_diff"] < 1e-4  # the worker computed the same analysis
+        assert "added_ms" in s and "added_ms_vs_1_thread" in s
+    assert iso["analysis"]["linear"]["files"] == ["linear.inspect.onnx", "linear.step.onnx"]
+    hostile = iso["hostile"]
+    assert len(hostile["cases"]) == 5 and hostile["all_refused_one_line"], hostile["cases"]
+    stages = [c["stage"] for c in hostile["cases"]]
+    assert stages == ["upload", "analysis at T = 5", "analysis at T = 6", "upload", "upload"]
+    assert hostile["peak_rss_growth_mb"] is None or hostile["peak_rss_growth_mb"] >= 0
+    summary = (tmp_path / "summary.md").read_text()
+    for row in (
+        "| Upload worker start, median of 1",
+        "| Added cost of one analysis through the worker, softmax, T = 8 | median <= 30 ms",
+        "| Added cost of one analysis through the worker, linear, T = 8 |",
+        "| Hostile uploads (5) refused, each with one line | 5 of 5 | 5 of 5 | yes |",
+        "| Peak server RSS growth during the hostile suite | reported |",
+    ):
+        assert row in summary, summary
+    assert "stopped: it took longer than 2 s" in summary
+
+
 def test_views_bench_covers_every_view_of_the_app():
     from bench.views import BUILDERS
     from ui.views import RENDERERS
