@@ -25,7 +25,6 @@ import select
 import sys
 from pathlib import Path
 
-
 LIFETIME_CPU_S = 3600  # hard CPU limit of one worker; past it, the next request starts a new one
 STDERR_BYTES = 2**20  # RLIMIT_FSIZE: room for the server's stderr log of this worker, no more
 
