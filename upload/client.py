@@ -120,22 +120,27 @@ class Worker:
                 self.stop()
                 self.start()
             deadline = time.monotonic() + timeout_s
+            out: dict[str, np.ndarray] = {}
             try:
                 protocol.write(
                     self.proc.stdin.fileno(), {**header, "cpu_s": timeout_s}, arrays, blobs
                 )
                 fd = self.proc.stdout.fileno()
                 reply = protocol.read_header(fd, deadline, MAX_HEADER_BYTES)
-                if not reply.get("ok"):
-                    raise UploadError(str(reply.get("error", "refused"))[:600])
-                check = expect(reply) if expect is not None else (lambda name: None)
-                out = protocol.read_payload(fd, reply, deadline, MAX_REPLY_BYTES, check)[0]
-            except UploadError as exc:
-                if isinstance(exc, WorkerError) or not self.alive:
-                    raise self._failure(exc, timeout_s) from None
-                raise
+                if reply.get("ok"):
+                    check = expect(reply) if expect is not None else (lambda name: None)
+                    out = protocol.read_payload(fd, reply, deadline, MAX_REPLY_BYTES, check)[0]
+            except WorkerError as exc:
+                raise self._failure(exc, timeout_s) from None
             except OSError as exc:  # a broken pipe: the worker is gone
                 raise self._failure(WorkerError(str(exc)), timeout_s) from None
+            except BaseException:  # the caller refused the reply: the protocol is out of step
+                self.stop()
+                raise
+            if header.get("op") == "convert":
+                self.stop()  # a convert worker exits after its one answer
+            if not reply.get("ok"):
+                raise UploadError(str(reply.get("error", "refused"))[:600])
             return reply, out
 
     def _failure(self, exc: WorkerError, timeout_s: float) -> WorkerError:

@@ -58,10 +58,10 @@ def _one_line(exc: BaseException, op: object) -> str:
         text = "refused: it is nested too deeply to read"
     elif op not in ("convert", "open") and isinstance(exc, ValueError):
         text = str(exc)
-    if "bad_alloc" in text or "Failed to allocate" in text:
-        text = f"it needed more memory than an upload may use ({text})"
     else:
         text = f"could not be read ({type(exc).__name__}: {str(exc)[:200]})"
+    if "bad_alloc" in text or "Failed to allocate" in text:
+        text = f"it needed more memory than an upload may use ({text})"
     return " ".join(text.split())[:600]
 
 

@@ -200,3 +200,13 @@ def test_one_worker_serves_many_cpu_seconds_of_requests(exported_dir):
         assert worker.pid == model._worker.proc.pid  # the same worker all along
     finally:
         model.close()
+
+
+def test_a_refusal_is_the_worker_s_own_line_and_the_next_upload_gets_a_fresh_worker():
+    with pytest.raises(UploadError) as info:
+        load_upload({"ckpt.pt": b"PK\x03\x04 not a zip"})
+    assert str(info.value).startswith("ckpt.pt: ")
+    assert "could not be read (UploadError" not in str(info.value)
+    assert not isinstance(info.value, WorkerError)
+    with pytest.raises(UploadError, match=r"^m.onnx: truncated or corrupt"):
+        load_upload({"m.onnx": b"\x08\x07"})
