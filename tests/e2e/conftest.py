@@ -29,6 +29,11 @@ CHROMIUM_ARGS = [
 SCREENSHOTS = Path(os.environ.get("SCREENSHOT_DIR", ROOT / "tests" / "e2e" / "screenshots"))
 
 
+def pytest_collection_modifyitems(items) -> None:
+    """Browser tests that try to take the shared server down run after all the others."""
+    items.sort(key=lambda item: item.module.__name__.endswith("test_hostile_uploads"))
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -39,7 +44,8 @@ def free_port() -> int:
 def server():
     """``streamlit run app.py`` on 127.0.0.1:<free port>; stopped after the session.
 
-    Yields a namespace with ``url`` and ``log()`` (what the server printed so far).
+    Yields a namespace with ``url``, ``pid`` (the server process: ``streamlit`` itself,
+    not a shell) and ``log()`` (what the server printed so far).
     """
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -83,7 +89,7 @@ def server():
         log.seek(0)
         return log.read().decode(errors="replace")
 
-    yield types.SimpleNamespace(url=url, log=read_log)
+    yield types.SimpleNamespace(url=url, pid=proc.pid, log=read_log)
     proc.terminate()
     try:
         proc.wait(timeout=10)
