@@ -30,8 +30,16 @@ SCREENSHOTS = Path(os.environ.get("SCREENSHOT_DIR", ROOT / "tests" / "e2e" / "sc
 
 
 def pytest_collection_modifyitems(items) -> None:
-    """Browser tests that try to take the shared server down run after all the others."""
+    """Browser tests that try to take the shared server down run after all the others.
+
+    Under pytest-xdist (``--dist loadgroup``) every browser test runs on one worker, in
+    this order, against one server; the unit tests share out the other worker.
+    """
     items.sort(key=lambda item: item.module.__name__.endswith("test_hostile_uploads"))
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(item.fspath).parents:
+            item.add_marker(pytest.mark.xdist_group("browser"))
 
 
 def free_port() -> int:
@@ -135,11 +143,3 @@ def wait_idle(page, timeout: float = 60_000) -> None:
         page.wait_for_timeout(300)
     page.wait_for_selector(idle, timeout=timeout)
 
-
-def pytest_collection_modifyitems(items) -> None:
-    """Under pytest-xdist (``--dist loadgroup``) every browser test runs on one worker, one
-    after the other, against one server; the unit tests share out the other worker."""
-    here = Path(__file__).parent
-    for item in items:
-        if here in Path(item.fspath).parents:
-            item.add_marker(pytest.mark.xdist_group("browser"))
