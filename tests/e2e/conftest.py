@@ -142,4 +142,3 @@ def wait_idle(page, timeout: float = 60_000) -> None:
         page.wait_for_selector(idle, timeout=timeout)
         page.wait_for_timeout(300)
     page.wait_for_selector(idle, timeout=timeout)
-

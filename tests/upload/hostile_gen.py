@@ -257,9 +257,9 @@ def digits_inspect_graph() -> bytes:
     """A tiny contract inspect graph (character vocabulary, context 8), exported with
     ``models/export.py`` exactly as ``tests/conftest.py``'s ``digits_export`` does."""
     import torch
+    from models.convert import char_tokenizer
 
     from models.config import ModelConfig
-    from models.convert import char_tokenizer
     from models.export import export_model
     from models.transformer import Transformer
     from tests.conftest import DIGITS
