@@ -1,7 +1,8 @@
 """The upload worker: one child process per uploaded model, fenced in by the OS.
 
 Started by ``upload/client.py`` as ``python -I upload/worker.py MEMORY_BYTES IDLE_S``.
-Before it imports anything that parses, it limits itself with stdlib ``resource``:
+Before it imports anything that parses, it lowers its priority (nice 10: the server's
+own sessions come first) and limits itself with stdlib ``resource``:
 address space (RLIMIT_AS), no file larger than 1 MiB written (RLIMIT_FSIZE: it reads
 everything from memory; only its stderr log is a file), no core dumps, and CPU seconds
 (RLIMIT_CPU: the soft limit is each request's budget, the hard one a lifetime's). The server keeps a
@@ -30,6 +31,7 @@ STDERR_BYTES = 2**20  # RLIMIT_FSIZE: room for the server's stderr log of this w
 
 
 def _limit(memory_bytes: int) -> None:
+    os.nice(10)  # the classroom's own requests come first; an upload waits for a free core
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     resource.setrlimit(resource.RLIMIT_FSIZE, (STDERR_BYTES, STDERR_BYTES))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

@@ -13,7 +13,9 @@ two browser contexts, run at the same time:
 
 Asserted: B gets every answer within ANSWER_LIMIT_S; A sees exactly one error line
 ("Not loaded: …", one line, no traceback, no exception element, no spinner or progress
-bar left, the script finished) for every case and can then still analyse a sentence
+bar left, the script finished) for every case (a graph that behaves at the trial lengths
+is accepted; its worker then fails the one sentence that sets it off, with one "This
+model failed on this input: …" line) and can then still analyse a sentence
 with the shipped model; the server process is alive at the end; and its RSS grew by
 less than RSS_GROWTH_LIMIT over the whole run.
 
@@ -48,6 +50,7 @@ B_SENTENCES = [
     "the keys to the cabinet are on the table",
     "mary gave a drink to john",
 ]
+MODEL_FAILED = "This model failed on this input:"  # an accepted upload failing one sentence
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 
 # The main heatmap's token axis: it changes exactly when a new answer has been drawn.
@@ -157,6 +160,23 @@ async def _ask(page, text: str, cap_s: float) -> float | None:
     return None if ms is None else ms / 1000
 
 
+async def _trigger(page, text: str, run: Run) -> dict:
+    """Type the sentence that sets a loaded upload's harm off; what A then sees (the
+    alerts once the script is idle), or the outcome if it never settles."""
+    box = page.get_by_role("textbox", name="Type a sentence")
+    await box.fill(text, timeout=ANSWER_CAP_S * 1000)
+    await box.press("Control+Enter", timeout=ANSWER_CAP_S * 1000)
+    await page.wait_for_timeout(500)
+    deadline = time.monotonic() + CASE_TIMEOUT_S
+    while time.monotonic() < deadline and _alive(run.pid):
+        snap = await page.evaluate(SNAPSHOT_JS)
+        failed = [a for a in snap["alerts"] if a.startswith(MODEL_FAILED)]
+        if snap["state"] == "notRunning" and failed:
+            return {**snap, "outcome": "failed on that sentence"}
+        await asyncio.sleep(0.3)
+    return {"outcome": "no answer", "alerts": []}
+
+
 async def _settle(page, run: Run, timeout_s: float) -> dict:
     """Poll what A sees until the upload has an answer and the script is idle (twice,
     300 ms apart), the server died, or ``timeout_s`` passed."""
@@ -233,8 +253,8 @@ async def _one_case(page, case, paths, run: Run, n: int) -> dict:
         result.update(await _settle(page, run, CASE_TIMEOUT_S))
         result["upload_s"] = round(time.monotonic() - t0, 1)
         if result["outcome"] == "loaded" and case.trigger and _alive(run.pid):
-            # The unprotected server took it: set the harm off as a student would.
-            result["trigger_s"] = await _ask(page, case.trigger, ANSWER_CAP_S)
+            # Accepted (it behaves at the trial lengths): set the harm off as a student would.
+            result["trigger"] = await _trigger(page, case.trigger, run)
         if result["outcome"] == "loaded" and _alive(run.pid):
             radio = page.locator('[data-testid="stRadio"] label', has_text="Softmax attention")
             await radio.click(timeout=ANSWER_CAP_S * 1000)  # back to a shipped model
@@ -348,7 +368,11 @@ def _problems(run: Run, cases, rss: dict) -> list[str]:
             problems.append(f"{case.name}: the server died")
             continue
         errors = [a for a in r.get("alerts", []) if "Not loaded:" in a]
-        if r["outcome"] != "answered" or len(errors) != 1:
+        if case.trigger and r["outcome"] == "loaded":  # accepted: the harm is one sentence's
+            errors = [a for a in r.get("trigger", {}).get("alerts", []) if MODEL_FAILED in a]
+            if len(errors) != 1 or not errors[0].startswith(MODEL_FAILED) or "\n" in errors[0]:
+                problems.append(f"{case.name}: its sentence gave {r.get('trigger')!r:.300}")
+        elif r["outcome"] != "answered" or len(errors) != 1:
             problems.append(f"{case.name}: A saw {r['outcome']} with {len(errors)} 'Not loaded:'")
         elif not errors[0].startswith("Not loaded:") or "\n" in errors[0]:
             problems.append(f"{case.name}: the error is not one line: {errors[0][:300]!r}")

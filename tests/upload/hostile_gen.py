@@ -49,7 +49,7 @@ ALLOC_BYTES = 2 * 2**30  # what the length-triggered ONNX graph asks for
 TRIGGER_TOKENS = 5  # ... at this many tokens (the trial runs use 3 and the context, 8)
 TRIGGER_SENTENCE = "1+2=3"  # 5 tokens for the digits character vocabulary
 # server.maxUploadSize = 50 "MB": Streamlit's uploader counts decimal megabytes and refuses
-# a larger file in the browser (models/upload_safety.py allows 50 MiB on the server side).
+# a larger file in the browser; upload/limits.py reads the same cap from config.toml.
 UPLOAD_CAP = 50_000_000
 ZERO_STRIDE_SIDE = 2**20  # (2**20, 2**20) = 1.1e12 elements behind one stored float
 HEADER_NESTING = 100_000  # '[' in a safetensors header
@@ -257,10 +257,10 @@ def digits_inspect_graph() -> bytes:
     """A tiny contract inspect graph (character vocabulary, context 8), exported with
     ``models/export.py`` exactly as ``tests/conftest.py``'s ``digits_export`` does."""
     import torch
-    from models.convert import char_tokenizer
 
     from models.config import ModelConfig
     from models.export import export_model
+    from models.tokenizer import char_tokenizer
     from models.transformer import Transformer
     from tests.conftest import DIGITS
 
@@ -319,7 +319,7 @@ def onnx_alloc_at_length(base: bytes | None = None) -> dict[str, bytes]:
     other length, the trial lengths 3 and 8 included."""
     import onnx
 
-    from tests.models.hostile_onnx import rewire_output
+    from tests.upload.hostile_onnx import rewire_output
 
     model = onnx.load_from_string(base if base is not None else digits_inspect_graph())
     bad = rewire_output(model, "logits", _alloc_at_length(TRIGGER_TOKENS, ALLOC_BYTES))
