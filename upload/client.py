@@ -44,12 +44,18 @@ class Worker:
         what: how messages name the upload ("ckpt.pt", "the uploaded graphs").
         memory_bytes: the worker's address-space limit.
         idle_s: the worker exits after this long without a request.
+        file_bytes: the largest file it may write (its stderr log; the exporter's graphs).
     """
 
     def __init__(
-        self, what: str, memory_bytes: int = WORKER_MEMORY_BYTES, idle_s: float = WORKER_IDLE_S
+        self,
+        what: str,
+        memory_bytes: int = WORKER_MEMORY_BYTES,
+        idle_s: float = WORKER_IDLE_S,
+        file_bytes: int = 2**20,
     ):
         self.what, self.memory_bytes, self.idle_s = what, memory_bytes, idle_s
+        self.file_bytes = file_bytes
         self.proc: subprocess.Popen | None = None
         self._lock = threading.Lock()
         self._stderr = None
@@ -58,7 +64,8 @@ class Worker:
     def start(self) -> None:
         """Start the process (1.5 s median on the 2-core CI machine, see the bench)."""
         self._stderr = tempfile.TemporaryFile()
-        cmd = [sys.executable, "-I", str(WORKER), str(self.memory_bytes), str(self.idle_s)]
+        limits = (self.memory_bytes, self.idle_s, self.file_bytes)
+        cmd = [sys.executable, "-I", str(WORKER), *map(str, limits)]
         self.proc = subprocess.Popen(
             cmd,
             stdin=subprocess.PIPE,
@@ -101,15 +108,16 @@ class Worker:
         timeout_s: float,
         arrays: dict[str, np.ndarray] | None = None,
         blobs: dict[str, bytes] | None = None,
-        expect: Callable[[dict], Callable[[str], tuple | None]] | None = None,
+        expect: Callable[[dict], Callable[[str, tuple], bool]] | None = None,
     ) -> tuple[dict, dict[str, np.ndarray]]:
         """Send one request and read its checked reply: (header, arrays).
 
         Args:
             header: the request; ``op`` names it.
             timeout_s: wall clock for the answer; also the worker's CPU budget.
-            expect: given the reply header, name -> the array shape accepted (or None
-                to refuse that name). Default: the reply may carry no arrays.
+            expect: given the reply header, a function (name, declared shape) -> whether
+                that array is accepted (see ``protocol.read_payload``). Default: the
+                reply may carry no arrays.
 
         Raises:
             UploadError: the worker's own one-line refusal.
@@ -128,7 +136,7 @@ class Worker:
                 fd = self.proc.stdout.fileno()
                 reply = protocol.read_header(fd, deadline, MAX_HEADER_BYTES)
                 if reply.get("ok"):
-                    check = expect(reply) if expect is not None else (lambda name: None)
+                    check = expect(reply) if expect is not None else (lambda name, shape: False)
                     out = protocol.read_payload(fd, reply, deadline, MAX_REPLY_BYTES, check)[0]
             except WorkerError as exc:
                 raise self._failure(exc, timeout_s) from None

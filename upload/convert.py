@@ -40,9 +40,11 @@ def _convert_checkpoint(files: dict[str, bytes], out: Path) -> None:
     from models.checkpoint import build_model, save_checkpoint
     from models.export import export_model
     from upload.load import convert, main_file, safe_filename
+    from upload.tokenizer_spec import build
 
     name = main_file(files)
-    cfg, tokenizer, weights = convert(files, " + ".join(files), lambda f, m: None)
+    cfg, spec, weights = convert(files, " + ".join(files), lambda f, m: None)
+    tokenizer = build(spec)
     model = build_model(cfg, {k: torch.from_numpy(v) for k, v in weights.items()}, name)
     stem = safe_filename(name, "")
     path = out / f"{stem}.safetensors"

@@ -1,7 +1,8 @@
 """What the upload worker does for each request (worker side; see ``upload/worker.py``).
 
 ``convert``: checkpoint files -> plain float32 weights, a validated config and a
-tokenizer spec. ``open``: ONNX graphs -> checked, test-run and kept open; after that
+tokenizer spec. ``export`` (a fresh worker, given only what the server checked): those
+weights -> our exporter's ONNX graphs. ``open``: ONNX graphs -> checked, test-run and kept open; after that
 ``inspect``, ``logits``, ``recurrent`` and ``generate`` run them on token ids.
 """
 
@@ -134,6 +135,33 @@ def open_graphs(files: dict[str, bytes]) -> tuple[dict, OnnxModel]:
         sessions.get("step", (None, None))[1],
     )
     return header, model
+
+
+def export(header: dict, weights: dict[str, np.ndarray]) -> tuple[dict, dict[str, np.ndarray]]:
+    """Checked weights, config and tokenizer spec -> our exporter's graphs (as uint8 arrays).
+
+    Runs in a fresh worker that never saw a user's file: its input is what the server
+    checked (``upload/load.py``). The model is built strictly (names, shapes, finite).
+
+    Raises:
+        UploadError / ValueError: weights that do not fit the config.
+    """
+    import torch
+
+    from models.checkpoint import build_model
+    from models.config import ModelConfig
+    from models.export import export_model
+    from upload.tempdirs import workdir
+    from upload.tokenizer_spec import build, check_spec
+
+    name = str(header.get("name", "the checkpoint"))
+    cfg = ModelConfig.from_dict(header["config"])
+    tokenizer = build(check_spec(header["tokenizer"], cfg.vocab_size, name))
+    model = build_model(cfg, {k: torch.from_numpy(v) for k, v in weights.items()}, name)
+    with workdir() as folder:
+        paths = export_model(model, folder, tokenizer, prefix="upload")
+        graphs = {p.name.split(".")[1]: np.fromfile(p, np.uint8) for p in paths}
+    return {"parameters": model.num_parameters()}, graphs
 
 
 def _session(data: bytes):

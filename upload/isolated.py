@@ -72,7 +72,7 @@ class IsolatedModel:
     def _shapes(self, axes: dict[str, str], T: int):
         sizes = contract.axis_sizes(self.config, T)
         shapes = {n: tuple(sizes[a] for a in ax) for n, ax in axes.items()}
-        return lambda reply: shapes.get
+        return lambda reply: lambda name, shape: shapes.get(name) == shape
 
     def inspect(self, ids: list[int]) -> dict[str, np.ndarray]:
         """The contract outputs for one sentence: name -> array (``logits`` (1, T, V),

@@ -5,16 +5,17 @@ Only names and sizes are looked at here. Every byte of a file goes to a worker
 
 * a checkpoint (ours, nanoGPT) comes back as float32 weights, a config and a tokenizer
   spec; the server checks the config against explicit limits, each array's name and
-  shape against that config, rebuilds the tokenizer with our code, and exports the
-  model with our own exporter (``models/export.py``), exactly like the shipped models.
-  The exported graphs are ours, so they run in the server;
+  bytes against that config before reading them, and hands only that checked data to a
+  fresh worker that runs our own exporter (``models/export.py``), exactly like the
+  shipped models. The exported graphs are ours, so they run in the server, which never
+  imports torch;
 * ONNX graphs stay in their worker for good (:class:`upload.isolated.IsolatedModel`).
 """
 
 from __future__ import annotations
 
+import math
 import re
-import threading
 from pathlib import PurePath
 
 from models.config import ModelConfig
@@ -22,14 +23,14 @@ from models.runtime import OnnxModel, load_graphs
 from upload.client import Worker
 from upload.errors import UploadError
 from upload.isolated import IsolatedModel
-from upload.limits import CONVERT_TIMEOUT_S, MAX_FILES
-from upload.sizes import check_config_size, check_size
-from upload.tempdirs import workdir
+from upload.limits import CONVERT_TIMEOUT_S, MAX_FILES, MAX_PARAMS, WORKER_MEMORY_BYTES
+from upload.sizes import check_config_size, check_size, count_params
 from upload.tokenizer_spec import build, check_spec
 
 EXTENSIONS = (".safetensors", ".pt", ".pth", ".ckpt", ".pkl", ".onnx")
-# torch.onnx.export (dynamo) keeps global tracing state: one export at a time per server.
-_EXPORT_LOCK = threading.Lock()
+GRAPH_ROLES = ("inspect", "fast", "step")
+EXPORT_MEMORY_BYTES = 2 * WORKER_MEMORY_BYTES  # torch's export of a model at the size cap
+EXPORT_FILE_BYTES = 4 * MAX_PARAMS + 2**26  # one graph holds the weights once
 
 
 def card(cfg: ModelConfig, parameters: int, source: str) -> dict:
@@ -65,8 +66,8 @@ def check_files(files: dict[str, bytes]) -> None:
             )
 
 
-def checked_config(reply: dict, what: str) -> tuple[ModelConfig, object]:
-    """The reply's config and tokenizer, checked again on the server side.
+def checked_config(reply: dict, what: str) -> tuple[ModelConfig, dict]:
+    """The reply's config and tokenizer spec, checked again on the server side.
 
     Raises:
         UploadError: a config that does not build or is too large, a bad tokenizer spec.
@@ -76,68 +77,81 @@ def checked_config(reply: dict, what: str) -> tuple[ModelConfig, object]:
     except (ValueError, TypeError) as exc:
         raise UploadError(f"{what}: bad config: {exc}") from None
     check_config_size(what, cfg)
-    return cfg, build(check_spec(reply.get("tokenizer"), cfg.vocab_size, what))
+    return cfg, check_spec(reply.get("tokenizer"), cfg.vocab_size, what)
 
 
-def _weight_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
-    """Our parameter name -> shape for ``cfg``, without allocating (torch's meta device)."""
-    import torch
+def _weights_within(cfg: ModelConfig):
+    """``expect`` for weights: float32 arrays of at most ``count_params(cfg)`` values in
+    all (names and shapes are checked strictly where the model is built, by the exporter)."""
+    budget = [count_params(cfg)]
 
-    from models.transformer import Transformer
+    def accept(name: str, shape: tuple[int, ...]) -> bool:
+        budget[0] -= math.prod(shape)
+        return budget[0] >= 0 and "." in name and len(name) < 200
 
-    with torch.device("meta"):
-        state = Transformer(cfg).state_dict()
-    if cfg.tie_weights:
-        state.pop("lm_head.weight")
-    return {k: tuple(v.shape) for k, v in state.items()}
+    return accept
 
 
-def convert(files: dict[str, bytes], what: str, report) -> tuple[ModelConfig, object, dict]:
-    """Checkpoint files through a one-shot worker: (config, tokenizer, weights), each
-    checked on this side (``checked_config``, every weight's name and shape).
+def convert(files: dict[str, bytes], what: str, report) -> tuple[ModelConfig, dict, dict]:
+    """Checkpoint files through a one-shot worker: (config, tokenizer spec, float32 weights
+    by our parameter names), the config and spec checked on this side and the weights
+    bounded by the config before they are read.
 
     Raises:
         UploadError: the worker's refusal, or WorkerError.
     """
-    worker = Worker(what)
     checked: dict = {}
 
     def expect(reply: dict):
-        checked["cfg"], checked["tokenizer"] = checked_config(reply, what)
-        return _weight_shapes(checked["cfg"]).get
+        checked["cfg"], checked["spec"] = checked_config(reply, what)
+        return _weights_within(checked["cfg"])
 
+    report(0.1, f"reading {what} in an isolated worker…")
+    worker = Worker(what)
     try:
-        report(0.1, f"reading {what} in an isolated worker…")
         _, weights = worker.request(
             {"op": "convert"}, CONVERT_TIMEOUT_S, blobs=files, expect=expect
         )
     finally:
         worker.stop()
-    return checked["cfg"], checked["tokenizer"], weights
+    return checked["cfg"], checked["spec"], weights
 
 
-def _export_and_open(name: str, cfg, tokenizer, weights, report) -> OnnxModel:
-    """Our exporter on checked weights, in a temp folder of its own; sessions from bytes."""
-    import numpy as np
-    import torch
+def export(name: str, cfg: ModelConfig, spec: dict, weights: dict) -> dict[str, bytes]:
+    """Our exporter, in a fresh worker given only checked data: role -> ONNX bytes.
 
-    from models.checkpoint import build_model
-    from models.export import export_model
+    The server itself never imports torch: neither its memory (about 250 MB) nor its GIL
+    (seconds of tracing) is spent on a student's upload.
 
-    state = {k: torch.from_numpy(v) for k, v in weights.items()}
-    model = build_model(cfg, state, name)
+    Raises:
+        UploadError: weights that do not fit the config; WorkerError.
+    """
+
+    def expect(reply: dict):
+        return lambda role, shape: role in GRAPH_ROLES and len(shape) == 1
+
+    worker = Worker(f"{name} (export)", EXPORT_MEMORY_BYTES, file_bytes=EXPORT_FILE_BYTES)
+    header = {"op": "export", "name": name, "config": cfg.to_dict(), "tokenizer": spec}
+    try:
+        _, graphs = worker.request(header, CONVERT_TIMEOUT_S, arrays=weights, expect=expect)
+    finally:
+        worker.stop()
+    if "inspect" not in graphs:
+        raise UploadError(f"{name}: the exporter returned no inspect graph")
+    return {role: graph.tobytes() for role, graph in graphs.items()}
+
+
+def _export_and_open(name: str, cfg, spec, weights, report) -> OnnxModel:
+    """Export checked weights (in a worker) and open the graphs in the server: they are
+    ours, built by our exporter from arrays our code checked."""
     report(0.4, "exporting to ONNX (this takes a few seconds)…")
-    with workdir() as folder, _EXPORT_LOCK:
-        paths = export_model(model, folder, tokenizer, prefix="upload")
-        graphs = {p.name.split(".")[1]: p.read_bytes() for p in paths}
+    graphs = export(name, cfg, spec, weights)
     report(0.9, "opening the graphs…")
     source = "safetensors checkpoint" if name.endswith(".safetensors") else "nanoGPT checkpoint"
-    info = card(cfg, model.num_parameters(), source)
-    result = load_graphs(graphs["inspect"], graphs["fast"], graphs.get("step"), name, info)
+    info = card(cfg, count_params(cfg), source)
+    result = load_graphs(graphs["inspect"], graphs.get("fast"), graphs.get("step"), name, info)
     result.name = f"upload: {name}"
-    result.weights = {
-        k: np.asarray(v.detach().float().numpy()) for k, v in model.state_dict().items()
-    }
+    result.weights = weights  # float32 by our parameter names, as the shipped models'
     return result
 
 
@@ -146,7 +160,8 @@ def _open_isolated(files: dict[str, bytes], what: str, report) -> IsolatedModel:
     report(0.2, "checking and test-running the graphs in an isolated worker…")
     try:
         reply, _ = worker.request({"op": "open"}, CONVERT_TIMEOUT_S, blobs=files)
-        cfg, tokenizer = checked_config(reply, what)
+        cfg, spec = checked_config(reply, what)
+        tokenizer = build(spec)
         outputs = reply.get("outputs")
         if not isinstance(outputs, list) or not isinstance(reply.get("name"), str):
             raise UploadError(f"{what}: the worker's answer is incomplete")
@@ -176,8 +191,8 @@ def load_upload(files: dict[str, bytes], progress=None):
     if all(PurePath(n).suffix.lower() == ".onnx" for n in files):
         model = _open_isolated(files, what, report)
     else:
-        cfg, tokenizer, weights = convert(files, what, report)
-        model = _export_and_open(main_file(files), cfg, tokenizer, weights, report)
+        cfg, spec, weights = convert(files, what, report)
+        model = _export_and_open(main_file(files), cfg, spec, weights, report)
     report(1.0, "ready")
     return model
 

@@ -2,7 +2,7 @@
 
 One message is ``8-byte little-endian header length | JSON header | payload``. The header
 is a JSON object; its ``arrays`` list names each array of the payload in order,
-``{"name", "dtype", "shape"}`` (dtype float32 or int64), and its ``blobs`` list names raw
+``{"name", "dtype", "shape"}`` (dtype float32, int64 or uint8), and its ``blobs`` list names raw
 byte strings that follow the arrays (``{"name", "size"}``: uploaded files, from server to
 worker only). The reader checks the header's size, every array's dtype and shape (against
 what the caller expects, *before* anything is allocated) and the payload's total size,
@@ -23,21 +23,21 @@ import numpy as np
 
 from upload.errors import WorkerError
 
-DTYPES = {"float32": np.float32, "int64": np.int64}
+DTYPES = {"float32": np.float32, "int64": np.int64, "uint8": np.uint8}
 _LENGTH = 8
 
 
 def encode(header: dict, arrays: dict[str, np.ndarray] | None = None, blobs=None) -> list:
     """The chunks of one message (bytes-like; write them in order).
 
-    ``arrays`` are sent C-contiguous in their own dtype (float32 or int64 only);
+    ``arrays`` are sent C-contiguous in their own dtype (float32, int64 or uint8 only);
     ``blobs`` maps names to bytes.
     """
     arrays, blobs = arrays or {}, blobs or {}
     listed = []
     for name, a in arrays.items():
         if a.dtype.name not in DTYPES:
-            raise TypeError(f"{name}: dtype {a.dtype} cannot be sent")
+            raise TypeError(f"{name}: dtype {a.dtype} cannot be sent")  # float32/int64/uint8
         listed.append({"name": name, "dtype": a.dtype.name, "shape": list(a.shape)})
     header = {
         **header,
@@ -102,19 +102,18 @@ def read_payload(
     header: dict,
     deadline: float | None,
     max_bytes: int,
-    expect: Callable[[str], tuple[int, ...] | None] | None = None,
+    expect: Callable[[str, tuple[int, ...]], bool] | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, bytes]]:
     """The arrays and blobs the header announces, checked before they are read.
 
     Args:
-        expect: name -> the exact shape the reader accepts for that array, or None to
-            refuse the name; omit to accept any shape (the worker side, reading the
-            server's own requests).
+        expect: (name, declared shape) -> whether the reader accepts that array; called
+            for each array in order, before any payload is read. Omit to accept any
+            (the worker side, reading the server's own requests).
         max_bytes: the most the payload may hold in all.
 
     Raises:
-        WorkerError: an unknown name, a dtype other than float32/int64, a shape other
-            than the expected one, more than ``max_bytes`` in all, or timeout/ended.
+        WorkerError: an array ``expect`` refuses, a dtype other than float32/int64/uint8, more than ``max_bytes`` in all, or timeout/ended.
     """
     specs, total = [], 0
     for item in header.get("arrays", []):
@@ -123,9 +122,8 @@ def read_payload(
             shape = tuple(int(d) for d in item["shape"])
         except (KeyError, TypeError, ValueError):
             raise WorkerError("protocol: a malformed array entry") from None
-        want = expect(name) if expect is not None else shape
-        if want is None or tuple(want) != shape or any(d < 0 for d in shape):
-            raise WorkerError(f"protocol: array '{name[:40]}' of shape {shape[:8]}, not {want}")
+        if any(d < 0 for d in shape) or (expect is not None and not expect(name, shape)):
+            raise WorkerError(f"protocol: an unexpected array '{name[:40]}' of shape {shape[:8]}")
         size = math.prod(shape) * np.dtype(dtype).itemsize
         specs.append((name, dtype, shape, size))
         total += size

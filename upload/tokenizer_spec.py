@@ -7,7 +7,8 @@ our own builders need, as a *spec*:
 
 * ``{"kind": "wordpiece", "vocab": {token: id}, "max_input_chars_per_word": n}``: this
   project's word-level tokenizer (``models.tokenizer.wordpiece_tokenizer``), accepted
-  only when the file's normalizer, pre-tokenizer and decoder are exactly ours;
+  only when the file's normalizer, pre-tokenizer, post-processor, decoder, padding and
+  truncation are exactly ours;
 * ``{"kind": "char", "stoi": {character: id}}``: a character vocabulary (nanoGPT's
   ``meta.pkl``; ``models.tokenizer.char_tokenizer``).
 
@@ -26,7 +27,14 @@ from upload.errors import UploadError
 from upload.limits import MAX_JSON_BYTES, MAX_TOKEN_CHARS, MAX_VOCAB
 
 MAX_WORD_CHARS = 1000  # WordPiece's longest word before it gives [UNK]
-_PIPELINE_PARTS = ("normalizer", "pre_tokenizer", "decoder")
+_PIPELINE_PARTS = (
+    "normalizer",
+    "pre_tokenizer",
+    "post_processor",
+    "decoder",
+    "padding",
+    "truncation",
+)
 
 
 def _reference(kind: str) -> dict:
@@ -61,7 +69,8 @@ def spec_from_json(text: str, source: str) -> dict:
         raise UploadError(
             f"{source}: refused: its tokenizer is not one this app builds (a word-level "
             "tokenizer from models.train, or a character vocabulary); its own normalizer, "
-            "pre-tokenizer or regex would run on the server. Retrain with models.train"
+            "pre-tokenizer, regex, padding or truncation would run on the server. Retrain "
+            "with models.train"
         )
     vocab = model.get("vocab")
     if kind == "char":

@@ -1,10 +1,12 @@
 """The upload worker: one child process per uploaded model, fenced in by the OS.
 
-Started by ``upload/client.py`` as ``python -I upload/worker.py MEMORY_BYTES IDLE_S``.
+Started by ``upload/client.py`` as ``python -I upload/worker.py MEMORY_BYTES IDLE_S
+FILE_BYTES``.
 Before it imports anything that parses, it lowers its priority (nice 10: the server's
 own sessions come first) and limits itself with stdlib ``resource``:
-address space (RLIMIT_AS), no file larger than 1 MiB written (RLIMIT_FSIZE: it reads
-everything from memory; only its stderr log is a file), no core dumps, and CPU seconds
+address space (RLIMIT_AS), no file larger than FILE_BYTES written (RLIMIT_FSIZE: 1 MiB
+for a reader of user bytes, which reads everything from memory and writes only its
+stderr log; more for the exporter, which writes graphs), no core dumps, and CPU seconds
 (RLIMIT_CPU: the soft limit is each request's budget, the hard one a lifetime's). The server keeps a
 wall-clock deadline on every request and kills the worker past it. All parsing of a
 user's bytes happens here: unpickling, safetensors headers, tokenizer JSON, ONNX
@@ -13,10 +15,10 @@ protobuf, checks, trial runs, and every run of an uploaded ONNX graph.
 Requests and replies are ``upload/protocol.py`` messages on stdin and on a private copy
 of stdout (fd 1 itself is pointed at stderr, so a library's print cannot corrupt the
 protocol). A request's header has ``op`` (``convert``, ``open``, ``inspect``, ``logits``,
-``recurrent``, ``generate``) and ``cpu_s``; the reply is ``{"ok": true, ...}`` with
+``recurrent``, ``generate``, and ``export`` for checked weights) and ``cpu_s``; the reply is ``{"ok": true, ...}`` with
 arrays, or ``{"ok": false, "error": "one line"}``. Any exception, ``BaseException``
 from native code included (the tokenizers library's ``PanicException``), becomes such
-a line. After ``convert`` the worker exits; after ``open`` it serves analyses until
+a line. After ``convert`` or ``export`` the worker exits; after ``open`` it serves analyses until
 stdin closes or it has been idle for IDLE_S seconds.
 """
 
@@ -27,13 +29,12 @@ import sys
 from pathlib import Path
 
 LIFETIME_CPU_S = 3600  # hard CPU limit of one worker; past it, the next request starts a new one
-STDERR_BYTES = 2**20  # RLIMIT_FSIZE: room for the server's stderr log of this worker, no more
 
 
-def _limit(memory_bytes: int) -> None:
+def _limit(memory_bytes: int, file_bytes: int) -> None:
     os.nice(10)  # the classroom's own requests come first; an upload waits for a free core
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (STDERR_BYTES, STDERR_BYTES))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_CPU, (LIFETIME_CPU_S, LIFETIME_CPU_S))
 
@@ -67,11 +68,11 @@ def _one_line(exc: BaseException, op: object) -> str:
     return " ".join(text.split())[:600]
 
 
-def serve(memory_bytes: int, idle_s: float) -> None:
+def serve(memory_bytes: int, idle_s: float, file_bytes: int) -> None:
     """Answer requests until stdin closes, ``convert`` is done, or ``idle_s`` pass idle."""
     reply_fd = os.dup(1)
     os.dup2(2, 1)  # a library's print goes to stderr, never into the protocol
-    _limit(memory_bytes)
+    _limit(memory_bytes, file_bytes)
     sys.path[0] = str(Path(__file__).resolve().parents[1])  # the project, not upload/
     from upload import handlers, protocol
     from upload.limits import MAX_HEADER_BYTES, MAX_REPLY_BYTES
@@ -90,6 +91,8 @@ def serve(memory_bytes: int, idle_s: float) -> None:
         try:
             if op == "convert":
                 reply, out = handlers.convert(blobs)
+            elif op == "export":
+                reply, out = handlers.export(header, arrays)
             elif op == "open":
                 reply, model = handlers.open_graphs(blobs)
                 out = {}
@@ -107,9 +110,9 @@ def serve(memory_bytes: int, idle_s: float) -> None:
             reply, out = {"ok": False, "error": line[:600]}, {}
         del arrays, blobs
         protocol.write(reply_fd, reply, out)
-        if op == "convert" or (op == "open" and not reply["ok"]):
+        if op in ("convert", "export") or (op == "open" and not reply["ok"]):
             return
 
 
 if __name__ == "__main__":
-    serve(int(sys.argv[1]), float(sys.argv[2]))
+    serve(int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]))

@@ -170,7 +170,7 @@ async def _trigger(page, text: str, run: Run) -> dict:
     deadline = time.monotonic() + CASE_TIMEOUT_S
     while time.monotonic() < deadline and _alive(run.pid):
         snap = await page.evaluate(SNAPSHOT_JS)
-        failed = [a for a in snap["alerts"] if a.startswith(MODEL_FAILED)]
+        failed = [a for a in snap["alerts"] if MODEL_FAILED in a]
         if snap["state"] == "notRunning" and failed:
             return {**snap, "outcome": "failed on that sentence"}
         await asyncio.sleep(0.3)
@@ -369,8 +369,9 @@ def _problems(run: Run, cases, rss: dict) -> list[str]:
             continue
         errors = [a for a in r.get("alerts", []) if "Not loaded:" in a]
         if case.trigger and r["outcome"] == "loaded":  # accepted: the harm is one sentence's
-            errors = [a for a in r.get("trigger", {}).get("alerts", []) if MODEL_FAILED in a]
-            if len(errors) != 1 or not errors[0].startswith(MODEL_FAILED) or "\n" in errors[0]:
+            alerts = r.get("trigger", {}).get("alerts", [])
+            errors = [a[a.index(MODEL_FAILED) :] for a in alerts if MODEL_FAILED in a]
+            if len(errors) != 1 or "\n" in errors[0]:  # (an alert's icon comes before it)
                 problems.append(f"{case.name}: its sentence gave {r.get('trigger')!r:.300}")
         elif r["outcome"] != "answered" or len(errors) != 1:
             problems.append(f"{case.name}: A saw {r['outcome']} with {len(errors)} 'Not loaded:'")

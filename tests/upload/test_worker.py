@@ -143,7 +143,8 @@ def test_a_tokenizer_with_its_own_regex_never_leaves_the_worker(tmp_path):
 
 
 def test_the_server_side_imports_no_reader_of_user_bytes(tmp_path, graphs):
-    """Loading both kinds of upload in a fresh process never imports the worker's readers."""
+    """Loading both kinds of upload in a fresh process never imports the worker's readers,
+    nor torch (the exporter runs in a worker too)."""
     good = tiny_checkpoint(tmp_path / "good.safetensors")
     onnx_path = tmp_path / "w.inspect.onnx"
     onnx.save(graphs["inspect"], str(onnx_path))
@@ -154,7 +155,7 @@ m = load_upload({{"good.safetensors": open({str(good)!r}, "rb").read()}})
 i = load_upload({{"w.inspect.onnx": open({str(onnx_path)!r}, "rb").read()}})
 i.inspect([1, 2]); i.close()
 readers = ["upload.intake", "upload.handlers", "upload.onnx_checks", "upload.formats.nanogpt",
-           "upload.formats.ours", "upload.onnx_wire"]
+           "upload.formats.ours", "upload.onnx_wire", "torch"]
 print([name for name in readers if name in sys.modules])
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
