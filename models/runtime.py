@@ -217,12 +217,15 @@ class OnnxModel:
         return new
 
     def _check_length(self, ids: list[int]) -> None:
-        if not ids:
-            raise ValueError("no tokens to run")
-        if len(ids) > self.config.context_length:
-            raise ValueError(
-                f"{len(ids)} tokens is longer than the context length {self.config.context_length}"
-            )
+        check_length(ids, self.config.context_length)
+
+
+def check_length(ids: list[int], context_length: int) -> None:
+    """Raises ValueError for no tokens or more than ``context_length`` of them."""
+    if not ids:
+        raise ValueError("no tokens to run")
+    if len(ids) > context_length:
+        raise ValueError(f"{len(ids)} tokens is longer than the context length {context_length}")
 
 
 def _ids(ids: list[int]) -> np.ndarray:

@@ -17,7 +17,7 @@ from tokenizers import Tokenizer
 
 from models import contract
 from models.config import ModelConfig
-from models.runtime import ModelRunError
+from models.runtime import ModelRunError, check_length
 from upload.client import Worker
 from upload.errors import UploadError
 from upload.limits import ANALYSIS_TIMEOUT_S, CONVERT_TIMEOUT_S
@@ -62,12 +62,7 @@ class IsolatedModel:
             raise ModelRunError(str(exc)) from None
 
     def _check_length(self, ids: list[int]) -> None:
-        if not ids:
-            raise ValueError("no tokens to run")
-        if len(ids) > self.config.context_length:
-            raise ValueError(
-                f"{len(ids)} tokens is longer than the context length {self.config.context_length}"
-            )
+        check_length(ids, self.config.context_length)
 
     def _shapes(self, axes: dict[str, str], T: int):
         sizes = contract.axis_sizes(self.config, T)

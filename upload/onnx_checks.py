@@ -26,8 +26,8 @@ from upload.errors import UploadError
 from upload.limits import MAX_ONNX_DIM, MAX_ONNX_PARTS, MAX_UPLOAD_BYTES
 from upload.onnx_contract import check_contract
 from upload.onnx_wire import check_wire
-from upload.sizes import check_config_size, check_size
-from upload.tokenizer_spec import check_spec, spec_from_json
+from upload.sizes import check_size
+from upload.tokenizer_spec import read_metadata
 
 MAX_INITIALIZER_BYTES = 2 * MAX_UPLOAD_BYTES  # varint-packed ints grow when decoded
 MAX_PARTS = MAX_ONNX_PARTS
@@ -270,13 +270,6 @@ def validate_onnx(data: bytes, name: str = "model.onnx") -> tuple[onnx.ModelProt
                 f"{name}: has no '{key}' metadata; export it with models/export.py "
                 "(or add config and tokenizer JSON to metadata_props)"
             )
-    try:
-        cfg = ModelConfig.from_json(meta["config"])
-    except RecursionError:
-        raise UploadError(f"{name}: bad metadata: the config is nested too deeply") from None
-    except (ValueError, TypeError, AttributeError) as exc:
-        raise UploadError(f"{name}: bad metadata: {exc}") from None
-    check_config_size(name, cfg)
-    spec = check_spec(spec_from_json(meta["tokenizer"], name), cfg.vocab_size, name)
+    cfg, spec = read_metadata(meta["config"], meta["tokenizer"], name)
     check_contract(name, model, cfg)
     return model, spec

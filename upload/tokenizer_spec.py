@@ -83,6 +83,29 @@ def spec_from_json(text: str, source: str) -> dict:
     }
 
 
+def read_metadata(config_json: str, tokenizer_json: str, source: str):
+    """A checkpoint's or graph's ``config`` and ``tokenizer`` metadata strings (worker side)
+    -> ``(ModelConfig, spec)``, both checked: the config within ``check_config_size``,
+    the spec against its ``vocab_size``.
+
+    Raises:
+        UploadError: naming ``source``: "bad config: ..." (unreadable, nested too deeply,
+            not an object, a bad field) or what :func:`spec_from_json` and
+            :func:`check_spec` refuse.
+    """
+    from models.config import ModelConfig
+    from upload.sizes import check_config_size
+
+    try:
+        cfg = ModelConfig.from_json(config_json)
+    except RecursionError:
+        raise UploadError(f"{source}: bad config: nested too deeply") from None
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise UploadError(f"{source}: bad config: {exc}") from None
+    check_config_size(source, cfg)
+    return cfg, check_spec(spec_from_json(tokenizer_json, source), cfg.vocab_size, source)
+
+
 def check_spec(spec: object, vocab_size: int, source: str) -> dict:
     """Server side: ``spec`` against explicit limits and the model's ``vocab_size``.
 

@@ -7,12 +7,10 @@ from safetensors import SafetensorError
 from safetensors.torch import load as load_safetensors
 
 from models.checkpoint import build_model
-from models.config import ModelConfig
 from models.transformer import Transformer
 from upload.errors import UploadError
 from upload.intake import safetensors_metadata
-from upload.sizes import check_config_size
-from upload.tokenizer_spec import check_spec, spec_from_json
+from upload.tokenizer_spec import read_metadata
 
 
 def read_ours(data: bytes, name: str) -> tuple[Transformer, dict]:
@@ -33,14 +31,7 @@ def read_ours(data: bytes, name: str) -> tuple[Transformer, dict]:
         raise UploadError(
             f"{name}: its metadata needs 'config' and 'tokenizer'; save it with models.train"
         )
-    try:
-        cfg = ModelConfig.from_json(metadata["config"])
-    except RecursionError:
-        raise UploadError(f"{name}: bad config: nested too deeply") from None
-    except (ValueError, TypeError, AttributeError) as exc:
-        raise UploadError(f"{name}: bad config: {exc}") from None
-    check_config_size(name, cfg)
-    spec = check_spec(spec_from_json(metadata["tokenizer"], name), cfg.vocab_size, name)
+    cfg, spec = read_metadata(metadata["config"], metadata["tokenizer"], name)
     try:
         tensors = load_safetensors(data)
     except (SafetensorError, ValueError, RuntimeError) as exc:
