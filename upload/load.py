@@ -163,13 +163,18 @@ def _open_isolated(files: dict[str, bytes], what: str, report) -> IsolatedModel:
         cfg, spec = checked_config(reply, what)
         tokenizer = build(spec)
         outputs = reply.get("outputs")
-        if not isinstance(outputs, list) or not isinstance(reply.get("name"), str):
+        parameters = reply.get("parameters")
+        if (
+            not isinstance(outputs, list)
+            or not isinstance(reply.get("name"), str)
+            or type(parameters) is not int
+        ):
             raise UploadError(f"{what}: the worker's answer is incomplete")
+        info = card(cfg, parameters, "ONNX")
+        return IsolatedModel(worker, dict(files), reply, cfg, tokenizer, info)
     except BaseException:
         worker.stop()
         raise
-    info = card(cfg, int(reply.get("parameters", 0)), "ONNX")
-    return IsolatedModel(worker, dict(files), reply, cfg, tokenizer, info)
 
 
 def load_upload(files: dict[str, bytes], progress=None):
