@@ -1,6 +1,7 @@
 """Markdown rows ``(benchmark, target, measured, met)`` and notes, one pair per section.
 
-Used by ``bench/report.py``. Each ``<section>(data, results)`` reads that section of
+Used by ``bench/report.py`` (the sections that drive a real server are in
+``bench/sections_live.py``). Each ``<section>(data, results)`` reads that section of
 ``results.json``; each ``<section>_notes(data)`` returns sentences for under the table.
 Sections written by older versions of the suite render too (missing fields say n/a).
 """
@@ -27,7 +28,8 @@ def ms(x: float | None) -> str:
     return f"{x:,.1f} ms" if x >= 1 else f"{x:.3f} ms"
 
 
-def _mp(stats: dict | None) -> str:
+def median_p95(stats: dict | None) -> str:
+    """``median X ms, p95 Y ms`` of a :func:`bench.common.summarize` dict."""
     stats = stats or {}
     return f"median {ms(stats.get('median_ms'))}, p95 {ms(stats.get('p95_ms'))}"
 
@@ -39,13 +41,13 @@ def latency(lat: dict, results: dict) -> list[tuple]:
         for T, s in lat.get(kind, {}).items():
             name = f"App latency (all views), {kind}, T = {T}"
             if "total" not in s:  # older runs timed the arrays only
-                measured = f"{_mp(s)}; figures not timed in this run"
+                measured = f"{median_p95(s)}; figures not timed in this run"
                 name = f"App latency (arrays only), {kind}, T = {T}"
                 out.append((name, f"median <= {target:.0f} ms", measured, "n/a"))
                 continue
             total, arrays, views = s["total"], s["arrays"], s["views"]
             measured = (
-                f"total {_mp(total)} = arrays {ms(arrays['median_ms'])} + "
+                f"total {median_p95(total)} = arrays {ms(arrays['median_ms'])} + "
                 f"figures & JSON {ms(views['median_ms'])} (medians)"
             )
             met = total["median_ms"] <= target
@@ -235,71 +237,6 @@ def memory_notes(mem: dict) -> list[str]:
     ]
 
 
-def concurrency(con: dict, results: dict) -> list[tuple]:
-    """Correct results, latency alone and together, throughput, memory growth."""
-    sessions = con.get("sessions", "?")
-    if err := con.get("error"):
-        first = err.strip().splitlines()[-1] if err.strip() else err
-        return [(f"{sessions} concurrent sessions", "runs", f"failed: {first[:200]}", "**no**")]
-    lat, reruns, target = con["latency"] or {}, con["reruns"], con["target_growth_mb"]
-    growth, half = con["growth_mb"], con.get("growth_second_half_mb")
-    out = [
-        (
-            f"{sessions} sessions, {reruns} reruns: own correct result",
-            "0 wrong",
-            f"{con['wrong_results']} wrong, {len(con['errors'])} errors",
-            yes(con["wrong_results"] == 0 and not con["errors"]),
-        )
-    ]
-    if single := con.get("single_session"):
-        rate = single.get("throughput_per_s")
-        out.append(
-            (
-                f"One session alone ({single.get('model', '?')} model): rerun latency",
-                "reported",
-                f"{_mp(single['latency'])}" + (f"; {rate:.1f} reruns/s" if rate else ""),
-                "",
-            )
-        )
-    rate = con.get("throughput_per_s")
-    out.append(
-        (
-            f"{sessions} sessions at once: rerun latency",
-            "reported",
-            _mp(lat) + (f"; {rate:.1f} reruns/s in total" if rate else ""),
-            "",
-        )
-    )
-    out.append(
-        (
-            f"Memory growth over {reruns} reruns",
-            f"< {target:.0f} MB",
-            "n/a" if growth is None else f"{growth:.1f} MB",
-            yes(None if growth is None else growth < target),
-        )
-    )
-    if half is not None:
-        out.append(
-            (
-                "Memory growth, second half of the reruns (leak indicator)",
-                "reported",
-                f"{half:.1f} MB",
-                "",
-            )
-        )
-    return out
-
-
-def concurrency_notes(con: dict) -> list[str]:
-    """Why the concurrent latency is queueing, and how memory was read."""
-    out = [f"Concurrency: {con['latency_note']}."] if con.get("latency_note") else []
-    how = con.get("rss_readings")
-    arena = con.get("malloc_arena_max")
-    if how:
-        out.append(f"Concurrency RSS readings: {how}; MALLOC_ARENA_MAX={arena or 'unset'}.")
-    return out
-
-
 def isolation(iso: dict, results: dict) -> list[tuple]:
     """Worker start, the added cost of one analysis, the hostile suite and its peak RSS."""
     out = []
@@ -309,8 +246,8 @@ def isolation(iso: dict, results: dict) -> list[tuple]:
             (
                 f"Upload worker start, median of {n} (`start()` to its first reply)",
                 "reported",
-                f"process {_mp(start['process'])}; with `open` of {start['graph']} "
-                f"(checks, sessions, trial runs) {_mp(start['process_and_open'])}",
+                f"process {median_p95(start['process'])}; with `open` of {start['graph']} "
+                f"(checks, sessions, trial runs) {median_p95(start['process_and_open'])}",
                 "",
             )
         )
@@ -320,8 +257,8 @@ def isolation(iso: dict, results: dict) -> list[tuple]:
         if not (s := ana.get(kind)):
             continue
         measured = (
-            f"{s['added_ms']:+,.1f} ms: worker {_mp(s['worker'])} vs in process "
-            f"{_mp(s['in_process'])}; vs in process with 1 thread ({_mp(s['in_process_1_thread'])}) "
+            f"{s['added_ms']:+,.1f} ms: worker {median_p95(s['worker'])} vs in process "
+            f"{median_p95(s['in_process'])}; vs in process with 1 thread ({median_p95(s['in_process_1_thread'])}) "
             f"{s['added_ms_vs_1_thread']:+,.1f} ms"
         )
         out.append(

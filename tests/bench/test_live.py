@@ -1,0 +1,115 @@
+"""The bench's live instruments on a real ``streamlit run app.py``: the websocket client,
+the concurrency section and the browser section (numbers are never asserted)."""
+
+from __future__ import annotations
+
+import asyncio
+import urllib.parse
+
+import numpy as np
+import pytest
+
+from bench.common import shipped
+from bench.concurrency import is_right, shown_heatmap
+from bench.report import render
+from bench.server import serve
+from bench.stclient import Session
+from models.analysis import analyze
+
+# The browser tests' worker: these start servers and Chromium too (make test, -n 2).
+pytestmark = pytest.mark.xdist_group("browser")
+
+CAT, DOG = "the cat sat on the mat", "a dog ran to the old park"
+
+
+@pytest.fixture(scope="module")
+def server():
+    with serve() as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def attn():
+    """(kind, text) -> attention (L, H, T, T) of a direct analysis."""
+    models = {k: shipped(k) for k in ("softmax", "linear")}
+    return {(k, t): analyze(models[k], t).outputs["attn"] for k in models for t in (CAT, DOG)}
+
+
+def test_a_session_opens_its_link_and_sees_its_own_clicks(server, attn):
+    async def go():
+        link = {"model": "linear", "layer": 1, "head": 2, "view": "attention", "text": CAT}
+        async with Session(server.ws_url, link) as s:
+            run = await s.open()
+            assert run.status == 0 and not run.exceptions()
+            assert run.widget("Layer").value == "1" and run.widget("head").value == "2"
+            assert run.widget("View").value == ["Attention heads"]
+            assert is_right(run, attn["linear", CAT][1, 2])
+            assert not is_right(run, attn["linear", CAT][1, 1])  # the check can fail
+            run = await s.set(("Head", "head"), "3")
+            assert is_right(run, attn["linear", CAT][1, 3])
+            assert dict(urllib.parse.parse_qsl(s.query_string))["head"] == "3"  # the app's URL
+            run = await s.set("text", DOG)
+            assert is_right(run, attn["linear", DOG][1, 3])  # the head stays picked
+            assert run.widget("Head").value == "3" and run.ms > 0
+            with pytest.raises(LookupError, match="no widget 'Nope'"):
+                run.widget("Nope")
+            with pytest.raises(ValueError, match="has no option '9'"):
+                await s.set("Head", "9")
+
+    asyncio.run(go())
+
+
+def test_two_sessions_never_see_each_others_sentence(server, attn):
+    async def go():
+        async with (
+            Session(server.ws_url, {"model": "softmax", "text": CAT}) as a,
+            Session(server.ws_url, {"model": "softmax", "text": DOG}) as b,
+        ):
+            ra, rb = await asyncio.gather(a.open(), b.open())
+            ra, rb = await asyncio.gather(a.set("Head", "1"), b.set("text", CAT))
+            assert is_right(ra, attn["softmax", CAT][0, 1]) and is_right(
+                rb, attn["softmax", CAT][0, 0]
+            )
+            ra, rb = await asyncio.gather(a.set("text", DOG), b.set("Layer", "1"))
+            assert is_right(ra, attn["softmax", DOG][0, 1]) and is_right(
+                rb, attn["softmax", CAT][1, 0]
+            )
+            assert shown_heatmap(ra).shape != shown_heatmap(rb).shape  # 7 vs 6 tokens
+            assert not is_right(ra, attn["softmax", CAT][0, 1])
+
+    asyncio.run(go())
+
+
+def test_concurrency_section_drives_sessions_on_a_real_server():
+    from bench.concurrency import concurrency
+
+    out = concurrency(sessions=2, reruns=6, per_session_sentences=2, single_reruns=2)
+    assert out["reruns"] == 6 and out["wrong_results"] == 0 and not out["errors"], out["errors"]
+    assert set(out["latency_by_action"]) == {"layer/head change", "new sentence"}
+    assert out["open"]["n"] == 2 and out["open_wrong"] == 0 and out["teacher_sessions"] == 1
+    assert out["single_session"]["reruns"] == 2 and out["rss_start_mb"] > 0
+    assert out["server_cpu_ms_per_rerun"] > 0 and out["throughput_per_s"] > 0
+    table = render({"machine": {}, "concurrency": out})
+    for row in (
+        "| 2 sessions, 6 reruns: own correct result | 0 wrong | 0 wrong, 0 errors | — | yes |",
+        "| One session alone (softmax model): rerun after a layer/head change | median <= 50 ms |",
+        "| 2 sessions at once: rerun latency | median <= 500 ms, p95 <= 1 s | median ",
+        "| 2 sessions at once: reruns per second in total | >= 40/s |",
+        "| Memory growth over 6 reruns | < 50 MB |",
+    ):
+        assert row in table, table
+
+
+def test_browser_section_times_clicks_and_sentences_in_the_page():
+    from bench.browser import browser
+
+    out = browser(clicks=2, sentences=1)
+    for key, n in (("head_click", 2), ("sentence", 1)):
+        s = out[key]
+        assert s["n_failed"] == 0 and s["paint"]["n"] == n, s["errors"]
+        assert all(0 < t < 60_000 for t in s["paint_ms"])
+        assert s["detected_by"] == ["plotly_afterplot"]
+    assert np.isfinite(out["head_click"]["script"]["median_ms"])
+    table = render({"machine": {}, "browser": out})
+    assert "| Browser (softmax model): click a head → the new heatmap painted (n = 2) |" in table
+    assert "| Browser (softmax model): a new sentence → the view painted (n = 1) |" in table
