@@ -189,7 +189,7 @@ def _settle(page, need_change: tuple | None, first: bool = False) -> None:
         const B = window.__paint, app = document.querySelector('[data-testid="stApp"]');
         if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
         if (first) return B.charts().length > 0;
-        if (B.t0 === null || !B.script.some(s => s.state === 'running')) return false;
+        if (B.t0 === null || !(B.script.length || B.plots.length)) return false;
         const all = [...B.plots, ...B.dom, ...B.script];
         if (all.some(r => r.paint === null)) return false;
         const last = Math.max(B.t0, ...all.map(r => r.t));

@@ -17,135 +17,39 @@ string, the page, the widget values) and read ``ForwardMsg`` protobufs until
 * a widget drawn inside an ``st.fragment`` reruns that fragment only (``fragment_id``),
   and its run's deltas update the elements of the full run.
 
-Widgets are found by label or by key, so the client does not depend on the layout.
-Source of the protocol: ``streamlit/proto/{BackMsg,ClientState,ForwardMsg,WidgetStates}.proto``
+How 1.67 takes them (``runtime/state/session_state.py``, ``scriptrunner/script_runner.py``):
+each rerun's query string becomes ``st.query_params`` for that run; a widget bound with
+``bind="query-params"`` is seeded from the URL when it first appears, after which a value
+in ``widget_states`` wins, and it is the browser, not the server, that writes such a
+widget's new value into its URL (this client does the same); ``st.query_params`` written
+by the script come back as ``page_info_changed``.
+
+Widgets are found by label or by key (``bench/stwidgets.py``), so the client does not
+depend on the layout. Source of the protocol: ``streamlit/proto/{BackMsg,ClientState,ForwardMsg,WidgetStates}.proto``
 and ``streamlit/web/server/starlette/starlette_websocket.py`` of streamlit 1.67.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import time
 import urllib.parse
 from dataclasses import dataclass, field
 
-import numpy as np
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.Element_pb2 import Element
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from websockets.asyncio.client import ClientConnection, connect
 
+from bench.stwidgets import Widget, plotly_array, pushed, widget_of
+
+__all__ = ["Run", "Session", "Widget", "plotly_array", "widget_of"]
+
 EARLY_FOR_RERUN = ForwardMsg.ScriptFinishedStatus.Value("FINISHED_EARLY_FOR_RERUN")
 COMPILE_ERROR = ForwardMsg.ScriptFinishedStatus.Value("FINISHED_WITH_COMPILE_ERROR")
-# Widget kinds this client can set, with the WidgetState field their value travels in.
-VALUE_FIELD = {
-    "selectbox": "string_value",
-    "radio": "string_value",
-    "text_area": "string_value",
-    "text_input": "string_value",
-    "button_group": "string_array_value",  # segmented control, pills
-    "checkbox": "bool_value",
-}
 MAIN, SIDEBAR = 0, 1  # the first index of a delta path
-
-
-@dataclass(frozen=True)
-class Widget:
-    """A widget as the last run drew it. ``value`` is what it shows: an option's text
-    (``None`` when nothing is selected), a list of option texts for a button group
-    (segmented control, pills), the text of a text box, a checkbox's bool."""
-
-    kind: str
-    id: str
-    label: str
-    key: str | None
-    options: tuple[str, ...]
-    value: object
-    query_param_key: str
-    fragment_id: str
-
-    def state(self, value) -> WidgetState:
-        """The ``WidgetState`` that sets this widget to ``value`` (an option's text, or a
-        list of them for a button group).
-
-        Raises:
-            ValueError: for a value that is not one of the options, or a kind this
-                client cannot set.
-        """
-        if self.kind not in VALUE_FIELD:
-            raise ValueError(f"cannot set a {self.kind} widget ({self.label!r})")
-        chosen = value if isinstance(value, list) else [value]
-        if self.options and not set(chosen) <= set(self.options):
-            raise ValueError(f"{self.label!r} has no option {value!r}; options: {self.options}")
-        out = WidgetState(id=self.id)
-        if self.kind == "button_group":
-            out.string_array_value.data.extend(str(v) for v in chosen)
-        elif self.kind == "checkbox":
-            out.bool_value = bool(value)
-        else:
-            out.string_value = str(value)
-        return out
-
-
-def widget_of(element: Element, fragment_id: str = "", held: WidgetState | None = None):
-    """The :class:`Widget` an element draws (None for elements that are not widgets).
-
-    Its value is the one the server set on it (``set_value``), else ``held`` (the value
-    this client sent last), else the widget's default.
-    """
-    kind = element.WhichOneof("type")
-    proto = getattr(element, kind) if kind else None
-    fields = proto.DESCRIPTOR.fields_by_name if proto is not None else {}
-    if "id" not in fields or "label" not in fields:
-        return None
-    options = tuple(o if isinstance(o, str) else o.content for o in getattr(proto, "options", ()))
-    key = proto.id.split("-", 2)[2] if proto.id.startswith("$$ID-") else None
-    bound = proto.query_param_key if "query_param_key" in fields else ""
-    value = _pushed(proto)
-    if value is None and held is not None:
-        value = _held(held)
-    if value is None:
-        value = _default(proto, options)
-    return Widget(kind, proto.id, proto.label, key, options, value, bound, fragment_id)
-
-
-def _pushed(proto):
-    """The value the server told the browser to show (``set_value``), or None."""
-    if not getattr(proto, "set_value", False):
-        return None
-    if proto.DESCRIPTOR.name == "ButtonGroup":
-        return list(proto.raw_values)
-    fields = proto.DESCRIPTOR.fields_by_name
-    for name in ("raw_value", "value"):
-        if name in fields:
-            unset = fields[name].has_presence and not proto.HasField(name)
-            return None if unset else getattr(proto, name)
-    return None
-
-
-def _held(state: WidgetState):
-    """The value a ``WidgetState`` carries."""
-    which = state.WhichOneof("value")
-    if which == "string_array_value":
-        return list(state.string_array_value.data)
-    return getattr(state, which) if which else None
-
-
-def _default(proto, options: tuple[str, ...]):
-    """A widget's default: an option's text (None when unset) for selection widgets."""
-    fields = proto.DESCRIPTOR.fields_by_name
-    if "default" not in fields:
-        return None
-    if proto.DESCRIPTOR.name == "ButtonGroup":
-        return [options[i] for i in proto.default]
-    if fields["default"].has_presence and not proto.HasField("default"):
-        return None if options else ""
-    if options and fields["default"].type == fields["default"].TYPE_INT32:
-        return options[proto.default]
-    return proto.default
 
 
 @dataclass
@@ -214,23 +118,6 @@ class Run:
             for e, _ in self.elements.values()
             if e.WhichOneof("type") == "exception"
         ]
-
-
-def _proto(element: Element):
-    """The message inside an ``Element`` (its ``type`` oneof)."""
-    return getattr(element, element.WhichOneof("type"))
-
-
-def plotly_array(value) -> np.ndarray:
-    """A plotly JSON array (nested lists, ``None`` as NaN, or typed
-    ``{"dtype", "bdata", "shape"}``) as a float array."""
-    if isinstance(value, dict) and "bdata" in value:
-        arr = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
-        shape = value.get("shape")
-        if isinstance(shape, str):
-            shape = [int(s) for s in shape.split(",")]
-        return arr.reshape(shape).astype(float) if shape else arr.astype(float)
-    return np.array(value, dtype=float)
 
 
 @dataclass
@@ -321,13 +208,12 @@ class Session:
     def _sync_values(self, run: Run) -> None:
         """A value the server pushed (``set_value``) replaces the one this client holds,
         as the browser's widget manager does."""
-        for path in run.elements:
-            element, fragment = run.elements[path]
+        for element, fragment in run.elements.values():
             w = widget_of(element, fragment)
-            if w is None or w.id not in self._values or (value := _pushed(_proto(element))) is None:
+            if w is None or w.id not in self._values or not pushed(element):
                 continue
             try:
-                self._values[w.id] = w.state(value)
+                self._values[w.id] = w.state(w.value)
             except ValueError:  # a value outside the options: keep what was sent
                 pass
 

@@ -12,7 +12,7 @@ from streamlit.proto.Element_pb2 import Element
 from bench.__main__ import main, parse_sizes
 from bench.previous import carry, cell, match
 from bench.report import render
-from bench.stclient import plotly_array, widget_of
+from bench.stwidgets import plotly_array, widget_of
 from bench.suite import Sizes, run
 
 MEMORY = {"length": [4], "state_bytes": [8], "kv_cache_bytes": [16]}
