@@ -22,7 +22,7 @@ import urllib.parse
 from pathlib import Path
 
 from bench.common import EXPORTED, sentence_of, shipped, summarize
-from bench.server import serve
+from bench.server import APP, serve
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"]
@@ -34,7 +34,9 @@ SETTLE_TIMEOUT_S = 60.0
 SENTENCE_T = (12, 24, 40, 64)  # tokens of the typed sentences, in turn (T <= 64)
 
 
-def browser(clicks: int, sentences: int, model: str = "softmax", warmup: int = 1) -> dict:
+def browser(
+    clicks: int, sentences: int, model: str = "softmax", warmup: int = 1, app: Path = APP
+) -> dict:
     """Time ``clicks`` head clicks and ``sentences`` new sentences in one browser page.
 
     Args:
@@ -42,6 +44,8 @@ def browser(clicks: int, sentences: int, model: str = "softmax", warmup: int = 1
         sentences: timed new sentences (lengths cycle through ``SENTENCE_T``).
         model: the shipped model the link opens.
         warmup: untimed clicks and sentences first (plotly.js and caches warm up).
+        app: the Streamlit script served (it needs a "Head" control and a "Type a
+            sentence" box).
 
     Returns:
         Per action: the timings (ms) from input to paint and to the script finishing,
@@ -54,7 +58,7 @@ def browser(clicks: int, sentences: int, model: str = "softmax", warmup: int = 1
         sentence_of(onnx, SENTENCE_T[i % len(SENTENCE_T)], seed=500 + i)
         for i in range(sentences + warmup + 1)
     ]
-    with serve() as server, sync_playwright() as p:
+    with serve(app) as server, sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
             page = chromium.new_page(viewport={"width": 1500, "height": 1100})
@@ -62,7 +66,7 @@ def browser(clicks: int, sentences: int, model: str = "softmax", warmup: int = 1
             query = urllib.parse.urlencode({"model": model, "view": "attention", "text": texts[0]})
             page.goto(f"{server.url}/?{query}")
             _settle(page, need_change=None, first=True)
-            heads = _head_options(page)
+            heads = _options(page, "Head")
             clicked = [
                 _click_head(page, heads[(i + 1) % len(heads)]) for i in range(warmup + clicks)
             ]
@@ -95,13 +99,55 @@ def _summary(records: list[dict]) -> dict:
     }
 
 
-def _head_options(page) -> list[str]:
-    """The head picker's options, read from the open dropdown (then closed)."""
-    box = page.get_by_role("combobox", name="Head")
-    box.click()
-    options = page.get_by_role("option").all_inner_texts()
-    page.keyboard.press("Escape")
+def _control(page, label: str) -> tuple[str, object]:
+    """``(kind, locator)`` of the control labelled ``label``: a selectbox (combobox), a
+    radio group, or a segmented control / pills (a button group).
+
+    Raises:
+        LookupError: when the page has none.
+    """
+    combo = page.get_by_role("combobox", name=label)
+    if combo.count():
+        return "combobox", combo.first
+    radios = page.get_by_role("radiogroup", name=label)
+    if radios.count():
+        return "radiogroup", radios.first
+    group = page.locator('[data-testid="stButtonGroup"]', has_text=label)
+    if group.count():
+        return "buttons", group.first
+    raise LookupError(f"no control labelled {label!r} on the page")
+
+
+def _options(page, label: str) -> list[str]:
+    """The option texts of the control labelled ``label`` (a dropdown is opened and closed)."""
+    kind, control = _control(page, label)
+    if kind == "combobox":
+        control.click()
+        options = page.get_by_role("option").all_inner_texts()
+        page.keyboard.press("Escape")
+    elif kind == "radiogroup":  # st.radio (inputs in labels), segmented control (buttons)
+        options = control.get_by_role("radio").evaluate_all(
+            "els => els.map(e => (e.closest('label') || e).innerText)"
+        )
+    else:
+        options = control.get_by_role("button").all_inner_texts()
     return [o.strip() for o in options]
+
+
+def _pick(page, label: str, option: str) -> None:
+    """Choose ``option`` in the control labelled ``label``; the final click is the armed one."""
+    kind, control = _control(page, label)
+    if kind == "combobox":
+        control.click()
+        target = page.get_by_role("option", name=option, exact=True)
+    elif kind == "radiogroup":
+        target = control.get_by_role("radio", name=option, exact=True).first
+        if target.evaluate("e => e.tagName") == "INPUT":  # st.radio: its label takes clicks
+            target = target.locator("xpath=ancestor::label[1]")
+    else:
+        target = control.get_by_role("button", name=option, exact=True)
+    page.evaluate("window.__paint.arm('pointerdown')")
+    target.first.click()
 
 
 def _click_head(page, head: str) -> dict:
@@ -119,22 +165,6 @@ def _type(page, text: str) -> dict:
     page.evaluate("window.__paint.arm('keydown', 'Enter')")
     box.press("Control+Enter")
     return _measure(page, before, main_only=False)
-
-
-def _pick(page, label: str, option: str) -> None:
-    """Choose ``option`` in the control labelled ``label`` (a selectbox, a radio group or
-    a segmented control / pills); the final click is the armed one."""
-    combo = page.get_by_role("combobox", name=label)
-    if combo.count():
-        combo.first.click()
-        target = page.get_by_role("option", name=option, exact=True)
-    elif (group := page.get_by_role("radiogroup", name=label)).count():
-        target = group.first.get_by_text(option, exact=True)
-    else:  # a button group: the buttons inside the container whose label reads `label`
-        box = page.locator('[data-testid="stButtonGroup"]', has_text=label)
-        target = box.first.get_by_role("button", name=option, exact=True)
-    page.evaluate("window.__paint.arm('pointerdown')")
-    target.first.click()
 
 
 def _main_name(state: dict) -> str | None:

@@ -94,7 +94,7 @@ def shown_heatmap(run: Run) -> np.ndarray:
 
 def is_right(run: Run, want: np.ndarray) -> bool:
     """Whether the run shows ``want`` (T, T) (NaN cells of a masked figure read as 0)."""
-    if run.exceptions() or run.status != 0:
+    if run.exceptions() or not run.finished:
         return False
     try:
         shown = np.nan_to_num(shown_heatmap(run))

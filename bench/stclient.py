@@ -48,7 +48,10 @@ from bench.stwidgets import Widget, plotly_array, pushed, widget_of
 __all__ = ["Run", "Session", "Widget", "plotly_array", "widget_of"]
 
 EARLY_FOR_RERUN = ForwardMsg.ScriptFinishedStatus.Value("FINISHED_EARLY_FOR_RERUN")
-COMPILE_ERROR = ForwardMsg.ScriptFinishedStatus.Value("FINISHED_WITH_COMPILE_ERROR")
+FINISHED = {  # a whole run, or a fragment's
+    ForwardMsg.ScriptFinishedStatus.Value("FINISHED_SUCCESSFULLY"),
+    ForwardMsg.ScriptFinishedStatus.Value("FINISHED_FRAGMENT_RUN_SUCCESSFULLY"),
+}
 MAIN, SIDEBAR = 0, 1  # the first index of a delta path
 
 
@@ -61,6 +64,11 @@ class Run:
     elements: dict[tuple[int, ...], tuple[Element, str]]  # delta path -> (element, fragment id)
     query_string: str
     sent: dict[str, WidgetState]  # widget id -> the value this client held during the run
+
+    @property
+    def finished(self) -> bool:
+        """Whether the run (or the fragment's run) reached the end of the script."""
+        return self.status in FINISHED
 
     def widgets(self) -> list[Widget]:
         """Every widget drawn, in delta-path order (main area first, then sidebar)."""

@@ -80,6 +80,48 @@ def test_two_sessions_never_see_each_others_sentence(server, attn):
     asyncio.run(go())
 
 
+BOUND_APP = """
+import streamlit as st
+
+head = st.selectbox("Head", ["0", "1", "2", "3"], key="head", bind="query-params")
+st.markdown(f"full run: head {head}")
+
+
+@st.fragment
+def part():
+    layer = st.radio("Layer", ["a", "b"], key="layer")
+    st.markdown(f"fragment: layer {layer}, head {head}")
+
+
+part()
+"""
+
+
+def texts(run) -> list[str]:
+    return [e.markdown.body for e, _ in run.elements.values() if e.WhichOneof("type") == "markdown"]
+
+
+def test_the_client_follows_bound_widgets_and_fragments(tmp_path):
+    """Ready for ``bind="query-params"`` and ``st.fragment`` in the app."""
+    app = tmp_path / "bound.py"
+    app.write_text(BOUND_APP)
+
+    async def go(url):
+        async with Session(url, {"head": "2"}) as s:
+            run = await s.open()  # the link seeds the bound widget
+            assert run.widget("Head").value == "2" and run.widget("Head").query_param_key == "head"
+            run = await s.set("Head", "3")
+            assert s.query_string == "head=3" and "full run: head 3" in texts(run)
+            run = await s.set("Layer", "b")  # a fragment's widget: only the fragment reruns
+            assert run.finished and run.status != 0
+            assert sorted(texts(run)) == ["fragment: layer b, head 3", "full run: head 3"]
+            run = await s.set("Head", "1")
+            assert run.status == 0 and "fragment: layer b, head 1" in texts(run)
+
+    with serve(app) as server:
+        asyncio.run(go(server.ws_url))
+
+
 def test_concurrency_section_drives_sessions_on_a_real_server():
     from bench.concurrency import concurrency
 
@@ -113,3 +155,27 @@ def test_browser_section_times_clicks_and_sentences_in_the_page():
     table = render({"machine": {}, "browser": out})
     assert "| Browser (softmax model): click a head → the new heatmap painted (n = 2) |" in table
     assert "| Browser (softmax model): a new sentence → the view painted (n = 1) |" in table
+
+
+SEGMENTED_APP = """
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+text = st.text_area("Type a sentence", "a b c", key="text")
+head = st.segmented_control("Head", ["0", "1", "2"], default="0", key="head", required=True)
+n = max(1, len(text.split()))
+z = np.random.default_rng(len(text) * 10 + int(head)).random((n, n))
+st.plotly_chart(go.Figure(go.Heatmap(z=z)), key="attn_big")
+"""
+
+
+def test_browser_section_finds_a_head_control_of_another_kind(tmp_path):
+    """The head picker may become a segmented control; the instrument still times it."""
+    from bench.browser import browser
+
+    app = tmp_path / "segmented.py"
+    app.write_text(SEGMENTED_APP)
+    out = browser(clicks=2, sentences=1, app=app)
+    assert out["head_click"]["n_failed"] == 0, out["head_click"]["errors"]
+    assert out["head_click"]["paint"]["n"] == 2 and out["sentence"]["paint"]["n"] == 1
