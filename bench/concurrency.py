@@ -120,11 +120,8 @@ def students(models: dict, sessions: int, per_session: int) -> list[Student]:
 
 def references(models: dict, group: list[Student]) -> dict:
     """(kind, text) -> attention (L, H, T, T) from a direct ``analyze()``."""
-    return {
-        (s.kind, text): analyze(models[s.kind], text).outputs["attn"]  # (L, H, T, T)
-        for s in group
-        for text in s.sentences
-    }
+    pairs = {(s.kind, text) for s in group for text in s.sentences}
+    return {(kind, text): analyze(models[kind], text).outputs["attn"] for kind, text in pairs}
 
 
 def concurrency(

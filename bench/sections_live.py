@@ -189,6 +189,6 @@ def browser_notes(br: dict) -> list[str]:
         "first held its final figure (detected by "
         f"{', '.join(how) or '?'}; a sentence waits for every chart of the view that changed). "
         "'Script finished' is when the page saw the app's run end. "
-        f"{br.get('warmup', 0)} untimed click and sentence first; sentences of "
+        f"Untimed first: {br.get('warmup', 0)} click(s) and sentence(s); sentences of "
         f"{', '.join(map(str, sorted(set(br.get('sentence_tokens', [])))))} tokens."
     ]

@@ -145,7 +145,7 @@ def test_concurrency_section_drives_sessions_on_a_real_server():
 def test_browser_section_times_clicks_and_sentences_in_the_page():
     from bench.browser import browser
 
-    out = browser(clicks=2, sentences=1)
+    out = browser(clicks=2, sentences=1, warmup=0)
     for key, n in (("head_click", 2), ("sentence", 1)):
         s = out[key]
         assert s["n_failed"] == 0 and s["paint"]["n"] == n, s["errors"]
@@ -176,6 +176,6 @@ def test_browser_section_finds_a_head_control_of_another_kind(tmp_path):
 
     app = tmp_path / "segmented.py"
     app.write_text(SEGMENTED_APP)
-    out = browser(clicks=2, sentences=1, app=app)
+    out = browser(clicks=2, sentences=1, warmup=0, app=app)
     assert out["head_click"]["n_failed"] == 0, out["head_click"]["errors"]
     assert out["head_click"]["paint"]["n"] == 2 and out["sentence"]["paint"]["n"] == 1
