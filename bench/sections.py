@@ -28,10 +28,12 @@ def ms(x: float | None) -> str:
     return f"{x:,.1f} ms" if x >= 1 else f"{x:.3f} ms"
 
 
-def median_p95(stats: dict | None) -> str:
-    """``median X ms, p95 Y ms`` of a :func:`bench.common.summarize` dict."""
+def _mp(stats: dict | None) -> str:
     stats = stats or {}
     return f"median {ms(stats.get('median_ms'))}, p95 {ms(stats.get('p95_ms'))}"
+
+
+median_p95 = _mp  # "median X ms, p95 Y ms" of a summarize() dict, for bench/sections_live.py
 
 
 def latency(lat: dict, results: dict) -> list[tuple]:
@@ -41,13 +43,13 @@ def latency(lat: dict, results: dict) -> list[tuple]:
         for T, s in lat.get(kind, {}).items():
             name = f"App latency (all views), {kind}, T = {T}"
             if "total" not in s:  # older runs timed the arrays only
-                measured = f"{median_p95(s)}; figures not timed in this run"
+                measured = f"{_mp(s)}; figures not timed in this run"
                 name = f"App latency (arrays only), {kind}, T = {T}"
                 out.append((name, f"median <= {target:.0f} ms", measured, "n/a"))
                 continue
             total, arrays, views = s["total"], s["arrays"], s["views"]
             measured = (
-                f"total {median_p95(total)} = arrays {ms(arrays['median_ms'])} + "
+                f"total {_mp(total)} = arrays {ms(arrays['median_ms'])} + "
                 f"figures & JSON {ms(views['median_ms'])} (medians)"
             )
             met = total["median_ms"] <= target
@@ -246,8 +248,8 @@ def isolation(iso: dict, results: dict) -> list[tuple]:
             (
                 f"Upload worker start, median of {n} (`start()` to its first reply)",
                 "reported",
-                f"process {median_p95(start['process'])}; with `open` of {start['graph']} "
-                f"(checks, sessions, trial runs) {median_p95(start['process_and_open'])}",
+                f"process {_mp(start['process'])}; with `open` of {start['graph']} "
+                f"(checks, sessions, trial runs) {_mp(start['process_and_open'])}",
                 "",
             )
         )
@@ -257,8 +259,8 @@ def isolation(iso: dict, results: dict) -> list[tuple]:
         if not (s := ana.get(kind)):
             continue
         measured = (
-            f"{s['added_ms']:+,.1f} ms: worker {median_p95(s['worker'])} vs in process "
-            f"{median_p95(s['in_process'])}; vs in process with 1 thread ({median_p95(s['in_process_1_thread'])}) "
+            f"{s['added_ms']:+,.1f} ms: worker {_mp(s['worker'])} vs in process "
+            f"{_mp(s['in_process'])}; vs in process with 1 thread ({_mp(s['in_process_1_thread'])}) "
             f"{s['added_ms_vs_1_thread']:+,.1f} ms"
         )
         out.append(
