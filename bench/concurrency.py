@@ -23,12 +23,13 @@ import contextlib
 import os
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import psutil
 
 from bench.common import EXPORTED, sentence_of, shipped, summarize
-from bench.server import ARENA_MAX, Server, serve
+from bench.server import APP, ARENA_MAX, Server, serve
 from bench.stclient import Run, Session, plotly_array
 from models.analysis import analyze
 
@@ -130,6 +131,7 @@ def concurrency(
     per_session_sentences: int = 5,
     single_reruns: int = 20,
     timeout_s: float = 120.0,
+    app: Path = APP,
 ) -> dict:
     """``sessions`` real sessions at once on a real server, ``reruns`` reruns in total.
 
@@ -139,6 +141,7 @@ def concurrency(
         per_session_sentences: own sentences per session (the teacher has four).
         single_reruns: reruns of one session alone, before the others start.
         timeout_s: seconds one rerun may take before the session counts as failed.
+        app: the Streamlit script served (the visualizer's widgets and heatmap).
 
     Returns:
         Latency (ms) alone and together, overall and per action, reruns per second,
@@ -148,7 +151,7 @@ def concurrency(
     models = {kind: shipped(kind, EXPORTED) for kind in ("softmax", "linear")}
     group = students(models, sessions, per_session_sentences)
     expected = references(models, group)
-    with serve() as server:
+    with serve(app) as server:
         out = asyncio.run(_drive(server, group, expected, reruns, single_reruns, timeout_s))
     out["models"] = "exported/ (the app serves its shipped models)"
     out["malloc_arena_max"] = ARENA_MAX
