@@ -24,9 +24,9 @@ import torch.nn.functional as F
 from tokenizers import Tokenizer
 from tqdm import tqdm
 
+from corpus.heldout import TRAIN_LINES, TRAIN_SEED, training_lines, validation_lines
 from models.checkpoint import save_checkpoint, shipped_checkpoint
 from models.config import ModelConfig
-from models.heldout import TRAIN_LINES, TRAIN_SEED, training_lines, validation_lines
 from models.tokenizer import build_tokenizer
 from models.transformer import Transformer
 
@@ -41,7 +41,7 @@ def corpus_lines(corpus: Path | None) -> tuple[list[str], list[str], str]:
         ValueError: if the file is empty or not UTF-8 text.
     """
     if corpus is None:
-        description = f"built-in corpus (models/corpus.py), {TRAIN_LINES} lines, seed {TRAIN_SEED}"
+        description = f"built-in corpus (corpus/corpus.py), {TRAIN_LINES} lines, seed {TRAIN_SEED}"
         return training_lines(), validation_lines(), description
     try:
         text = Path(corpus).read_text(encoding="utf-8")

@@ -14,10 +14,10 @@ import onnx
 import pytest
 import torch
 
+from corpus.corpus import generate_corpus, lexicon
 from models import contract
 from models.attention import linear_attention_recurrent
 from models.checkpoint import SHIPPED_DIR, load_checkpoint
-from models.corpus import generate_corpus, lexicon
 from models.export import build_parser, check_graph, square_sequence_tensors, targets
 from models.export import main as export_main
 from models.runtime import load_graphs

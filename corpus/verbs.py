@@ -3,12 +3,12 @@
 Pure data: :data:`VERBS` maps a base form to ``(base, third person, past, -ing)``;
 the lists below it group base forms by the arguments the sentence builders give
 them. Changing any of it changes the training text of the shipped models
-(``tests/models/test_corpus_pinned.py`` guards it).
+(``tests/corpus/test_corpus_pinned.py`` guards it).
 """
 
 from __future__ import annotations
 
-from models.lexicon import _words
+from corpus.lexicon import _words
 
 
 def _verbs(text: str) -> dict[str, tuple[str, str, str, str]]:

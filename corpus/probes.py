@@ -2,7 +2,7 @@
 
 Each builder returns ``(prefix, correct, wrong, rest)``: the line up to the word a
 model should predict, that word, the tempting wrong one, and the rest of the line.
-:func:`models.corpus.generate_corpus` writes ``prefix correct rest`` as training
+:func:`corpus.corpus.generate_corpus` writes ``prefix correct rest`` as training
 lines; :func:`agreement_probes`, :func:`ioi_probes` and :func:`pronoun_probes` keep
 ``(prefix, correct, wrong)`` for scoring, each from its own random stream.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 
-from models.lexicon import (
+from corpus.lexicon import (
     ADVERBS,
     ATTRIBUTIVE_PERSON_ADJS,
     FEMALE_NAMES,
@@ -23,8 +23,8 @@ from models.lexicon import (
     PERSON_ADJS,
     THING_ADJS,
 )
-from models.slots import _PL, _SG, Rng, _compile, _fill
-from models.templates import (
+from corpus.slots import _PL, _SG, Rng, _compile, _fill
+from corpus.templates import (
     ANIMATE_REL,
     CLAUSES,
     IOI_INTROS,
@@ -33,7 +33,7 @@ from models.templates import (
     PRONOUN_FRAMES,
     REASONS,
 )
-from models.verbs import (
+from corpus.verbs import (
     ANIMAL_INTRANSITIVE,
     ANIMATE_RC_VERBS,
     GIVE_VERBS,
@@ -191,7 +191,7 @@ def agreement_probes(n: int, seed: int = 1) -> list[tuple[str, str, str]]:
     The prefix ends right before the verb, e.g. ``("the keys to the old cabinet",
     "are", "is")``; the subject and the distracting noun differ in number in every
     probe, through a prepositional phrase or a relative clause. Drawn from a random
-    stream separate from :func:`models.corpus.generate_corpus`. Raises ValueError if
+    stream separate from :func:`corpus.corpus.generate_corpus`. Raises ValueError if
     ``n`` is not a positive int.
     """
     _check_n(n)

@@ -7,7 +7,7 @@ change to the word lists, the templates, the sampling order or the random stream
 silently changes what the models were trained and scored on, so these hashes fail
 on any byte of difference. Such a change must be deliberate: update the constants
 here in the same commit that retrains the models and regenerates ``exported/``.
-Refactors of ``models/corpus.py`` (and the modules it draws on) must keep them.
+Refactors of ``corpus/corpus.py`` (and the modules it draws on) must keep them.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import hashlib
 
 import pytest
 
-from models import corpus, heldout
-from models.corpus import agreement_probes, generate_corpus, ioi_probes, lexicon, pronoun_probes
+from corpus import corpus, heldout
+from corpus.corpus import agreement_probes, generate_corpus, ioi_probes, lexicon, pronoun_probes
 
 CORPUS_5000 = {
     0: "16fc55e841f58866cc44289c7181b36857fe7fb664a98af9a7225041faceaf69",

@@ -1,7 +1,7 @@
 """The built-in corpus split: training text, validation text and held-out probes.
 
 The shipped models train on ``generate_corpus(TRAIN_LINES, seed=TRAIN_SEED)``. The
-probe generators of ``models/corpus.py`` draw from their own random streams, but the
+probe generators of ``corpus/corpus.py`` draw from their own random streams, but the
 sentence space is small enough that many probes recur word for word in the training
 text (about 45% of the raw pronoun probes did). The probe sets here are held out:
 a probe is kept only if its prefix followed by its correct answer occurs nowhere in
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 
-from models.corpus import agreement_probes, generate_corpus, ioi_probes, pronoun_probes
+from corpus.corpus import agreement_probes, generate_corpus, ioi_probes, pronoun_probes
 
 TRAIN_LINES = 200_000
 TRAIN_SEED = 0

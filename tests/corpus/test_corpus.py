@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from models import corpus
-from models.corpus import (
+from corpus import corpus
+from corpus.corpus import (
     agreement_probes,
     generate_corpus,
     ioi_probes,

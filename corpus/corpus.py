@@ -1,9 +1,9 @@
 """Deterministic generator of the English training text for the shipped models.
 
 Everything is written by hand: a broad lexicon of real English words
-(:mod:`models.lexicon`, :mod:`models.verbs`), sentence templates
-(:mod:`models.templates`) filled slot by slot (:mod:`models.slots`), and a set of
-sentence builders, here and in :mod:`models.probes`. The text is made to hold the
+(:mod:`corpus.lexicon`, :mod:`corpus.verbs`), sentence templates
+(:mod:`corpus.templates`) filled slot by slot (:mod:`corpus.slots`), and a set of
+sentence builders, here and in :mod:`corpus.probes`. The text is made to hold the
 structure that makes attention heads worth looking at:
 
 * subject-verb number agreement across distracting prepositional phrases and
@@ -18,7 +18,7 @@ structure that makes attention heads worth looking at:
 Lines are words separated by single spaces; punctuation (". , ? !") is its own
 token and contractions keep their apostrophe ("didn't"). Names, "I", days and
 months are capitalised; the tokenizer lowercases, and :func:`lexicon` lists the
-lowercased word types. The probe makers of :mod:`models.probes` are re-exported
+lowercased word types. The probe makers of :mod:`corpus.probes` are re-exported
 here, as are the word lists other modules read through this one.
 """
 
@@ -28,7 +28,7 @@ import random
 import re
 from functools import lru_cache
 
-from models.lexicon import (
+from corpus.lexicon import (
     ADJECTIVES,
     ADVERBS,
     ANIMALS,
@@ -62,7 +62,7 @@ from models.lexicon import (
     WEATHER,
     WEATHER_NOUNS,
 )
-from models.probes import (
+from corpus.probes import (
     _agreement,
     _check_n,
     _ioi,
@@ -71,8 +71,8 @@ from models.probes import (
     ioi_probes,
     pronoun_probes,
 )
-from models.slots import _PL, _SG, Rng, _compile, _fill
-from models.templates import (
+from corpus.slots import _PL, _SG, Rng, _compile, _fill
+from corpus.templates import (
     ANIMATE_REL,
     CLAUSES,
     EVERYDAY_TEMPLATES,
@@ -82,7 +82,7 @@ from models.templates import (
     PRONOUN_FRAMES,
     REASONS,
 )
-from models.verbs import VERBS
+from corpus.verbs import VERBS
 
 # The public API, and the names other modules (and tests) reach through this module.
 __all__ = [
@@ -95,8 +95,8 @@ __all__ = [
     "MALE_NAMES",
     "FEMALE_NAMES",
     "VERBS",
-    "_SG",  # singular nouns by kind, from models.slots
-    "_PL",  # plural nouns by kind, from models.slots
+    "_SG",  # singular nouns by kind, from corpus.slots
+    "_PL",  # plural nouns by kind, from corpus.slots
 ]
 
 _EVERYDAY = [_compile(t) for t in EVERYDAY_TEMPLATES]

@@ -1,11 +1,11 @@
 """The vocabulary of the built-in corpus: names, nouns, adjectives and small words.
 
 Pure data, written by hand: every list here is real English, and the sentence
-builders of :mod:`models.corpus` and :mod:`models.probes` draw their words from it.
+builders of :mod:`corpus.corpus` and :mod:`corpus.probes` draw their words from it.
 Nouns are ``(singular, plural)`` pairs, written ``"mouse:mice"`` where the plural is
-irregular. Verbs live in :mod:`models.verbs`, sentence templates in
-:mod:`models.templates`. Changing any list changes the training text of the shipped
-models (``tests/models/test_corpus_pinned.py`` guards it).
+irregular. Verbs live in :mod:`corpus.verbs`, sentence templates in
+:mod:`corpus.templates`. Changing any list changes the training text of the shipped
+models (``tests/corpus/test_corpus_pinned.py`` guards it).
 """
 
 from __future__ import annotations

@@ -3,13 +3,13 @@
 Pure data: fixed sentences, the everyday templates, the pronoun frames and their
 continuations, the openings of the indirect-object lines, and the prepositions and
 relative pronouns of the agreement lines. A ``"{slot}"`` names a kind of word drawn
-by :mod:`models.slots`. Changing any of it changes the training text of the shipped
-models (``tests/models/test_corpus_pinned.py`` guards it).
+by :mod:`corpus.slots`. Changing any of it changes the training text of the shipped
+models (``tests/corpus/test_corpus_pinned.py`` guards it).
 """
 
 from __future__ import annotations
 
-from models.lexicon import _words
+from corpus.lexicon import _words
 
 # Sentences used verbatim now and then, including classic classroom examples.
 FIXED_SENTENCES = [

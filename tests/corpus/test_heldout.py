@@ -2,9 +2,9 @@
 
 import pytest
 
-from models import heldout
-from models.corpus import generate_corpus, pronoun_probes
-from models.heldout import PROBE_MAKERS, held_out, occurring, probe_set, training_lines
+from corpus import heldout
+from corpus.corpus import generate_corpus, pronoun_probes
+from corpus.heldout import PROBE_MAKERS, held_out, occurring, probe_set, training_lines
 from models.train import corpus_lines
 
 KINDS = tuple(PROBE_MAKERS)
@@ -92,7 +92,7 @@ def test_held_out_gives_up_when_everything_was_seen():
 
 
 def test_validation_lines_are_not_training_lines():
-    from models.heldout import VALID_LINES, training_lines, validation_lines
+    from corpus.heldout import VALID_LINES, training_lines, validation_lines
 
     valid = validation_lines()
     assert not set(valid) & set(training_lines())

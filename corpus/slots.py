@@ -1,10 +1,10 @@
 """Template slots: the word a ``{slot}`` draws, and filling a template with them.
 
-A field ``{kind}`` or ``{kind2}`` of a template in :mod:`models.templates` draws a
+A field ``{kind}`` or ``{kind2}`` of a template in :mod:`corpus.templates` draws a
 word of that kind with the line's random generator (``_SAMPLERS``); the same field
 name in one template gets the same word, and "a" becomes "an" before a vowel. Also
 the nouns by kind and number (``_SG``, ``_PL``) that the agreement and pronoun
-builders of :mod:`models.probes` draw from.
+builders of :mod:`corpus.probes` draw from.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import re
 import string
 from collections.abc import Callable
 
-from models.lexicon import (
+from corpus.lexicon import (
     ADJECTIVES,
     ADVERBS,
     ANIMALS,
@@ -52,7 +52,7 @@ from models.lexicon import (
     WEATHER_NOUNS,
     _words,
 )
-from models.verbs import (
+from corpus.verbs import (
     ANIMAL_INTRANSITIVE,
     FOOD_VERBS,
     INTRANSITIVE,
