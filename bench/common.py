@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 
-from models.runtime import OnnxModel, load_shipped
+from inference.runtime import OnnxModel, load_shipped
 from models.tokenizer import encode, known_words
 
 EXPORTED = Path(__file__).resolve().parents[1] / "exported"

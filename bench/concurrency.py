@@ -4,7 +4,7 @@ Every session is its own ``AppTest`` of ``app.py`` (its own session state),
 while ``st.cache_resource`` / ``st.cache_data`` are shared by all of them as on
 one ``streamlit run`` server. Each session types its own sentences; after every
 rerun the attention heatmap it shows is checked against a direct
-``models.analysis.analyze`` of that session's sentence (computed before the
+``inference.analysis.analyze`` of that session's sentence (computed before the
 sessions start), so a result leaking from one session into another is caught.
 
 ``python -m bench`` runs this section in a child process
@@ -31,7 +31,7 @@ from streamlit.testing.v1 import AppTest
 
 from bench.apptest import serving, shared_runtime, shown_attention
 from bench.common import EXPORTED, rss_bytes, sentence_of, shipped, summarize, trim_memory
-from models.analysis import analyze
+from inference.analysis import analyze
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"

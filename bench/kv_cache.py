@@ -24,9 +24,9 @@ import onnxruntime as ort
 import torch
 from torch import nn
 
+from inference.runtime import make_session
 from models.attention import merge_heads
 from models.export import _export, check_graph
-from models.runtime import make_session
 from models.transformer import Transformer
 
 KV_INPUTS = ("token", "position", "past_k", "past_v")

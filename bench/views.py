@@ -32,8 +32,8 @@ import plotly.io
 import plotly.tools
 import pyarrow as pa
 
-from models.analysis import Analysis, analyze, id_to_token
-from models.runtime import OnnxModel
+from inference.analysis import Analysis, analyze, id_to_token
+from inference.runtime import OnnxModel
 from ui.views import default_dims
 from viz import attention as va
 from viz import positional as vp

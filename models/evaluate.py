@@ -13,7 +13,7 @@ nowhere in the training text, 500 of each kind:
   "when Mary and John went to the store , John gave a drink to";
 * pronoun accuracy: p(she) > p(he) after "Mary lost her keys because".
 
-Per-head scores (``models/head_stats.py``), averaged over inputs: previous-token,
+Per-head scores (``inference/head_stats.py``), averaged over inputs: previous-token,
 first-token, ``distance`` (mean attention distance, tokens), ``entropy`` (bits) on held-out
 sentences, and the induction score on random token sequences repeated twice
 (Olsson et al. 2022, "In-context Learning and Induction Heads").
@@ -32,7 +32,7 @@ from tokenizers import Tokenizer
 
 from corpus.corpus import generate_corpus
 from corpus.heldout import N_PROBES, probe_set, validation_lines
-from models import head_stats
+from inference import head_stats
 from models.checkpoint import SHIPPED_DIR, load_checkpoint
 from models.train import evaluate_loss, token_stream
 from models.transformer import Transformer

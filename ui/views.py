@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from models.analysis import head_table, id_to_token
+from inference.analysis import head_table, id_to_token
 from ui import downloads, loaders
 from ui.figures import plot
 from ui.recurrence import mask_view, predict_view

@@ -18,8 +18,8 @@ import math
 import re
 from pathlib import PurePath
 
+from inference.runtime import OnnxModel, load_graphs
 from models.config import ModelConfig
-from models.runtime import OnnxModel, load_graphs
 from upload.client import Worker
 from upload.errors import UploadError
 from upload.isolated import IsolatedModel

@@ -15,12 +15,12 @@ import pytest
 import torch
 
 from corpus.corpus import generate_corpus, lexicon
+from inference.runtime import load_graphs
 from models import contract
 from models.attention import linear_attention_recurrent
 from models.checkpoint import SHIPPED_DIR, load_checkpoint
 from models.export import build_parser, check_graph, square_sequence_tensors, targets
 from models.export import main as export_main
-from models.runtime import load_graphs
 from models.train import main as train_main
 
 LENGTHS = [1, 2, 7, 16]  # 16 = the tiny models' context length

@@ -19,11 +19,11 @@ import onnx
 import pytest
 import torch
 
+from inference.runtime import load_shipped
 from models import contract
 from models.attention import linear_attention_recurrent
 from models.checkpoint import load_checkpoint
 from models.export import square_sequence_tensors
-from models.runtime import load_shipped
 
 KINDS = ("softmax", "linear")
 ABSOLUTE = ("attn", "pos_enc")  # bounded by 1: absolute 1e-5

@@ -3,9 +3,9 @@
 Every function takes plain arrays (a head's ``q``/``k``/``v`` (T, D), scores
 (T, T), the model's PyTorch-named weights) and computes in float64, so a
 measured difference is the model's float32 rounding, not ours. One module per
-lesson: :mod:`~models.lessons.soft_hard`, :mod:`~models.lessons.scoring`,
-:mod:`~models.lessons.kernel`, :mod:`~models.lessons.merged`; everything is
-re-exported here (``from models import lessons as ml; ml.softmax_beta(...)``).
+lesson: :mod:`~lessons.soft_hard`, :mod:`~lessons.scoring`,
+:mod:`~lessons.kernel`, :mod:`~lessons.merged`; everything is
+re-exported here (``import lessons as ml; ml.softmax_beta(...)``).
 
 Sources: Bahdanau, Cho & Bengio 2015 (additive attention); Vaswani et al. 2017
 (scaled dot-product, footnote 4); Katharopoulos et al. 2020 "Transformers are
@@ -14,7 +14,7 @@ Framework for Transformer Circuits" (merged W_Q W_K^T and W_V W_O);
 Goodfellow, Bengio & Courville 2016, "Deep Learning", sec. 3.13 (entropy).
 """
 
-from models.lessons.kernel import (
+from lessons.kernel import (
     causal_normalize,
     elu_plus_one,
     kernel_similarities,
@@ -22,7 +22,7 @@ from models.lessons.kernel import (
     linear_reorder_check,
     reorder_flops,
 )
-from models.lessons.merged import (
+from lessons.merged import (
     head_parameter_counts,
     homogeneous,
     merged_ov,
@@ -34,14 +34,14 @@ from models.lessons.merged import (
     singular_values,
     weight_parameter_counts,
 )
-from models.lessons.scoring import (
+from lessons.scoring import (
     additive_scores,
     dot_product_scores,
     model_score_variance,
     random_additive_params,
     score_variance_by_dim,
 )
-from models.lessons.soft_hard import causal_allowed, row_entropy, softmax_beta
+from lessons.soft_hard import causal_allowed, row_entropy, softmax_beta
 
 __all__ = [
     "additive_scores",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from models.analysis import analyze, head_table, induction_probe, probe_tokens
-from models.runtime import load_graphs
+from inference.analysis import analyze, head_table, induction_probe, probe_tokens
+from inference.runtime import load_graphs
 from models.tokenizer import UNK
 from tests.conftest import DIGITS
 

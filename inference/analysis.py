@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from models import head_stats
-from models.runtime import OnnxModel
+from inference import head_stats
+from inference.runtime import OnnxModel
 from models.tokenizer import UNK, closest_words, encode
 
 MAX_CHARS = 2_000
@@ -201,6 +201,19 @@ def induction_probe(model: OnnxModel, period: int = 16, seed: int = 0) -> np.nda
     seq = rng.choice(words, size=period, replace=len(words) < period).tolist()
     attn = model.inspect(seq + seq)["attn"]  # (L, H, 2 period, 2 period)
     return head_stats.induction_score(attn, period)
+
+
+MAX_PE_POSITIONS = 128  # the curves cover the context, up to this many positions
+
+
+def positional_encoding(model: OnnxModel) -> np.ndarray:
+    """The model's own ``pos_enc`` (P, C) over P = min(context, 128) positions.
+
+    Read from the inspect graph run on P copies of token 0 (the encoding does not
+    depend on the tokens), so learned position embeddings show as they were trained.
+    """
+    P = min(model.config.context_length, MAX_PE_POSITIONS)
+    return model.inspect([0] * P)["pos_enc"]  # (P, C)
 
 
 def head_table(result: Analysis, induction: np.ndarray | None = None) -> pd.DataFrame | None:

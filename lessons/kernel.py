@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from models.lessons.scoring import dot_product_scores
-from models.lessons.soft_hard import causal_allowed, softmax_beta
+from lessons.scoring import dot_product_scores
+from lessons.soft_hard import causal_allowed, softmax_beta
 
 
 def elu_plus_one(x: np.ndarray) -> np.ndarray:

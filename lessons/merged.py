@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from lessons.scoring import dot_product_scores
 from models.config import ModelConfig
-from models.lessons.scoring import dot_product_scores
 
 
 def _head_rows(weights: dict, layer: int, head: int, n_head: int, part: str):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from models import head_stats as hs
+from inference import head_stats as hs
 
 
 def previous_pattern(t: int) -> np.ndarray:

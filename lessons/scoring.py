@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from models.lessons.soft_hard import causal_allowed
+from lessons.soft_hard import causal_allowed
 
 
 def dot_product_scores(q: np.ndarray, k: np.ndarray, scaled: bool = True) -> np.ndarray:

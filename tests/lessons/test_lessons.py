@@ -1,4 +1,4 @@
-"""models/lessons.py: soft/hard attention, scoring functions, kernels, merged forms."""
+"""lessons/: soft/hard attention, scoring functions, kernels, merged forms."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models import lessons as ml
+import lessons as ml
 from models.config import ModelConfig
 
 RNG = np.random.default_rng(0)
@@ -133,8 +133,8 @@ SENTENCE = "when Mary and John went to the store , John gave a drink to Mary ."
 
 
 def _shipped(exported_dir: Path, kind: str):
-    from models.analysis import analyze
-    from models.runtime import load_shipped
+    from inference.analysis import analyze
+    from inference.runtime import load_shipped
 
     model = load_shipped(exported_dir, kind)
     return model, analyze(model, SENTENCE).outputs
@@ -260,7 +260,7 @@ def _with_weights(model, torch_model):
 
 
 def _check_model_scores(model, text: str = "the cat sat on the mat .") -> None:
-    from models.analysis import analyze
+    from inference.analysis import analyze
 
     cfg = model.config
     out = analyze(model, text).outputs
@@ -275,7 +275,7 @@ def _check_model_scores(model, text: str = "the cat sat on the mat .") -> None:
 
 @pytest.mark.parametrize("kind", ["softmax", "linear"])
 def test_merged_scores_match_an_exported_model(tiny_exports, kind):
-    from models.runtime import load_shipped
+    from inference.runtime import load_shipped
 
     torch_model, folder = tiny_exports[kind]
     _check_model_scores(_with_weights(load_shipped(folder, kind), torch_model))
@@ -283,7 +283,7 @@ def test_merged_scores_match_an_exported_model(tiny_exports, kind):
 
 @pytest.mark.parametrize("kind", ["softmax", "linear"])
 def test_merged_scores_match_the_shipped_model(exported_dir: Path, kind):
-    from models.runtime import load_shipped
+    from inference.runtime import load_shipped
 
     model = load_shipped(exported_dir, kind)
     if model.weights is None:
@@ -329,7 +329,7 @@ def test_weight_counts_match_the_config_formula(overrides):
 
 @pytest.mark.parametrize("kind", ["softmax", "linear"])
 def test_weight_counts_on_the_shipped_checkpoint(exported_dir: Path, kind):
-    from models.runtime import load_shipped
+    from inference.runtime import load_shipped
 
     model = load_shipped(exported_dir, kind)
     if model.weights is None:

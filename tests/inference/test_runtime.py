@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import onnxruntime as ort
 
-from models.runtime import load_shipped, requested_providers
+from inference.runtime import load_shipped, requested_providers
 
 
 def test_requested_providers_follow_the_build():
