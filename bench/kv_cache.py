@@ -24,9 +24,9 @@ import onnxruntime as ort
 import torch
 from torch import nn
 
+from export.graphs import _export, check_graph
 from inference.runtime import make_session
 from models.attention import merge_heads
-from models.export import _export, check_graph
 from models.transformer import Transformer
 
 KV_INPUTS = ("token", "position", "past_k", "past_v")
@@ -68,7 +68,7 @@ class KVCacheDecoder(nn.Module):
 def export_kv_cache(model: Transformer, out_dir: Path) -> Path:
     """Export :class:`KVCacheDecoder` to ``out_dir/softmax.kvcache.onnx``.
 
-    Same recipe as ``models/export.py`` (dynamo, weights inside the file), with
+    Same recipe as ``export/graphs.py`` (dynamo, weights inside the file), with
     the cache length P a dynamic axis; raises ValueError if it was frozen.
     """
     cfg = model.eval().cfg

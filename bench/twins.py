@@ -18,9 +18,9 @@ import torch
 
 from bench.common import torch_model
 from bench.kv_cache import OnnxKVDecoder, export_kv_cache
+from export.graphs import FastGraph, _export, check_graph
 from inference.runtime import OnnxModel, make_session
 from models import contract
-from models.export import FastGraph, _export, check_graph
 
 
 @dataclass

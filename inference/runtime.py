@@ -1,6 +1,6 @@
 """Run exported graphs with onnxruntime: the app's engine (no torch import).
 
-A graph made by ``models/export.py`` carries its config and tokenizer in the
+A graph made by ``export/graphs.py`` carries its config and tokenizer in the
 ONNX metadata (``config``, ``tokenizer``), so a set of graph files is a complete
 model. CUDA is asked for only when onnxruntime lists it, and
 ``session.get_providers()`` tells what really runs (a missing CUDA library

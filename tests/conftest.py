@@ -29,8 +29,8 @@ def tiny_exports(tmp_path_factory, tiny_tokenizer):
     """Random tiny softmax and linear models exported to ONNX: kind -> (model, folder)."""
     import torch
 
+    from export.graphs import export_model
     from models.config import ModelConfig
-    from models.export import export_model
     from models.transformer import Transformer
 
     out = {}
@@ -62,8 +62,8 @@ def digits_export(tmp_path_factory):
     ``digits.inspect.onnx`` and ``digits.fast.onnx``)."""
     import torch
 
+    from export.graphs import export_model
     from models.config import ModelConfig
-    from models.export import export_model
     from models.tokenizer import char_tokenizer
     from models.transformer import Transformer
 

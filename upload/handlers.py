@@ -148,9 +148,9 @@ def export(header: dict, weights: dict[str, np.ndarray]) -> tuple[dict, dict[str
     """
     import torch
 
+    from export.graphs import export_model
     from models.checkpoint import build_model
     from models.config import ModelConfig
-    from models.export import export_model
     from upload.tempdirs import workdir
     from upload.tokenizer_spec import build, check_spec
 

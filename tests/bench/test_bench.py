@@ -28,8 +28,8 @@ from bench.report import (
     update_readme,
 )
 from bench.suite import run
+from export.graphs import export_model
 from models.checkpoint import save_checkpoint
-from models.export import export_model
 from models.transformer import Transformer
 
 

@@ -87,8 +87,8 @@ def upload_files(page, server_url, paths) -> None:
 
 
 def test_upload_a_checkpoint_and_see_its_heads(page, server_url, tmp_path):
-    """A checkpoint trained with ``python -m models.train --corpus FILE``."""
-    from models.train import main as train
+    """A checkpoint trained with ``python -m training.train --corpus FILE``."""
+    from training.train import main as train
 
     corpus = tmp_path / "classroom.txt"
     corpus.write_text("the cat sat on the mat .\na bird is on the tree .\n" * 20)

@@ -255,11 +255,11 @@ def tokenizer_huge_padding() -> dict[str, bytes]:
 
 def digits_inspect_graph() -> bytes:
     """A tiny contract inspect graph (character vocabulary, context 8), exported with
-    ``models/export.py`` exactly as ``tests/conftest.py``'s ``digits_export`` does."""
+    ``export/graphs.py`` exactly as ``tests/conftest.py``'s ``digits_export`` does."""
     import torch
 
+    from export.graphs import export_model
     from models.config import ModelConfig
-    from models.export import export_model
     from models.tokenizer import char_tokenizer
     from models.transformer import Transformer
     from tests.conftest import DIGITS

@@ -1,6 +1,6 @@
 """ONNX uploads: hostile graphs are refused before anything is resolved, opened or trusted.
 
-Every graph here is real: exported from a tiny model with ``models.export`` and then
+Every graph here is real: exported from a tiny model with ``export.graphs`` and then
 tampered with by ``tests/upload/hostile_onnx.py``; the trial runs use real onnxruntime
 sessions in the real child process. Nothing is mocked.
 """
@@ -19,9 +19,9 @@ from safetensors.torch import save
 from tokenizers import Tokenizer
 from tokenizers import models as tk_models
 
+from export.graphs import export_model
 from models.checkpoint import save_checkpoint
 from models.config import ModelConfig
-from models.export import export_model
 from models.tokenizer import build_tokenizer, wordpiece_tokenizer
 from models.transformer import Transformer
 from tests.conftest import EXPORTED

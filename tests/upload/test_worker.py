@@ -18,9 +18,9 @@ import onnx
 import pytest
 import torch
 
+from export.graphs import export_model
 from inference.runtime import ModelRunError
 from models.config import ModelConfig
-from models.export import export_model
 from models.tokenizer import build_tokenizer
 from models.transformer import Transformer
 from tests.checkpoints import tiny_checkpoint

@@ -1,11 +1,11 @@
 """Export a checkpoint to self-contained ONNX graphs that follow ``models/contract.py``.
 
-``python -m models.export runs/mine.safetensors`` writes ``<stem>.inspect.onnx``,
+``python -m export.graphs runs/mine.safetensors`` writes ``<stem>.inspect.onnx``,
 ``<stem>.fast.onnx`` and, for linear attention, ``<stem>.step.onnx`` next to each
-checkpoint (or into ``--out``); ``--card PATH`` also evaluates the checkpoints
-(``models/evaluate.py``) and writes a model card. With no checkpoints named,
-``python -m models.export`` exports ``exported/softmax.safetensors`` and
-``exported/linear.safetensors`` into ``exported/`` and writes ``exported/model_card.json``.
+checkpoint (or into ``--out``). With no checkpoints named, ``python -m export.graphs``
+exports ``exported/softmax.safetensors`` and ``exported/linear.safetensors`` into
+``exported/``. The model card is written by ``python -m training.evaluate`` (evaluation
+measures; ``export/card.py`` writes), so this module imports nothing of training.
 
 Uses ``torch.onnx.export(dynamo=True)`` with a dynamic sequence axis, weights
 inside the file (``external_data=False``), then checks every graph with
@@ -27,7 +27,6 @@ from torch import nn
 
 from models import contract
 from models.checkpoint import SHIPPED_DIR, SHIPPED_KINDS, load_checkpoint, shipped_checkpoint
-from models.evaluate import write_card
 from models.transformer import Transformer
 
 OPSET = 18
@@ -235,35 +234,31 @@ def export_model(
     return paths
 
 
-def targets(args: argparse.Namespace) -> tuple[list[Path], Path | None, Path | None]:
-    """``(checkpoints, out folder or None for beside each, card or None)`` for parsed
-    arguments: with no checkpoints named, the shipped ones, ``exported/`` and
-    ``exported/model_card.json`` (unless ``--card`` names another file)."""
+def targets(args: argparse.Namespace) -> tuple[list[Path], Path | None]:
+    """``(checkpoints, out folder or None for beside each)`` for parsed arguments: with
+    no checkpoints named, the shipped ones and ``exported/``."""
     if args.checkpoints:
-        return list(args.checkpoints), args.out, args.card
+        return list(args.checkpoints), args.out
     shipped = [shipped_checkpoint(kind) for kind in SHIPPED_KINDS]
-    return shipped, args.out or SHIPPED_DIR, args.card or SHIPPED_DIR / "model_card.json"
+    return shipped, args.out or SHIPPED_DIR
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command line of ``python -m models.export``."""
+    """The command line of ``python -m export.graphs``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "checkpoints", nargs="*", type=Path, help=".safetensors checkpoints (default: shipped)"
     )
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: beside)")
-    parser.add_argument("--card", type=Path, default=None, help="also evaluate, write this card")
     return parser
 
 
 def main(argv: list[str] | None = None) -> None:
-    checkpoints, out_dir, card = targets(build_parser().parse_args(argv))
+    checkpoints, out_dir = targets(build_parser().parse_args(argv))
     for ckpt in checkpoints:
         model, tokenizer, _meta = load_checkpoint(ckpt)
         for path in export_model(model, out_dir or ckpt.parent, tokenizer, prefix=ckpt.stem):
             print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB)")
-    if card is not None:
-        write_card(checkpoints, card)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,11 @@
 """Train a model on the built-in corpus or a plain-text file.
 
-    python -m models.train --attention softmax     # -> exported/softmax.safetensors
-    python -m models.train --attention linear --corpus my.txt --out runs/my.safetensors
+    python -m training.train --attention softmax     # -> exported/softmax.safetensors
+    python -m training.train --attention linear --corpus my.txt --out runs/my.safetensors
 
 Seeded and reproducible (same arguments, same machine: same weights). Writes
 one ``.safetensors`` file holding the weights, the config, the tokenizer and
-what it was trained on, so it is a complete model for ``models.export`` and
+what it was trained on, so it is a complete model for ``export.graphs`` and
 the app's uploader, and the tokenizer alone as ``tokenizer.json`` beside it.
 """
 

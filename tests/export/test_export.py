@@ -6,7 +6,6 @@ T = 16), so float32 rounding stays near 4e-6 at worst (measured). The trained, s
 models are compared in ``test_shipped.py``, where larger values need a relative bound.
 """
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -14,14 +13,11 @@ import onnx
 import pytest
 import torch
 
-from corpus.corpus import generate_corpus, lexicon
+from export.graphs import build_parser, check_graph, square_sequence_tensors, targets
 from inference.runtime import load_graphs
 from models import contract
 from models.attention import linear_attention_recurrent
-from models.checkpoint import SHIPPED_DIR, load_checkpoint
-from models.export import build_parser, check_graph, square_sequence_tensors, targets
-from models.export import main as export_main
-from models.train import main as train_main
+from models.checkpoint import SHIPPED_DIR
 
 LENGTHS = [1, 2, 7, 16]  # 16 = the tiny models' context length
 ATOL = 1e-5
@@ -159,36 +155,13 @@ def test_generate_uses_step_graph_and_matches_greedy(tiny_exports):
     assert new == seq[3:]
 
 
-def test_export_cli_writes_graphs_and_model_card(tmp_path):
-    """`models.train` then `models.export CKPT --out DIR --card CARD` on a tiny softmax
-    model whose vocabulary covers the lexicon (so every probe answer is one token):
-    the graphs load, and the card holds the checkpoint's config and 500 probes' results."""
-    corpus = tmp_path / "corpus.txt"
-    # the lexicon line first: a user corpus's last 5% of lines are its validation split
-    corpus.write_text("\n".join([" ".join(lexicon()), *generate_corpus(200, seed=5)]))
-    ckpt = tmp_path / "tiny.safetensors"
-    sizes = "--n-layer 1 --n-head 2 --d-model 16 --d-mlp 32 --context-length 16"
-    train_main(f"--corpus {corpus} --out {ckpt} --steps 2 --batch-size 4 {sizes}".split())
-    out, card_path = tmp_path / "graphs", tmp_path / "card" / "model_card.json"
-    export_main([str(ckpt), "--out", str(out), "--card", str(card_path)])
-    assert sorted(p.name for p in out.iterdir()) == ["tiny.fast.onnx", "tiny.inspect.onnx"]
-    card = json.loads(card_path.read_text())
-    entry = card["models"]["softmax"]
-    model, _, _ = load_checkpoint(ckpt)
-    assert entry["config"] == model.cfg.to_dict() and entry["checkpoint"] == ckpt.name
-    assert entry["training"]["steps"] == 2
-    for key in ("agreement_accuracy", "ioi_accuracy", "pronoun_accuracy"):
-        assert 0.0 <= entry["probes"][key] <= 1.0
-    assert "held-out" in card["probes"]
-
-
 def test_export_cli_defaults_to_the_shipped_models():
-    """With no checkpoints named, export the shipped ones into exported/ and write
-    exported/model_card.json (resolved only: nothing is written)."""
+    """With no checkpoints named, export the shipped ones into exported/ (resolved only:
+    nothing is written)."""
     parse = build_parser()
-    checkpoints, out, card = targets(parse.parse_args([]))
+    checkpoints, out = targets(parse.parse_args([]))
     assert checkpoints == [SHIPPED_DIR / "softmax.safetensors", SHIPPED_DIR / "linear.safetensors"]
-    assert out == SHIPPED_DIR and card == SHIPPED_DIR / "model_card.json"
+    assert out == SHIPPED_DIR
     assert all(p.exists() for p in checkpoints)
-    checkpoints, out, card = targets(parse.parse_args(["runs/a.safetensors"]))
-    assert checkpoints == [Path("runs/a.safetensors")] and out is None and card is None
+    checkpoints, out = targets(parse.parse_args(["runs/a.safetensors"]))
+    assert checkpoints == [Path("runs/a.safetensors")] and out is None

@@ -19,11 +19,11 @@ import onnx
 import pytest
 import torch
 
+from export.graphs import square_sequence_tensors
 from inference.runtime import load_shipped
 from models import contract
 from models.attention import linear_attention_recurrent
 from models.checkpoint import load_checkpoint
-from models.export import square_sequence_tensors
 
 KINDS = ("softmax", "linear")
 ABSOLUTE = ("attn", "pos_enc")  # bounded by 1: absolute 1e-5
@@ -147,7 +147,7 @@ def test_model_card_matches_checkpoint(exported_dir, card, kind):
 def test_model_card_probes_are_what_evaluation_measures_now(exported_dir, card, kind):
     """Re-run the evaluation on the shipped checkpoint: a change to the probes, the
     validation text or the head scores must come with a regenerated card."""
-    from models.evaluate import evaluate
+    from training.evaluate import evaluate
 
     model, tokenizer, _ = load_checkpoint(exported_dir / f"{kind}.safetensors")
     fresh = evaluate(model, tokenizer)

@@ -8,9 +8,9 @@ import torch
 
 from models.checkpoint import load_checkpoint, save_checkpoint
 from models.config import ModelConfig
-from models.evaluate import probe_accuracy
 from models.tokenizer import build_tokenizer, load_tokenizer
-from models.train import corpus_lines, main, train
+from training.evaluate import probe_accuracy
+from training.train import corpus_lines, main, train
 
 LINES = ["the cat sat on the mat .", "the dogs are in the park .", "a bird is on the tree ."] * 50
 
