@@ -30,8 +30,9 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from bench.apptest import serving, shared_runtime, shown_attention
-from bench.common import EXPORTED, rss_bytes, sentence_of, shipped, summarize, trim_memory
+from bench.common import EXPORTED, sentence_of, shipped, trim_memory
 from inference.analysis import analyze
+from inference.measure import rss_bytes, summarize
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"

@@ -29,16 +29,9 @@ import onnx
 import onnxruntime as ort
 
 from bench import hostile
-from bench.common import (
-    cpu_model,
-    peak_rss_bytes,
-    reset_peak_rss,
-    rss_bytes,
-    sentence_of,
-    summarize,
-    trim_memory,
-)
+from bench.common import cpu_model, sentence_of, trim_memory
 from inference.analysis import analyze
+from inference.measure import peak_rss_bytes, reset_peak_rss, rss_bytes, summarize
 from inference.runtime import ModelRunError, OnnxModel, load_graphs
 from models import contract
 from upload.client import Worker

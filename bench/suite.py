@@ -10,11 +10,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import generation as gen_mod
 from bench import speed
 from bench.common import EXPORTED, machine_info, sentence_of, shipped
 from bench.report import SECTIONS, write_summary
-from bench.twins import make_twin
+from export.twins import make_twin
+from inference import generation as gen_mod
+from inference import measure
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,7 @@ def run(
                 pair = {k: twin(k) for k in models}
                 results[section] = speed.inference(pair, sizes.inference_T, sizes.inference_repeats)
             elif section == "scaling":
-                results[section] = speed.scaling(
+                results[section] = measure.scaling(
                     models,
                     list(sizes.scaling_T),
                     sizes.scaling_max_repeats,

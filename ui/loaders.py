@@ -8,6 +8,7 @@ globally.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,7 @@ from inference.analysis import Analysis, analyze, induction_probe, positional_en
 from inference.runtime import OnnxModel, load_shipped
 
 EXPORTED = Path(__file__).resolve().parents[1] / "exported"
+MODELS_DIR_VARIABLE = "ATTNVIZ_MODELS_DIR"  # serve the shipped models from another folder
 SHIPPED = ("softmax", "linear")
 UPLOAD_KEY = "uploaded_model"
 
@@ -33,10 +35,16 @@ def on_server_start() -> int:
     return remove_stale_workdirs()
 
 
+def models_dir() -> Path:
+    """The folder the shipped models are served from: ``$ATTNVIZ_MODELS_DIR`` when set
+    (the bench serves its own graphs this way), else ``exported/``."""
+    return Path(os.environ.get(MODELS_DIR_VARIABLE) or EXPORTED)
+
+
 @st.cache_resource(show_spinner="Loading the model…")
 def shipped_model(kind: str) -> OnnxModel:
-    """The shipped ``exported/<kind>.*.onnx`` graphs, loaded once per server."""
-    return load_shipped(EXPORTED, kind)
+    """The shipped ``<models_dir()>/<kind>.*.onnx`` graphs, loaded once per server."""
+    return load_shipped(models_dir(), kind)
 
 
 def model_names() -> list[str]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bench import decode
-from bench.common import peak_rss_bytes, reset_peak_rss, rss_bytes
+from inference import decode
+from inference.measure import peak_rss_bytes, reset_peak_rss, rss_bytes
 
 RECOMPUTE_TARGET = 20.0
 FLOAT_BYTES = 4

@@ -16,11 +16,28 @@ import numpy as np
 import onnxruntime as ort
 import torch
 
-from bench.common import torch_model
-from bench.kv_cache import OnnxKVDecoder, export_kv_cache
 from export.graphs import FastGraph, _export, check_graph
+from export.kv_cache import export_kv_cache
+from inference.decode import OnnxKVDecoder
 from inference.runtime import OnnxModel, make_session
 from models import contract
+from models.checkpoint import SHIPPED_DIR, load_checkpoint
+from models.transformer import Transformer
+
+
+def torch_model(kind: str, model: OnnxModel, folder: Path = SHIPPED_DIR):
+    """The PyTorch twin of a shipped model: ``(Transformer, source)``.
+
+    Loads ``<folder>/<kind>.safetensors`` when present (same weights as the ONNX
+    graphs); otherwise a randomly initialized ``Transformer`` of the shipped config
+    (same shapes and cost, different numbers), and ``source`` says which.
+    """
+    path = folder / f"{kind}.safetensors"
+    if path.exists():
+        net, _tok, _meta = load_checkpoint(path)
+        return net.eval(), f"checkpoint {path.name}"
+    torch.manual_seed(0)
+    return Transformer(model.config).eval(), "random weights, shipped config (no checkpoint)"
 
 
 @dataclass

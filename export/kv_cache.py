@@ -1,7 +1,7 @@
 """Softmax attention with a key/value cache: one-token decoding, exported to ONNX.
 
 The shipped softmax model has no cached decoding graph (the contract only has
-inspect and fast graphs), so the generation benchmark builds one here from the
+inspect and fast graphs), so the generation measurement builds one here from the
 same ``Transformer``: each step feeds one token, its position and the keys and
 values of all P earlier tokens, and gets back the logits plus the caches grown
 to P + 1. Work per token is O(P d) instead of the O(P^2 d) of recomputing the
@@ -10,8 +10,8 @@ attention stays at L H d_head (d_head + 1)).
 
 It is a naive cache: K and V grow by Concat inside the graph, and on CPU the
 whole cache goes out to numpy and back in every step (O(P) copies per token; no
-preallocated buffer updated in place). On CUDA ``bench/decode.py`` keeps it on
-the GPU with I/O binding.
+preallocated buffer updated in place). On CUDA ``inference/decode.py`` keeps it
+on the GPU with I/O binding; ``inference.decode.OnnxKVDecoder`` runs it.
 """
 
 from __future__ import annotations
@@ -19,13 +19,10 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
-import onnxruntime as ort
 import torch
 from torch import nn
 
 from export.graphs import _export, check_graph
-from inference.runtime import make_session
 from models.attention import merge_heads
 from models.transformer import Transformer
 
@@ -86,26 +83,3 @@ def export_kv_cache(model: Transformer, out_dir: Path) -> Path:
     _export(KVCacheDecoder(model), args, path, KV_INPUTS, KV_OUTPUTS, dynamic)
     check_graph(path, {"past_k": 2, "past_v": 2})
     return path
-
-
-class OnnxKVDecoder:
-    """Greedy decoding with the exported key/value-cache graph in onnxruntime."""
-
-    def __init__(self, path: Path, n_layer: int, n_head: int, d_head: int):
-        self.session: ort.InferenceSession = make_session(Path(path))
-        self.shape = (n_layer, n_head, 0, d_head)
-
-    def empty(self) -> tuple[np.ndarray, np.ndarray]:
-        """Zero-length caches: two (L, H, 0, d_head) arrays."""
-        return np.zeros(self.shape, np.float32), np.zeros(self.shape, np.float32)
-
-    def step(self, token: int, position: int, k: np.ndarray, v: np.ndarray):
-        """One token: returns logits (V,), k, v (L, H, P + 1, d_head)."""
-        feed = {
-            "token": np.array([[token]], np.int64),
-            "position": np.array([position], np.int64),
-            "past_k": k,
-            "past_v": v,
-        }
-        logits, k, v = self.session.run(None, feed)
-        return logits[0], k, v

@@ -5,7 +5,8 @@ Three ways to generate with the shipped models:
 * ``recurrent``: linear attention's step graph, a fixed-size state per token.
 * ``recompute``: softmax attention's fast graph on the whole prefix every token
   (no window), O(P^2) work for the P-th token.
-* ``kv_cache``: softmax attention with cached keys and values (``bench/kv_cache.py``).
+* ``kv_cache``: softmax attention with cached keys and values (the graph of
+  ``export/kv_cache.py``, run by :class:`OnnxKVDecoder`).
 
 On a CUDA session the carried tensors (recurrent state, or key/value caches)
 stay on the GPU through onnxruntime I/O binding; only the logits come back.
@@ -14,10 +15,12 @@ stay on the GPU through onnxruntime I/O binding; only the logits come back.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
 
+from inference.runtime import make_session
 from models import contract
 
 
@@ -150,3 +153,26 @@ def tokens_per_second(ms: list[float], prompt_len: int, buckets: int = 16) -> di
             lengths.append(int(prompt_len + b))
             rates.append(float(1e3 * (b - a) / sum(ms[a:b])))
     return {"length": lengths, "tokens_per_s": rates}
+
+
+class OnnxKVDecoder:
+    """Greedy decoding with the exported key/value-cache graph in onnxruntime."""
+
+    def __init__(self, path: Path, n_layer: int, n_head: int, d_head: int):
+        self.session: ort.InferenceSession = make_session(Path(path))
+        self.shape = (n_layer, n_head, 0, d_head)
+
+    def empty(self) -> tuple[np.ndarray, np.ndarray]:
+        """Zero-length caches: two (L, H, 0, d_head) arrays."""
+        return np.zeros(self.shape, np.float32), np.zeros(self.shape, np.float32)
+
+    def step(self, token: int, position: int, k: np.ndarray, v: np.ndarray):
+        """One token: returns logits (V,), k, v (L, H, P + 1, d_head)."""
+        feed = {
+            "token": np.array([[token]], np.int64),
+            "position": np.array([position], np.int64),
+            "past_k": k,
+            "past_v": v,
+        }
+        logits, k, v = self.session.run(None, feed)
+        return logits[0], k, v
