@@ -7,7 +7,7 @@ import numpy as np
 from inference.analysis import analyze, head_table, induction_probe, probe_tokens
 from inference.runtime import load_graphs
 from models.tokenizer import UNK
-from tests.conftest import DIGITS
+from tests.helpers.checkpoints import DIGITS
 
 
 def test_induction_probe_falls_back_to_non_special_tokens(digits_export):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import EXPORTED, ROOT
+from tests.helpers import EXPORTED, ROOT
 
 APP = str(ROOT / "app.py")
 PAGES = ("soft-hard", "scoring", "kernel", "merged")

@@ -86,7 +86,7 @@ class Case:
 
 
 def _nanogpt_parts():
-    from tests.nanogpt_layout import ARGS, meta_bytes, nanogpt_state
+    from tests.helpers.nanogpt_layout import ARGS, meta_bytes, nanogpt_state
 
     return ARGS, meta_bytes, nanogpt_state
 
@@ -136,7 +136,7 @@ def _replace_zip_member(data: bytes, suffix: str, edit) -> bytes:
 
 
 def _tiny_checkpoint_bytes() -> bytes:
-    from tests.checkpoints import tiny_checkpoint
+    from tests.helpers.checkpoints import tiny_checkpoint
 
     with tempfile.TemporaryDirectory() as tmp:
         path = tiny_checkpoint(
@@ -255,23 +255,14 @@ def tokenizer_huge_padding() -> dict[str, bytes]:
 
 def digits_inspect_graph() -> bytes:
     """A tiny contract inspect graph (character vocabulary, context 8), exported with
-    ``export/graphs.py`` exactly as ``tests/conftest.py``'s ``digits_export`` does."""
-    import torch
-
+    ``export/graphs.py`` from the digits model, as ``tests/conftest.py``'s ``digits_export``
+    does."""
     from export.graphs import export_model
-    from models.config import ModelConfig
-    from models.tokenizer import char_tokenizer
-    from models.transformer import Transformer
-    from tests.conftest import DIGITS
+    from tests.helpers.checkpoints import digits_model
 
-    tokenizer = char_tokenizer({ch: i for i, ch in enumerate(DIGITS)})
-    torch.manual_seed(0)
-    cfg = ModelConfig(
-        vocab_size=tokenizer.get_vocab_size(), n_layer=2, n_head=2, d_model=16, d_mlp=32,
-        context_length=8,
-    )  # fmt: skip
+    model, tokenizer = digits_model()
     with tempfile.TemporaryDirectory() as tmp:
-        export_model(Transformer(cfg).eval(), Path(tmp), tokenizer, prefix="digits")
+        export_model(model, Path(tmp), tokenizer, prefix="digits")
         return (Path(tmp) / "digits.inspect.onnx").read_bytes()
 
 
@@ -319,7 +310,7 @@ def onnx_alloc_at_length(base: bytes | None = None) -> dict[str, bytes]:
     other length, the trial lengths 3 and 8 included."""
     import onnx
 
-    from tests.upload.hostile_onnx import rewire_output
+    from tests.helpers.hostile_onnx import rewire_output
 
     model = onnx.load_from_string(base if base is not None else digits_inspect_graph())
     bad = rewire_output(model, "logits", _alloc_at_length(TRIGGER_TOKENS, ALLOC_BYTES))
@@ -443,7 +434,7 @@ def write_case(case: Case, folder: Path) -> list[Path]:
     return paths
 
 
-if __name__ == "__main__":  # python -m tests.upload.hostile_gen OUT_DIR: write every case
+if __name__ == "__main__":  # python -m tests.helpers.hostile_gen OUT_DIR: write every case
     import sys
 
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "hostile_uploads")
