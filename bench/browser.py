@@ -21,8 +21,9 @@ import time
 import urllib.parse
 from pathlib import Path
 
-from bench.common import EXPORTED, sentence_of, shipped, summarize
+from bench.common import EXPORTED, sentence_of, shipped
 from bench.server import APP, serve
+from inference.measure import summarize
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"]
@@ -35,7 +36,12 @@ SENTENCE_T = (12, 24, 40, 64)  # tokens of the typed sentences, in turn (T <= 64
 
 
 def browser(
-    clicks: int, sentences: int, model: str = "softmax", warmup: int = 1, app: Path = APP
+    clicks: int,
+    sentences: int,
+    model: str = "softmax",
+    warmup: int = 1,
+    app: Path = APP,
+    folder: Path = EXPORTED,
 ) -> dict:
     """Time ``clicks`` head clicks and ``sentences`` new sentences in one browser page.
 
@@ -46,6 +52,7 @@ def browser(
         warmup: untimed clicks and sentences first (plotly.js and caches warm up).
         app: the Streamlit script served (it needs a "Head" control and a "Type a
             sentence" box).
+        folder: the shipped models the server serves (laid out like ``exported/``).
 
     Returns:
         Per action: the timings (ms) from input to paint and to the script finishing,
@@ -53,12 +60,12 @@ def browser(
     """
     from playwright.sync_api import sync_playwright
 
-    onnx = shipped(model, EXPORTED)
+    onnx = shipped(model, folder)
     texts = [
         sentence_of(onnx, SENTENCE_T[i % len(SENTENCE_T)], seed=500 + i)
         for i in range(sentences + warmup + 1)
     ]
-    with serve(app) as server, sync_playwright() as p:
+    with serve(app, folder) as server, sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
             page = chromium.new_page(viewport={"width": 1500, "height": 1100})

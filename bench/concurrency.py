@@ -1,7 +1,7 @@
 """A class on one server: real sessions of ``streamlit run app.py`` over its websocket.
 
 The server is the app as ``make run`` serves it (``bench/server.py``: its own process,
-``MALLOC_ARENA_MAX=2``, the shipped models in ``exported/``). Each session
+``MALLOC_ARENA_MAX=2``, the shipped models of ``folder``). Each session
 (``bench/stclient.py``) is what one student's browser sends and receives: it opens the
 page with a link's query parameters (model, ``view=attention``, layer, head, text),
 then alternately picks another layer/head and types a sentence, each time sending the
@@ -28,10 +28,11 @@ from pathlib import Path
 import numpy as np
 import psutil
 
-from bench.common import EXPORTED, sentence_of, shipped, summarize
+from bench.common import EXPORTED, sentence_of, shipped
 from bench.server import APP, ARENA_MAX, Server, serve
 from bench.stclient import Run, Session, plotly_array
-from models.analysis import analyze
+from inference.analysis import analyze
+from inference.measure import summarize
 
 TARGETS = {
     "median_ms": 500.0,  # all sessions at once
@@ -132,6 +133,7 @@ def concurrency(
     single_reruns: int = 20,
     timeout_s: float = 120.0,
     app: Path = APP,
+    folder: Path = EXPORTED,
 ) -> dict:
     """``sessions`` real sessions at once on a real server, ``reruns`` reruns in total.
 
@@ -142,18 +144,19 @@ def concurrency(
         single_reruns: reruns of one session alone, before the others start.
         timeout_s: seconds one rerun may take before the session counts as failed.
         app: the Streamlit script served (the visualizer's widgets and heatmap).
+        folder: the shipped models the server serves and the references come from.
 
     Returns:
         Latency (ms) alone and together, overall and per action, reruns per second,
         page-open latency, wrong results and errors, server RSS (MB) and CPU per
         rerun, the targets and whether they were met.
     """
-    models = {kind: shipped(kind, EXPORTED) for kind in ("softmax", "linear")}
+    models = {kind: shipped(kind, folder) for kind in ("softmax", "linear")}
     group = students(models, sessions, per_session_sentences)
     expected = references(models, group)
-    with serve(app) as server:
+    with serve(app, folder) as server:
         out = asyncio.run(_drive(server, group, expected, reruns, single_reruns, timeout_s))
-    out["models"] = "exported/ (the app serves its shipped models)"
+    out["models"] = str(folder)
     out["malloc_arena_max"] = ARENA_MAX
     return out
 

@@ -18,10 +18,10 @@ import time
 
 import numpy as np
 
-from bench.common import sentence_of, summarize
+from bench.common import sentence_of
 from bench.views import Page, build_all
-from models.analysis import analyze, head_table, induction_probe
-from ui.loaders import positional_encoding
+from inference.analysis import analyze, head_table, induction_probe, positional_encoding
+from inference.measure import summarize
 
 LATENCY_TARGET_MS = 150.0
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench import previous, sections, sections_live
+from bench import previous, sections
 
 START, END = "<!-- bench:start -->", "<!-- bench:end -->"
 # The order of the table and of the notes (bench/suite.py runs them in this order too).
@@ -20,25 +20,20 @@ SECTIONS = (
     "browser",
     "isolation",
 )
-LIVE = ("concurrency", "browser")  # rows in bench/sections_live.py
 PLOTS_URL = "bench/results"  # where the README links the PNGs (relative to the repo root)
-
-
-def _module(name: str):
-    return sections_live if name in LIVE else sections
 
 
 def method(name: str, data: dict) -> str | None:
     """How a section was measured, where its data says so (``method``, or the section's
     own ``<name>_method``)."""
-    how = getattr(_module(name), f"{name}_method", None)
+    how = getattr(sections, f"{name}_method", None)
     return how(data) if how else data.get("method")
 
 
 def rows_by_section(results: dict) -> dict[str, list[tuple[str, str, str, str]]]:
     """Section -> its ``(benchmark, target, measured, met)`` rows, for every section present."""
     return {
-        name: getattr(_module(name), name)(results[name], results)
+        name: getattr(sections, name)(results[name], results)
         for name in SECTIONS
         if results.get(name)
     }
@@ -53,8 +48,8 @@ def notes(results: dict) -> list[str]:
     """Sentences under the table: what each baseline is, and where the time goes."""
     out = []
     for name in SECTIONS:
-        if (section := results.get(name)) and hasattr(_module(name), f"{name}_notes"):
-            out += getattr(_module(name), f"{name}_notes")(section)
+        if (section := results.get(name)) and hasattr(sections, f"{name}_notes"):
+            out += getattr(sections, f"{name}_notes")(section)
     if carried := results.get("carried_over"):
         which = ", ".join(f"{k} (measured {v or '?'})" for k, v in carried.items())
         out.append(f"Carried over from earlier runs with `--merge`, not rerun: {which}.")

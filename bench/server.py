@@ -2,8 +2,9 @@
 
 Started as ``make run`` serves the app: its own process, ``MALLOC_ARENA_MAX=2``, the
 repository's ``.streamlit/config.toml`` (headless, no file watcher), on a free loopback
-port. The server process is ``python -m streamlit`` itself (no shell in between), so its
-pid is the one whose RSS and CPU time the bench reads.
+port, serving the shipped models of a chosen folder (the app's ``$ATTNVIZ_MODELS_DIR``).
+The server process is ``python -m streamlit`` itself (no shell in between), so its pid is
+the one whose RSS and CPU time the bench reads.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
+
+from bench.apptest import MODELS_DIR_VARIABLE
+from bench.common import EXPORTED
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -68,15 +72,22 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve(app: Path = APP, timeout_s: float = START_TIMEOUT_S) -> Iterator[Server]:
-    """Run ``streamlit run app`` until the block ends; yields a :class:`Server`.
+def serve(
+    app: Path = APP, folder: Path = EXPORTED, timeout_s: float = START_TIMEOUT_S
+) -> Iterator[Server]:
+    """Run ``streamlit run app`` until the block ends, the app serving the shipped models
+    of ``folder`` (laid out like ``exported/``); yields a :class:`Server`.
 
     Raises:
         RuntimeError: if the server does not answer ``/_stcore/health`` within
             ``timeout_s`` seconds (the message ends with the server's output).
     """
     port = free_port()
-    env = os.environ | {"MALLOC_ARENA_MAX": ARENA_MAX, "PYTHONPATH": str(ROOT)}
+    env = os.environ | {
+        "MALLOC_ARENA_MAX": ARENA_MAX,
+        "PYTHONPATH": str(ROOT),
+        MODELS_DIR_VARIABLE: str(Path(folder).resolve()),
+    }
     log = tempfile.TemporaryFile()  # a pipe nobody reads could fill up and stall the server
     cmd = [sys.executable, "-m", "streamlit", "run", str(app)]
     cmd += ["--server.port", str(port), "--server.address", "127.0.0.1"]

@@ -11,12 +11,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import generation as gen_mod
 from bench import speed
 from bench.common import EXPORTED, machine_info, sentence_of, shipped
 from bench.previous import carry
 from bench.report import SECTIONS, write_summary
-from bench.twins import make_twin
+from export.twins import make_twin
+from inference import generation as gen_mod
+from inference import measure
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,7 @@ def run(
                 pair = {k: twin(k) for k in models}
                 results[section] = speed.inference(pair, sizes.inference_T, sizes.inference_repeats)
             elif section == "scaling":
-                results[section] = speed.scaling(
+                results[section] = measure.scaling(
                     models,
                     list(sizes.scaling_T),
                     sizes.scaling_max_repeats,
@@ -212,17 +213,18 @@ def _carry_sections(results: dict, old: dict, only: tuple[str, ...]) -> None:
 
 
 def _live(section: str, sizes: Sizes, folder: Path, log) -> dict:
-    """A section that drives a real ``streamlit run app.py``; a failure is its result."""
-    if folder.resolve() != EXPORTED.resolve():
-        log(f"[bench] {section}: the server serves exported/ (--models does not reach it)")
+    """A section that drives a real ``streamlit run app.py`` serving ``folder``'s models;
+    a failure is its result."""
     try:
         if section == "concurrency":
             from bench.concurrency import concurrency
 
-            return concurrency(sizes.sessions, sizes.reruns, single_reruns=sizes.single_reruns)
+            return concurrency(
+                sizes.sessions, sizes.reruns, single_reruns=sizes.single_reruns, folder=folder
+            )
         from bench.browser import browser
 
-        return browser(sizes.browser_clicks, sizes.browser_sentences)
+        return browser(sizes.browser_clicks, sizes.browser_sentences, folder=folder)
     except Exception as err:  # the other sections' numbers still count
         import traceback
 

@@ -32,13 +32,13 @@ import plotly.io
 import plotly.tools
 import pyarrow as pa
 
-from models.analysis import Analysis, analyze, id_to_token
-from models.runtime import OnnxModel
-from ui.views import default_dims
+from inference.analysis import Analysis, analyze, id_to_token
+from inference.runtime import OnnxModel
 from viz import attention as va
 from viz import positional as vp
 from viz import shapes as vs
 from viz import tensors as vt
+from viz.views import default_dims
 
 VIEWS = ("attention", "compare", "shapes", "positional", "mask", "predict", "stats")
 

@@ -1,6 +1,6 @@
 """The inspection contract: names and shapes of the exported ONNX graphs.
 
-This is the one place the contract is written down. ``models/export.py``
+This is the one place the contract is written down. ``export/graphs.py``
 produces graphs that follow it, the app reads them by these names, and upload
 validation (``upload/``) checks foreign ONNX files against it.
 

@@ -8,15 +8,17 @@ globally.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
 import streamlit as st
 
-from models.analysis import Analysis, analyze, induction_probe
-from models.runtime import OnnxModel, load_shipped
+from inference.analysis import Analysis, analyze, induction_probe, positional_encoding
+from inference.runtime import OnnxModel, load_shipped
 
 EXPORTED = Path(__file__).resolve().parents[1] / "exported"
+MODELS_DIR_VARIABLE = "ATTNVIZ_MODELS_DIR"  # serve the shipped models from another folder
 SHIPPED = ("softmax", "linear")
 UPLOAD_KEY = "uploaded_model"
 
@@ -33,10 +35,16 @@ def on_server_start() -> int:
     return remove_stale_workdirs()
 
 
+def models_dir() -> Path:
+    """The folder the shipped models are served from: ``$ATTNVIZ_MODELS_DIR`` when set
+    (the bench serves its own graphs this way), else ``exported/``."""
+    return Path(os.environ.get(MODELS_DIR_VARIABLE) or EXPORTED)
+
+
 @st.cache_resource(show_spinner="Loading the model…")
 def shipped_model(kind: str) -> OnnxModel:
-    """The shipped ``exported/<kind>.*.onnx`` graphs, loaded once per server."""
-    return load_shipped(EXPORTED, kind)
+    """The shipped ``<models_dir()>/<kind>.*.onnx`` graphs, loaded once per server."""
+    return load_shipped(models_dir(), kind)
 
 
 def model_names() -> list[str]:
@@ -68,24 +76,11 @@ def get_analysis(name: str, text: str) -> Analysis:
     The returned Analysis may be shared with other sessions: never modify it.
 
     Raises:
-        models.analysis.EmptyInput: for text without tokens.
+        inference.analysis.EmptyInput: for text without tokens.
     """
     if name in SHIPPED:
         return _shipped_analysis(name, text)
     return analyze(get_model(name), text)
-
-
-MAX_PE_POSITIONS = 128  # the curves cover the context, up to this many positions
-
-
-def positional_encoding(model: OnnxModel) -> np.ndarray:
-    """The model's own ``pos_enc`` (P, C) over P = min(context, 128) positions.
-
-    Read from the inspect graph run on P copies of token 0 (the encoding does not
-    depend on the tokens), so learned position embeddings show as they were trained.
-    """
-    P = min(model.config.context_length, MAX_PE_POSITIONS)
-    return model.inspect([0] * P)["pos_enc"]  # (P, C)
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from models.analysis import id_to_token
+from inference.analysis import id_to_token
 from models.tokenizer import decode
 from ui import downloads, loaders
 from ui.figures import plot

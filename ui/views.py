@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from models.analysis import head_table, id_to_token
+from inference.analysis import head_table, id_to_token
 from ui import downloads, loaders
 from ui.figures import plot
 from ui.recurrence import mask_view, predict_view
@@ -15,6 +15,7 @@ from viz import attention as va
 from viz import positional as vp
 from viz import shapes as vs
 from viz import tensors as vt
+from viz.views import default_dims
 
 
 def attention_view(name, model, result, layer, head) -> None:
@@ -137,11 +138,6 @@ def shapes_view(name, model, result, layer, head) -> None:
     )
     names = ("q", "k", "v", "head_out")
     downloads.arrays("qkv", {n: result.outputs[n] for n in names}, result.tokens, layer, head)
-
-
-def default_dims(C: int) -> list[int]:
-    """A sin/cos pair of the fastest frequency, then slower ones: 0, 1, C/8, C/4, C/2."""
-    return sorted({d for d in (0, 1, C // 8, C // 4, C // 2) if d < C})
 
 
 def positional_view(name, model, result, layer, head) -> None:

@@ -6,7 +6,7 @@ Only names and sizes are looked at here. Every byte of a file goes to a worker
 * a checkpoint (ours, nanoGPT) comes back as float32 weights, a config and a tokenizer
   spec; the server checks the config against explicit limits, each array's name and
   bytes against that config before reading them, and hands only that checked data to a
-  fresh worker that runs our own exporter (``models/export.py``), exactly like the
+  fresh worker that runs our own exporter (``export/graphs.py``), exactly like the
   shipped models. The exported graphs are ours, so they run in the server, which never
   imports torch;
 * ONNX graphs stay in their worker for good (:class:`upload.isolated.IsolatedModel`).
@@ -18,8 +18,8 @@ import math
 import re
 from pathlib import PurePath
 
+from inference.runtime import OnnxModel, load_graphs
 from models.config import ModelConfig
-from models.runtime import OnnxModel, load_graphs
 from upload.client import Worker
 from upload.errors import UploadError
 from upload.isolated import IsolatedModel

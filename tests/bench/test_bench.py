@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import numpy as np
-import onnx
 import plotly.graph_objects as go
 import pytest
-import torch
 from PIL import Image
 
-from bench import decode
 from bench.__main__ import README, RESULTS, main
-from bench.common import fit_slope, shipped
-from bench.kv_cache import OnnxKVDecoder, export_kv_cache
 from bench.plots import figure_png
 from bench.report import (
     END,
@@ -27,13 +21,6 @@ from bench.report import (
     update_readme,
 )
 from bench.suite import run
-from models.export import export_model
-from models.transformer import Transformer
-
-
-def tokenizer_of(folder):
-    return shipped("softmax", folder).tokenizer
-
 
 SECTIONS_WITHOUT_APP = ("latency", "inference", "scaling", "generation", "memory")
 
@@ -164,56 +151,6 @@ def test_update_readme_rewrites_only_the_marked_section(tmp_path):
 def test_cli_rejects_unknown_sections(tmp_path):
     with pytest.raises(SystemExit):
         main(["--quick", "--only", "latency,nope", "--out", str(tmp_path)])
-
-
-@pytest.mark.parametrize("scale_embedding", [False, True])
-def test_kv_cache_graph_equals_full_recomputation(tiny_exports, tmp_path, scale_embedding):
-    model, folder = tiny_exports["softmax"]
-    if scale_embedding != model.cfg.scale_embedding:  # same weights, the other embedding rule
-        scaled = Transformer(dataclasses.replace(model.cfg, scale_embedding=scale_embedding))
-        scaled.load_state_dict(model.state_dict())
-        model = scaled.eval()
-        export_model(model, tmp_path / "graphs", tokenizer_of(folder))
-        folder = tmp_path / "graphs"
-    cfg = model.cfg
-    path = export_kv_cache(model, tmp_path)
-    graph = onnx.load(str(path))
-    past_k = next(i for i in graph.graph.input if i.name == "past_k")
-    assert past_k.type.tensor_type.shape.dim[2].dim_param  # P stayed symbolic
-    decoder = OnnxKVDecoder(path, cfg.n_layer, cfg.n_head, cfg.d_head)
-    ids = [int(i) for i in np.random.default_rng(0).integers(0, cfg.vocab_size, 20)]
-    k, v = decoder.empty()
-    step_logits = []
-    for i, token in enumerate(ids):  # 20 tokens: past the 16-token context, sinusoidal is fine
-        logits, k, v = decoder.step(token, i, k, v)
-        step_logits.append(logits)
-    assert k.shape == (cfg.n_layer, cfg.n_head, len(ids), cfg.d_head)
-    with torch.inference_mode():
-        full = model(torch.tensor([ids]))[0].numpy()  # (T, V)
-    np.testing.assert_allclose(np.stack(step_logits), full, atol=1e-4)
-    fast = shipped("softmax", folder).fast_session
-    graph_full = fast.run(["logits"], {"input_ids": np.array([ids], np.int64)})[0][0]
-    np.testing.assert_allclose(np.stack(step_logits), graph_full, atol=1e-4)
-
-
-def test_recurrent_decoding_matches_the_runtime_generate(tiny_exports):
-    linear = shipped("linear", tiny_exports["linear"][1])
-    new, ms = decode.recurrent(linear, [1, 2, 3], 6)
-    assert new == linear.generate([1, 2, 3], 6) and len(ms) == 6
-
-
-def test_fit_slope_recovers_synthetic_power_laws():
-    x = np.array([256, 512, 1024, 2048, 4096, 8192], float)
-    assert fit_slope(x, 3.0 * x**1.0) == pytest.approx(1.0)
-    assert fit_slope(x, 0.01 * x**2) == pytest.approx(2.0)
-    noise = np.random.default_rng(0).uniform(0.95, 1.05, x.size)
-    assert fit_slope(x, 5.0 * x**1.5 * noise) == pytest.approx(1.5, abs=0.05)
-
-
-def test_tokens_per_second_buckets():
-    curve = decode.tokens_per_second([1.0] * 32, prompt_len=4, buckets=4)
-    assert curve["length"] == [12, 20, 28, 36]
-    assert curve["tokens_per_s"] == pytest.approx([1000.0] * 4)
 
 
 def test_png_and_report_render(tmp_path):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 from ui.visualizer import VIEWS
 
 APP = str(ROOT / "app.py")

@@ -6,15 +6,12 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 from ui.complexity import RESULT_KEY, memory_note
 
 
 def _app() -> AppTest:
-    source = (
-        f"import sys\nsys.path.insert(0, {str(ROOT)!r})\nfrom ui.complexity import page\npage()\n"
-    )
-    return AppTest.from_string(source, default_timeout=300)
+    return AppTest.from_string("from ui.complexity import page\npage()\n", default_timeout=300)
 
 
 def no_errors(at: AppTest) -> None:

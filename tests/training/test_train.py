@@ -1,0 +1,118 @@
+"""Training smoke tests for both attention kinds: loss goes down, the checkpoint reloads
+to identical outputs, the CLIs write the tokenizer beside the checkpoint and a model card."""
+
+import json
+
+import pytest
+import torch
+
+from models.checkpoint import load_checkpoint, save_checkpoint
+from models.config import ModelConfig
+from models.tokenizer import build_tokenizer, load_tokenizer
+from training.evaluate import probe_accuracy
+from training.train import corpus_lines, main, train
+
+LINES = ["the cat sat on the mat .", "the dogs are in the park .", "a bird is on the tree ."] * 50
+
+
+KINDS = ("softmax", "linear")
+
+
+def tiny(tokenizer, attention="softmax"):
+    return ModelConfig(
+        vocab_size=tokenizer.get_vocab_size(),
+        n_layer=1,
+        n_head=2,
+        d_model=16,
+        d_mlp=32,
+        context_length=16,
+        attention=attention,
+    )
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_loss_goes_down_and_is_reproducible(kind):
+    tok = build_tokenizer(LINES)
+    cfg = tiny(tok, kind)
+    model, record = train(
+        cfg, tok, LINES, LINES[:10], steps=60, batch_size=8, lr=1e-2, progress=False
+    )
+    assert model.cfg.attention == kind
+    curve = [loss for _, loss in record["loss_curve"]]
+    assert curve[-1] < 0.6 * curve[0]
+    assert record["val_loss"] < curve[0]
+    again, _ = train(cfg, tok, LINES, LINES[:10], steps=60, batch_size=8, lr=1e-2, progress=False)
+    for a, b in zip(model.state_dict().values(), again.state_dict().values(), strict=True):
+        assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_checkpoint_reloads_to_identical_outputs(tmp_path, kind):
+    tok = build_tokenizer(LINES)
+    model, record = train(
+        tiny(tok, kind), tok, LINES, LINES[:10], steps=5, batch_size=4, progress=False
+    )
+    path = tmp_path / "m.safetensors"
+    save_checkpoint(path, model, tok, record)
+    again, tok2, meta = load_checkpoint(path)
+    ids = torch.tensor([tok.encode("the cat sat on the mat").ids])
+    with torch.no_grad():
+        assert torch.equal(model(ids), again(ids))
+    assert tok2.to_str() == tok.to_str()
+    assert meta["training"]["steps"] == 5
+
+
+def test_cli_trains_on_a_user_corpus(tmp_path, capsys):
+    corpus = tmp_path / "my.txt"
+    corpus.write_text("\n".join(LINES), encoding="utf-8")
+    out = tmp_path / "mine.safetensors"
+    main(
+        [
+            "--corpus",
+            str(corpus),
+            "--out",
+            str(out),
+            "--steps",
+            "3",
+            "--batch-size",
+            "4",
+            "--n-layer",
+            "1",
+            "--n-head",
+            "2",
+            "--d-model",
+            "16",
+            "--d-mlp",
+            "32",
+            "--context-length",
+            "16",
+        ]
+    )
+    model, tok, meta = load_checkpoint(out)
+    assert meta["training"]["data"].startswith("my.txt")
+    assert model.cfg.n_layer == 1 and "cat" in tok.get_vocab()
+    assert "wrote" in capsys.readouterr().out
+    beside = load_tokenizer((tmp_path / "tokenizer.json").read_text(encoding="utf-8"))
+    assert beside.get_vocab() == tok.get_vocab()  # the default --tokenizer-out
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n  \n", b"\xff\xfe\x00bad"])
+def test_bad_corpus_file_is_refused(tmp_path, content):
+    path = tmp_path / "bad.txt"
+    path.write_bytes(content)
+    with pytest.raises(ValueError):
+        corpus_lines(path)
+
+
+def test_probe_accuracy_counts_correct_logits():
+    tok = build_tokenizer(LINES)
+    model, _ = train(
+        tiny(tok), tok, LINES, LINES[:10], steps=80, batch_size=8, lr=1e-2, progress=False
+    )
+    acc = probe_accuracy(model, tok, [("the dogs", "are", "is"), ("a bird", "is", "are")])
+    assert acc in (0.0, 0.5, 1.0)
+    assert probe_accuracy(model, tok, [("the cat", "sat", "park")]) == 1.0  # a bigram
+    with pytest.raises(ValueError):
+        probe_accuracy(model, tok, [("the cat", "zzzz", "mat")])
+    json.dumps(acc)
