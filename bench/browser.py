@@ -106,23 +106,28 @@ def _summary(records: list[dict]) -> dict:
     }
 
 
-def _control(page, label: str) -> tuple[str, object]:
+def _control(page, label: str, timeout_s: float = 30.0) -> tuple[str, object]:
     """``(kind, locator)`` of the control labelled ``label``: a selectbox (combobox), a
-    radio group, or a segmented control / pills (a button group).
+    radio group, or a segmented control / pills (a button group). Waits up to
+    ``timeout_s`` seconds for it (a rerun may still be drawing the page).
 
     Raises:
-        LookupError: when the page has none.
+        LookupError: when the page has none after ``timeout_s``.
     """
-    combo = page.get_by_role("combobox", name=label)
-    if combo.count():
-        return "combobox", combo.first
-    radios = page.get_by_role("radiogroup", name=label)
-    if radios.count():
-        return "radiogroup", radios.first
-    group = page.locator('[data-testid="stButtonGroup"]', has_text=label)
-    if group.count():
-        return "buttons", group.first
-    raise LookupError(f"no control labelled {label!r} on the page")
+    deadline = time.monotonic() + timeout_s
+    while True:
+        combo = page.get_by_role("combobox", name=label)
+        if combo.count():
+            return "combobox", combo.first
+        radios = page.get_by_role("radiogroup", name=label)
+        if radios.count():
+            return "radiogroup", radios.first
+        group = page.locator('[data-testid="stButtonGroup"]', has_text=label)
+        if group.count():
+            return "buttons", group.first
+        if time.monotonic() > deadline:
+            raise LookupError(f"no control labelled {label!r} on the page")
+        page.wait_for_timeout(100)
 
 
 def _options(page, label: str) -> list[str]:
