@@ -10,7 +10,8 @@ from models.checkpoint import load_checkpoint, save_checkpoint
 from models.config import ModelConfig
 from models.evaluate import probe_accuracy
 from models.tokenizer import build_tokenizer, load_tokenizer
-from models.train import corpus_lines, main, train
+from models.train import EpsShare, corpus_lines, main, train
+from models.transformer import Transformer
 
 LINES = ["the cat sat on the mat .", "the dogs are in the park .", "a bird is on the tree ."] * 50
 
@@ -60,6 +61,46 @@ def test_checkpoint_reloads_to_identical_outputs(tmp_path, kind):
         assert torch.equal(model(ids), again(ids))
     assert tok2.to_str() == tok.to_str()
     assert meta["training"]["steps"] == 5
+
+
+def test_eps_share_is_one_minus_the_row_sums_and_its_penalty_restores_them():
+    """A linear model whose keys are pushed to phi(k) ~ 1e-7 (as the first shipped
+    linear model learned to do) has rows summing far below 1; EpsShare measures exactly
+    1 - row sum, and descending on it alone brings every row back above 0.99."""
+    tok = build_tokenizer(LINES)
+    torch.manual_seed(0)
+    model = Transformer(tiny(tok, "linear"))
+    for block in model.blocks:
+        torch.nn.init.constant_(block.attn.k_proj.bias, -16.0)  # phi(k) = e^-16
+    ids = torch.tensor([tok.encode(LINES[0]).ids])  # (1, T)
+    share = EpsShare(model)
+
+    def rows_and_share():
+        _, cache = model(ids, inspect=True)
+        return cache["attn"].sum(-1), share.pop_mean()  # (L, H, T), ()
+
+    rows, mean = rows_and_share()
+    assert rows.min() < 0.5
+    assert mean.item() == pytest.approx((1 - rows).mean().item(), abs=1e-6)
+    opt = torch.optim.Adam(model.parameters(), lr=0.5)
+    for _ in range(30):
+        opt.zero_grad()
+        rows_and_share()[1].backward()
+        opt.step()
+    assert rows_and_share()[0].min() >= 0.99
+    for handle in share.handles:
+        handle.remove()
+    model(ids)
+    assert share.shares == []  # no hook left behind
+
+
+def test_linear_training_records_the_penalty_weight():
+    tok = build_tokenizer(LINES)
+    args = dict(steps=3, batch_size=4, progress=False, eps_share_weight=10.0)
+    _, record = train(tiny(tok, "linear"), tok, LINES, LINES[:10], **args)
+    assert record["eps_share_weight"] == 10.0
+    _, record = train(tiny(tok, "softmax"), tok, LINES, LINES[:10], **args)
+    assert "eps_share_weight" not in record  # softmax has no eps
 
 
 def test_cli_trains_on_a_user_corpus(tmp_path, capsys):
