@@ -65,8 +65,9 @@ def test_checkpoint_reloads_to_identical_outputs(tmp_path, kind):
 
 def test_eps_share_is_one_minus_the_row_sums_and_its_penalty_restores_them():
     """A linear model whose keys are pushed to phi(k) ~ 1e-7 (as the first shipped
-    linear model learned to do) has rows summing far below 1; EpsShare measures exactly
-    1 - row sum, and descending on it alone brings every row back above 0.99."""
+    linear model learned to do) has rows summing far below 1; EpsShare records exactly
+    log(1 - row sum), its penalty is zero only when every row sums to >= 0.999, and
+    descending on the penalty alone brings every row back above that."""
     tok = build_tokenizer(LINES)
     torch.manual_seed(0)
     model = Transformer(tiny(tok, "linear"))
@@ -75,23 +76,27 @@ def test_eps_share_is_one_minus_the_row_sums_and_its_penalty_restores_them():
     ids = torch.tensor([tok.encode(LINES[0]).ids])  # (1, T)
     share = EpsShare(model)
 
-    def rows_and_share():
+    def rows_and_penalty():
         _, cache = model(ids, inspect=True)
-        return cache["attn"].sum(-1), share.pop_mean()  # (L, H, T), ()
+        rows = cache["attn"].sum(-1)  # (L, H, T)
+        log_share = torch.stack(share.log_shares)[:, 0]  # (L, H, T)
+        return rows, log_share, share.pop_penalty()
 
-    rows, mean = rows_and_share()
-    assert rows.min() < 0.5
-    assert mean.item() == pytest.approx((1 - rows).mean().item(), abs=1e-6)
+    rows, log_share, penalty = rows_and_penalty()
+    assert rows.min() < 0.5 and penalty > 0
+    torch.testing.assert_close(log_share.exp(), 1 - rows, atol=1e-6, rtol=1e-4)
+    assert share.log_shares == []  # popped
     opt = torch.optim.Adam(model.parameters(), lr=0.5)
     for _ in range(30):
         opt.zero_grad()
-        rows_and_share()[1].backward()
+        rows_and_penalty()[2].backward()
         opt.step()
-    assert rows_and_share()[0].min() >= 0.99
+    rows, _, penalty = rows_and_penalty()
+    assert rows.min() >= 0.999 and penalty == 0
     for handle in share.handles:
         handle.remove()
     model(ids)
-    assert share.shares == []  # no hook left behind
+    assert share.log_shares == []  # no hook left behind
 
 
 def test_linear_training_records_the_penalty_weight():
