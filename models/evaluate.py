@@ -212,10 +212,11 @@ def write_card(checkpoints: list[Path], card: Path, n_probes: int = N_PROBES) ->
         f"the first {ROW_SUM_LINES} held-out validation lines, each run alone "
         "(min_row_sum_per_head: per layer and head).",
         "notes": "The linear-attention model (phi(x) = elu(x) + 1) is trained with the same "
-        "recipe plus eps_share_weight times the mean share of eps in its normalizers, "
-        "eps / (phi(q_i)^T z_i + eps), which kept eps from becoming a learned gate (rows "
-        "summing to as little as 0.007 without it); lower probe accuracy than softmax is "
-        "expected and reported as measured.",
+        "recipe plus a penalty on eps's share of each row's normalizer, s_i = eps / "
+        "(phi(q_i)^T z_i + eps): eps_share_weight (training record) times the mean of "
+        "max(0, log(s_i / 1e-3)) (models/train.py), which keeps eps from becoming a learned "
+        "gate (without it, rows summed to as little as 0.007 on held-out lines); lower "
+        "probe accuracy than softmax is expected and reported as measured.",
     }
     card = Path(card)
     card.parent.mkdir(parents=True, exist_ok=True)
