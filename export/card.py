@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 
-def write_card(models: dict, card: Path, n_probes: int) -> dict:
+def write_card(models: dict, card: Path, n_probes: int, row_sum_lines: int) -> dict:
     """Write the model card JSON to ``card`` (folders created); returns it.
 
     Args:
@@ -19,6 +19,7 @@ def write_card(models: dict, card: Path, n_probes: int) -> dict:
             ``training``, ``probes``), as ``training.evaluate.card_entries`` measures them.
         card: the file to write.
         n_probes: held-out probes of each kind behind the accuracies.
+        row_sum_lines: held-out validation lines behind ``min_row_sum``.
     """
     out = {
         "models": models,
@@ -26,9 +27,16 @@ def write_card(models: dict, card: Path, n_probes: int) -> dict:
         "probes": f"{n_probes} held-out probes of each kind (corpus/heldout.py): drawn from "
         "corpus/corpus.py with seeds the training text never uses, keeping only probes whose "
         "prefix followed by the correct answer occurs nowhere in the training text; accuracy = "
-        "share of prefixes where the correct continuation's logit is higher.",
+        "share of prefixes where the correct continuation's logit is higher. min_row_sum: "
+        f"the smallest sum of a row of attention weights over every layer, head and query of "
+        f"the first {row_sum_lines} held-out validation lines, each run alone "
+        "(min_row_sum_per_head: per layer and head).",
         "notes": "The linear-attention model (phi(x) = elu(x) + 1) is trained with the same "
-        "recipe; lower probe accuracy than softmax is expected and reported as measured.",
+        "recipe plus a penalty on eps's share of each row's normalizer, s_i = eps / "
+        "(phi(q_i)^T z_i + eps): eps_share_weight (training record) times the mean of "
+        "max(0, log(s_i / 1e-3)) (training/train.py), which keeps eps from becoming a learned "
+        "gate (without it, rows summed to as little as 0.007 on held-out lines); lower "
+        "probe accuracy than softmax is expected and reported as measured.",
     }
     card = Path(card)
     card.parent.mkdir(parents=True, exist_ok=True)

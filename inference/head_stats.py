@@ -1,8 +1,9 @@
 """Per-head summary scores of an attention array, and automatic head labels.
 
 Every function takes ``attn`` of shape (L, H, T, T) (row = query, column = key,
-causal, rows sum to 1; see ``models/contract.py``) as anything ``np.asarray``
-accepts, and returns an (L, H) float array. numpy only.
+causal, rows sum to 1, or just under 1 for linear attention: see ``min_row_sum`` and
+``models/contract.py``) as anything ``np.asarray`` accepts, and returns an (L, H)
+float array. numpy only.
 
 Label thresholds (``label_heads``), first match wins:
 
@@ -108,6 +109,25 @@ def entropy(attn: object) -> np.ndarray:
     a = _attn(attn)
     safe = np.where(a > 0, a, 1.0)
     return -(np.where(a > 0, a * np.log2(safe), 0.0)).sum(axis=-1).mean(axis=-1)
+
+
+def min_row_sum(attn: object) -> np.ndarray:
+    """Smallest row sum: min over queries i of ``sum_j attn[..., i, j]``.
+
+    Softmax rows sum to 1 (up to float32 rounding). Linear attention divides by
+    phi(q_i)^T z_i + eps, so its row i sums to phi(q_i)^T z_i / (phi(q_i)^T z_i + eps),
+    below 1 where the normalizer phi(q_i)^T z_i is not much larger than eps.
+
+    Args:
+        attn: (L, H, T, T) attention weights.
+
+    Returns:
+        (L, H) smallest row sums (float64 sums of the given weights).
+
+    Raises:
+        ValueError: if attn is not (L, H, T, T).
+    """
+    return _attn(attn).sum(axis=-1).min(axis=-1)
 
 
 def uniform_causal_entropy(n_tokens: int) -> float:

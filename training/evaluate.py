@@ -17,12 +17,18 @@ Per-head scores (``inference/head_stats.py``), averaged over inputs: previous-to
 first-token, ``distance`` (mean attention distance, tokens), ``entropy`` (bits) on held-out
 sentences, and the induction score on random token sequences repeated twice
 (Olsson et al. 2022, "In-context Learning and Induction Heads").
+
+Smallest row sum (``min_row_sum``, and ``min_row_sum_per_head``): min over every query
+of the first ``ROW_SUM_LINES`` held-out validation lines, each run alone, of the sum of its
+attention weights. 1 for softmax; for linear attention row i sums to
+phi(q_i)^T z_i / (phi(q_i)^T z_i + eps), below 1 where the normalizer is near eps.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +45,7 @@ from training.train import evaluate_loss, token_stream
 
 INDUCTION_PERIOD = 24
 INDUCTION_SEQUENCES = 24
+ROW_SUM_LINES = 500  # held-out validation lines for the smallest attention row sum
 
 
 @torch.no_grad()
@@ -104,8 +111,32 @@ def head_scores(model: Transformer, tokenizer: Tokenizer, seed: int = 4) -> dict
     return out
 
 
+def held_out_min_row_sum(
+    attn_of: Callable[[list[int]], np.ndarray],
+    tokenizer: Tokenizer,
+    context_length: int,
+    n_lines: int = ROW_SUM_LINES,
+) -> np.ndarray:
+    """(L, H) smallest attention row sum over every query of the first ``n_lines``
+    held-out validation lines (``models/heldout.py``), each line run alone (as a typed
+    sentence is) and cut to ``context_length`` tokens.
+
+    ``attn_of(ids)`` returns the (L, H, T, T) ``attn`` for a list of T token ids: the
+    torch model's inspect cache here, the exported inspect graph in the tests.
+    """
+    mins = None
+    for line in validation_lines()[:n_lines]:
+        ids = tokenizer.encode(line, add_special_tokens=False).ids[:context_length]
+        if ids:
+            row = head_stats.min_row_sum(attn_of(ids))  # (L, H)
+            mins = row if mins is None else np.minimum(mins, row)
+    return mins
+
+
+@torch.no_grad()
 def evaluate(model: Transformer, tokenizer: Tokenizer, n_probes: int = N_PROBES) -> dict:
-    """All probe results for one model (accuracies 0..1, loss in nats/token).
+    """All probe results for one model (accuracies 0..1, loss in nats/token), and the
+    smallest attention row sum on held-out lines, overall and per head (L, H).
 
     Raises:
         ValueError: if a probe answer is not a single token of ``tokenizer``.
@@ -114,6 +145,11 @@ def evaluate(model: Transformer, tokenizer: Tokenizer, n_probes: int = N_PROBES)
     val_loss = evaluate_loss(model, valid, model.cfg.context_length)
     heads = head_scores(model, tokenizer)
     best = np.unravel_index(np.argmax(heads["induction"]), np.shape(heads["induction"]))
+    row_sums = held_out_min_row_sum(
+        lambda ids: model(torch.tensor([ids]), inspect=True)[1]["attn"].numpy(),
+        tokenizer,
+        model.cfg.context_length,
+    )  # (L, H)
     return {
         "val_loss": round(val_loss, 4),
         "val_perplexity": round(math.exp(val_loss), 3),
@@ -125,6 +161,8 @@ def evaluate(model: Transformer, tokenizer: Tokenizer, n_probes: int = N_PROBES)
             "head": int(best[1]),
             "score": heads["induction"][best[0]][best[1]],
         },
+        "min_row_sum": round(float(row_sums.min()), 6),
+        "min_row_sum_per_head": np.round(row_sums, 6).tolist(),
         "heads": heads,
     }
 
@@ -173,7 +211,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--card", type=Path, default=SHIPPED_DIR / "model_card.json")
     args = p.parse_args(argv)
     checkpoints = args.checkpoints or [shipped_checkpoint(kind) for kind in SHIPPED_KINDS]
-    write_card(card_entries(checkpoints, N_PROBES), args.card, N_PROBES)
+    write_card(card_entries(checkpoints, N_PROBES), args.card, N_PROBES, ROW_SUM_LINES)
 
 
 if __name__ == "__main__":

@@ -69,8 +69,9 @@ def row_sum_note(weights: np.ndarray, attention: str, eps: float) -> str:
         return "Each row sums to 1."
     return (
         f"Rows sum to between {sums.min():.3f} and {sums.max():.3f}, not 1: linear attention "
-        f"divides by φ(q_i)ᵀz_i + ε, and where φ(q_i)ᵀz_i is as small as ε = {eps:g} "
-        "the head passes on less than the full weighted sum of values."
+        f"divides by φ(q_i)ᵀz_i + ε with ε = {eps:g}, so row i sums to "
+        "φ(q_i)ᵀz_i / (φ(q_i)ᵀz_i + ε), and the head passes on that share of the weighted "
+        "sum of values."
     )
 
 

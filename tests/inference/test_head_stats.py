@@ -77,6 +77,19 @@ def test_entropy_zero_log_zero_is_zero():
     assert hs.entropy(stack(self_pattern(T)))[0, 0] == 0.0
 
 
+def test_min_row_sum_finds_the_smallest_row_of_each_head():
+    gated = uniform_causal(T) * np.linspace(1.0, 0.3, T)[::-1][:, None]  # row 0 sums to 0.3
+    gated[5] *= 0.5  # and row 5 to half of its 0.3 + 0.7 * 5 / 7
+    mins = hs.min_row_sum(stack(uniform_causal(T), gated, previous_pattern(T)))
+    assert mins.shape == (1, 3)
+    assert mins[0, 0] == pytest.approx(1.0) and mins[0, 2] == pytest.approx(1.0)
+    assert mins[0, 1] == pytest.approx(0.3)
+    gated[0] = 1.0 / T  # now row 5 is the smallest
+    assert hs.min_row_sum(stack(gated))[0, 0] == pytest.approx(0.5 * (0.3 + 0.7 * 5 / 7))
+    with pytest.raises(ValueError):
+        hs.min_row_sum(np.ones((2, T, T)))
+
+
 def test_first_token_and_distance():
     attn = stack(first_pattern(T), self_pattern(T))
     first = hs.first_token_score(attn)

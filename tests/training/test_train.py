@@ -9,8 +9,9 @@ import torch
 from models.checkpoint import load_checkpoint, save_checkpoint
 from models.config import ModelConfig
 from models.tokenizer import build_tokenizer, load_tokenizer
+from models.transformer import Transformer
 from training.evaluate import probe_accuracy
-from training.train import corpus_lines, main, train
+from training.train import EpsShare, corpus_lines, main, train
 
 LINES = ["the cat sat on the mat .", "the dogs are in the park .", "a bird is on the tree ."] * 50
 
@@ -60,6 +61,51 @@ def test_checkpoint_reloads_to_identical_outputs(tmp_path, kind):
         assert torch.equal(model(ids), again(ids))
     assert tok2.to_str() == tok.to_str()
     assert meta["training"]["steps"] == 5
+
+
+def test_eps_share_is_one_minus_the_row_sums_and_its_penalty_restores_them():
+    """A linear model whose keys are pushed to phi(k) ~ 1e-7 (as the first shipped
+    linear model learned to do) has rows summing far below 1; EpsShare records exactly
+    log(1 - row sum), its penalty is zero only when every row sums to >= 0.999, and
+    descending on the penalty alone brings every row back above that."""
+    tok = build_tokenizer(LINES)
+    torch.manual_seed(0)
+    model = Transformer(tiny(tok, "linear"))
+    for block in model.blocks:
+        torch.nn.init.constant_(block.attn.k_proj.bias, -16.0)  # phi(k) = e^-16
+    ids = torch.tensor([tok.encode(LINES[0]).ids])  # (1, T)
+    share = EpsShare(model)
+
+    def rows_and_penalty():
+        _, cache = model(ids, inspect=True)
+        rows = cache["attn"].sum(-1)  # (L, H, T)
+        log_share = torch.stack(share.log_shares)[:, 0]  # (L, H, T)
+        return rows, log_share, share.pop_penalty()
+
+    rows, log_share, penalty = rows_and_penalty()
+    assert rows.min() < 0.5 and penalty > 0
+    torch.testing.assert_close(log_share.exp(), 1 - rows, atol=1e-6, rtol=1e-4)
+    assert share.log_shares == []  # popped
+    opt = torch.optim.Adam(model.parameters(), lr=0.5)
+    for _ in range(30):
+        opt.zero_grad()
+        rows_and_penalty()[2].backward()
+        opt.step()
+    rows, _, penalty = rows_and_penalty()
+    assert rows.min() >= 0.999 and penalty == 0
+    for handle in share.handles:
+        handle.remove()
+    model(ids)
+    assert share.log_shares == []  # no hook left behind
+
+
+def test_linear_training_records_the_penalty_weight():
+    tok = build_tokenizer(LINES)
+    args = dict(steps=3, batch_size=4, progress=False, eps_share_weight=10.0)
+    _, record = train(tiny(tok, "linear"), tok, LINES, LINES[:10], **args)
+    assert record["eps_share_weight"] == 10.0
+    _, record = train(tiny(tok, "softmax"), tok, LINES, LINES[:10], **args)
+    assert "eps_share_weight" not in record  # softmax has no eps
 
 
 def test_cli_trains_on_a_user_corpus(tmp_path, capsys):

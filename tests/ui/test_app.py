@@ -143,6 +143,16 @@ def test_recurrent_metric_is_small():
     assert value <= 1e-4
 
 
+@pytest.mark.parametrize("kind", ["softmax", "linear"])
+def test_model_card_shows_the_cards_smallest_row_sum(kind):
+    card = json.loads((ROOT / "exported" / "model_card.json").read_text(encoding="utf-8"))
+    figure = card["models"][kind]["probes"]["min_row_sum"]
+    at = new_app(model=kind)
+    no_errors(at)
+    shown = [m.value for m in at.sidebar.markdown if "smallest attention row sum" in m.value]
+    assert shown == [f"smallest attention row sum on held-out lines {figure:.3f}"]
+
+
 def test_provider_is_shown():
     at = new_app()
     assert any("ExecutionProvider" in c.value for c in at.sidebar.caption)
