@@ -23,7 +23,13 @@ from models.config import ModelConfig
 from upload.client import Worker
 from upload.errors import UploadError
 from upload.isolated import IsolatedModel
-from upload.limits import CONVERT_TIMEOUT_S, MAX_FILES, MAX_PARAMS, WORKER_MEMORY_BYTES
+from upload.limits import (
+    CONVERT_TIMEOUT_S,
+    EXPORT_TIMEOUT_S,
+    MAX_FILES,
+    MAX_PARAMS,
+    WORKER_MEMORY_BYTES,
+)
 from upload.sizes import check_config_size, check_size, count_params
 from upload.tokenizer_spec import build, check_spec
 
@@ -133,7 +139,7 @@ def export(name: str, cfg: ModelConfig, spec: dict, weights: dict) -> dict[str, 
     worker = Worker(f"{name} (export)", EXPORT_MEMORY_BYTES, file_bytes=EXPORT_FILE_BYTES)
     header = {"op": "export", "name": name, "config": cfg.to_dict(), "tokenizer": spec}
     try:
-        _, graphs = worker.request(header, CONVERT_TIMEOUT_S, arrays=weights, expect=expect)
+        _, graphs = worker.request(header, EXPORT_TIMEOUT_S, arrays=weights, expect=expect)
     finally:
         worker.stop()
     if "inspect" not in graphs:
