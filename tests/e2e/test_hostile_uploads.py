@@ -11,8 +11,7 @@ two browser contexts, run at the same time:
   softmax model and measures in the page how long each answer takes: from the key
   press to the moment the main heatmap's data changes.
 
-Asserted: B gets 95 % of its answers within ANSWER_LIMIT_S and every one within
-ANSWER_MAX_S; A sees exactly one error line
+Asserted: B gets every answer within ANSWER_LIMIT_S (issue #9's figure); A sees exactly one error line
 ("Not loaded: …", one line, no traceback, no exception element, no spinner or progress
 bar left, the script finished) for every case (a graph that behaves at the trial lengths
 is accepted; its worker then fails the one sentence that sets it off, with one "This
@@ -40,11 +39,10 @@ from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS
 from tests.helpers.hostile_gen import all_cases, write_case
 from upload.limits import CONVERT_TIMEOUT_S, WAIT_FACTOR
 
-ANSWER_LIMIT_S = 2.0  # B: 95 % of answers within this (issue #9 asks for every answer)
-# B: every answer within this. On a quiet 2-core machine one answer in 58 took 2.1 s: the
-# server, both students' Chromium pages (a new sentence takes ~0.7 s to repaint in
-# headless Chromium) and A's own reruns share the two cores.
-ANSWER_MAX_S = 3.0
+ANSWER_LIMIT_S = 2.0  # B: every answer within this (issue #9)
+# Measured on the 2-core machine (AMD EPYC): B's slowest answer was 0.42 s of 67 on a quiet
+# machine and 1.66 s of 873 while two `make models` trainings kept both cores busy at
+# normal priority. A's workers run at SCHED_IDLE and take no CPU from B's session.
 ANSWER_CAP_S = 20.0  # B: give up waiting for one answer after this (recorded as missing)
 # A: one upload's answer ("Not loaded: …") within this. The upload's worker runs at
 # SCHED_IDLE, so on a machine busy with other work it may wait for a CPU: up to
@@ -392,8 +390,7 @@ def _problems(run: Run, cases, rss: dict) -> list[str]:
         if r.get("analyse_s") is None:
             problems.append(f"{case.name}: A could not analyse a sentence afterwards")
     slow = [a for a in run.answers if a["s"] is None or a["s"] > ANSWER_LIMIT_S]
-    too_slow = [a for a in slow if a["s"] is None or a["s"] > ANSWER_MAX_S]
-    if too_slow or len(slow) > 0.05 * len(run.answers):
+    if slow:
         worst = ", ".join(f"{a['case']}: {_seconds(a['s'])}" for a in slow[:8])
         problems.append(
             f"B waited longer than {ANSWER_LIMIT_S:g} s for {len(slow)} of "
