@@ -135,13 +135,6 @@ def test_model_card_meets_targets(card):
     assert softmax["min_row_sum"] >= 1 - 1e-5
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the linear model was retrained alone on a machine shared with other jobs "
-    "(load 8-13 on 2 cores): 2209.6 s, CPU-bound (one core throughout); 40 steps measured "
-    "there: 0.58 s/step without the eps-share penalty (0.49 in the first run) and 0.65-0.69 "
-    "with it. Passes again once `make models` is rerun on a quiet machine within 30 min.",
-)
 def test_make_models_trains_within_30_minutes(card):
     # `make models` trains both at once, one thread each: the elapsed time is the longer one.
     elapsed = max(m["training"]["wall_time_s"] for m in card["models"].values())
