@@ -107,10 +107,9 @@ def _chart(timer: Timer, name: str, builder, *args, **kw) -> None:
 
 
 def attention(page: Page, timer: Timer) -> None:
-    """View 1: selected head, one query's row, every head."""
+    """View 1: selected head with one query's row under it, every head."""
     attn, tokens, T = page.result.outputs["attn"], page.result.display_tokens, page.result.T
-    _plot(timer, "attention_heatmap", va.attention_heatmap, attn[0, 0], tokens)  # (T, T)
-    _plot(timer, "attention_row", va.attention_row, attn[0, 0, T - 1], tokens, T - 1)  # (T,)
+    _plot(timer, "attention_with_row", va.attention_with_row, attn[0, 0], tokens, T - 1)  # (T, T)
     _plot(timer, "head_grid", va.head_grid, attn, tokens)  # (L, H, T, T)
 
 

@@ -51,16 +51,11 @@ def head_weights(result: Analysis, layer: int, head: int | None, mode: str) -> n
     return _weights(result, layer, head, mode)[0]
 
 
-def attention(name, result, layer, head, mode) -> dict:
-    """The attention view's big heatmap: one head, or the mean or max over heads."""
+def attention(name, result, layer, head, mode, query) -> dict:
+    """The attention view's heatmap (one head, or the mean or max over heads) with
+    query ``query``'s row as bars underneath."""
     weights, title = _weights(result, layer, head, mode)
-    return va.attention_heatmap(weights, result.display_tokens, title=title)
-
-
-def attention_row(name, result, layer, head, mode, query) -> dict:
-    """Bars of where query ``query`` looks, in the weights of :func:`attention`."""
-    weights, _ = _weights(result, layer, head, mode)
-    return va.attention_row(weights[query], result.display_tokens, query)
+    return va.attention_with_row(weights, result.display_tokens, query, title=title)
 
 
 def head_grid(name, result) -> dict:

@@ -36,10 +36,13 @@ def attention_options(sel: Selection) -> dict:
         horizontal=True,
         key="attn_mode",
     )
+    tokens = tuple(result.tokens)
+    if st.session_state.get("query_token_of") != tokens:  # a new sentence: its last token
+        st.session_state["query_token_of"] = tokens
+        st.session_state["query_token"] = result.T - 1
     query = c2.selectbox(
         "Query token",
         range(result.T),
-        index=result.T - 1,
         format_func=lambda i: f"{i}: {result.tokens[i]}",
         key="query_token",
     )
@@ -47,17 +50,20 @@ def attention_options(sel: Selection) -> dict:
 
 
 def attention_view(sel: Selection) -> None:
-    """View 1: the selected head large, mean/max over heads, one query's row, all heads."""
+    """View 1: the selected head (or mean/max over heads) large with one query's row
+    under it, and all heads."""
     name, result, layer, head = sel.name, sel.result, sel.layer, sel.head
     mode, q = sel.options["mode"], sel.options["query"]
     attn = result.outputs["attn"]  # (L, H, T, T)
     one = head if mode == "selected head" else None  # mean and max: the same for every head
     left, right = st.columns([3, 2])
     with left:
-        plot(specs.get(specs.attention, name, result, layer, one, mode), key="attn_big")
+        plot(specs.get(specs.attention, name, result, layer, one, mode, q), key="attn_big")
+    with right:
         st.caption(
             "Rows are queries (the token doing the looking), columns are keys; the upper "
-            "triangle is empty because of the causal mask. "
+            "triangle is empty because of the causal mask. The bars under the heatmap are "
+            f"the outlined row: where query {q} looks (pick it in Query token). "
             + (
                 "Each cell is the largest weight any head of this layer gives, so rows can "
                 "sum to more than 1."
@@ -70,8 +76,6 @@ def attention_view(sel: Selection) -> None:
             )
             + " Tokens marked * are pieces of unknown words."
         )
-    with right:
-        plot(specs.get(specs.attention_row, name, result, layer, one, mode, q), key="attn_row")
         downloads.arrays("attention", {"attn": attn}, result.tokens, layer, head)
     st.subheader("All layers and heads")
     plot(specs.get(specs.head_grid, name, result), key="attn_grid")

@@ -170,37 +170,93 @@ def head_grid(attn: object, tokens: Sequence[object], max_tokens_label: int = 12
     return spec.figure(traces, layout, height=max(300, 230 * n_layers + 120))
 
 
-def attention_row(weights_row: object, tokens: Sequence[object], query_index: int) -> spec.Spec:
-    """Bar chart of where one query looks: weight per key token.
+ROW_PX = 190  # height of the query-row bars under the heatmap
+ROW_GAP_PX = 70  # between the heatmap and the bars: room for the bars' title
+
+
+def attention_with_row(
+    weights: object, tokens: Sequence[object], query_index: int, title: str = ""
+) -> spec.Spec:
+    """The heatmap of :func:`attention_heatmap` with one query's row underneath as bars.
+
+    The bars share the heatmap's key axis, so bar j stands under column j; the query's
+    row is outlined in the heatmap and its own bar is highlighted. One figure, not two:
+    each Plotly chart costs the browser a fixed price on every new figure.
 
     Args:
-        weights_row: (T,) weights of query ``query_index`` over all keys.
+        weights: (T, T) array, row i = query token i, column j = key token j.
         tokens: T token strings.
-        query_index: position of the query token; its own bar is highlighted.
+        query_index: the query whose row (weights[query_index], shape (T,)) the bars show.
+        title: figure title (plotly HTML: escape user text with ``style.escape``).
 
     Raises:
-        ValueError: on a length mismatch or a query index outside [0, T).
+        ValueError: if weights is not square, ``len(tokens) != T`` or the query index
+            is outside [0, T).
     """
-    w = _numeric(weights_row).reshape(-1)
-    _check_tokens(tokens, w.shape[0], "weights_row")
-    if not 0 <= query_index < w.shape[0]:
-        raise ValueError(f"query_index {query_index} outside [0, {w.shape[0]})")
-    labels = style.token_labels(tokens)
-    colors = [style.HIGHLIGHT_COLOR if j == query_index else style.BAR_COLOR for j in range(len(w))]
-    trace = {
+    w = _square(weights, "weights")
+    t = w.shape[0]
+    _check_tokens(tokens, t, "weights")
+    if not 0 <= query_index < t:
+        raise ValueError(f"query_index {query_index} outside [0, {t})")
+    fig = attention_heatmap(w, tokens, title=title)
+    labels = fig["data"][0]["x"]
+    heat_px = fig["layout"]["height"] - style.MARGIN["t"] - style.MARGIN["b"]  # its plot area
+    plot_px = heat_px + ROW_GAP_PX + ROW_PX
+    row_top = ROW_PX / plot_px  # paper y where the bars end and the gap begins
+    heat_bottom = (ROW_PX + ROW_GAP_PX) / plot_px
+    bars = _row_bars(w[query_index], labels, query_index)  # (T,) weights of one query
+    fig["data"].append(bars)
+    fig["data"][0]["colorbar"].update(y=(1 + heat_bottom) / 2, len=1 - heat_bottom)
+    layout = fig["layout"]
+    layout["height"] += ROW_GAP_PX + ROW_PX
+    layout["xaxis"] = {**layout["xaxis"], "anchor": "y2"}  # key labels under the bars
+    layout["yaxis"] = {**layout["yaxis"], "domain": [heat_bottom, 1.0]}
+    layout["yaxis2"] = {
+        **spec.titled("weight"),
+        "domain": [0.0, row_top],
+        "range": [0.0, 1.15],
+        "anchor": "x",
+        "automargin": True,
+    }
+    layout["shapes"] = [_row_outline(query_index, t)]
+    where = f"Row {query_index}: where does {labels[query_index]} look?"
+    layout["annotations"] = [spec.subplot_title(where, 0.5, row_top + 0.01)]
+    return fig
+
+
+def _row_bars(row: np.ndarray, labels: list[str], query_index: int) -> dict:
+    """Bars of one query's (T,) weights on the key axis ``x`` and the y axis ``y2``."""
+    colors = [
+        style.HIGHLIGHT_COLOR if j == query_index else style.BAR_COLOR for j in range(len(row))
+    ]
+    return {
         "type": "bar",
         "x": labels,
-        "y": w,
+        "y": row,
+        "xaxis": "x",
+        "yaxis": "y2",
         "marker": {"color": colors},
-        "text": [f"{v:.2f}" for v in w],
+        "text": [f"{v:.2f}" for v in row],
         "textposition": "outside",
+        "textfont": {"size": style.SMALL_TICK_SIZE},
+        "cliponaxis": False,
+        "showlegend": False,
         "hovertemplate": "key: %{x}<br>weight: %{y:.3f}<extra></extra>",
     }
-    layout = {
-        "xaxis": {**spec.titled("key"), "type": "category", "tickangle": -45},
-        "yaxis": {**spec.titled("attention weight"), "range": [0.0, 1.1]},
+
+
+def _row_outline(query_index: int, t: int) -> dict:
+    """A rectangle around row ``query_index`` of a (T, T) categorical heatmap."""
+    return {
+        "type": "rect",
+        "xref": "x",
+        "yref": "y",
+        "x0": -0.5,
+        "x1": t - 0.5,
+        "y0": query_index - 0.5,
+        "y1": query_index + 0.5,
+        "line": {"color": style.HIGHLIGHT_COLOR, "width": 3},
     }
-    return spec.figure([trace], layout, title=f"Where does {labels[query_index]} look?")
 
 
 MASK_PANELS = {

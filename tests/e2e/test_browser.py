@@ -131,15 +131,15 @@ def test_server_log_is_clean(page, server):
 
 
 def shown_head(page) -> dict:
-    """The big heatmap and the row chart of the attention view as plotly.js holds them."""
+    """The big heatmap and its query row's bars (one figure) as plotly.js holds them."""
     return page.evaluate(
         """() => {
             const plot = (key) => document.querySelector(`.st-key-${key} .js-plotly-plot`);
-            const big = plot("attn_big"), row = plot("attn_row");
+            const big = plot("attn_big");
             return {
                 title: big.layout.title.text,
                 z: JSON.stringify(big.data[0].z),
-                row: JSON.stringify(row.data[0].y),
+                row: JSON.stringify(big.data[1].y),
             };
         }"""
     )
@@ -147,7 +147,7 @@ def shown_head(page) -> dict:
 
 def test_every_head_of_a_layer_draws_its_own_figures(page, server_url):
     """Click through every head of layer 1: each click redraws the big heatmap and the
-    query's row chart with that head's weights, different from every other head's."""
+    query's row bars under it with that head's weights, different from every other head's."""
     query = urllib.parse.urlencode(
         {"text": "the old man walked home . the old man walked home .", "layer": 1, "head": 0}
     )

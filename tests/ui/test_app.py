@@ -31,7 +31,8 @@ def decode(z) -> np.ndarray:
     """Plotly's JSON array, plain or typed ({"dtype", "bdata", "shape"})."""
     if isinstance(z, dict):
         flat = np.frombuffer(base64.b64decode(z["bdata"]), dtype=np.dtype(z["dtype"]))
-        return flat.reshape([int(n) for n in str(z["shape"]).split(",")])
+        shape = z.get("shape")  # absent for a 1-D array
+        return flat if shape is None else flat.reshape([int(n) for n in str(shape).split(",")])
     return np.asarray(z, dtype=float)
 
 
@@ -79,6 +80,21 @@ def test_sentence_model_layer_head_change_the_figures():
     at.radio(key="model").set_value("linear").run()
     no_errors(at)
     assert differ(heatmap_z(at)[0], after_layer[0])
+
+
+def test_a_new_sentence_asks_about_its_last_token():
+    """The query row under the heatmap is the picked query's, and a new sentence starts at
+    its own last token (the picked index of the old sentence would name another token)."""
+    at = new_app(view="attention", text="the cat sat on the mat .")
+    at.selectbox(key="query_token").set_value(2).run()
+    heat, bars = plotly_specs(at)[0]["data"]  # the big figure: the heatmap, then the bars
+    np.testing.assert_allclose(decode(bars["y"]), decode(heat["z"])[2], atol=1e-6)
+    at.text_area(key="text").set_value("the old man walked home").run()
+    no_errors(at)
+    query = at.selectbox(key="query_token")
+    assert query.value == 4 and query.format_func(query.value) == "4: home"
+    at.selectbox(key="query_token").set_value(1).run()
+    assert at.selectbox(key="query_token").value == 1  # kept while the sentence stays
 
 
 def test_query_parameters_restore_state():

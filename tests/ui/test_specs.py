@@ -12,6 +12,7 @@ from ui import specs
 from ui.loaders import UPLOAD_CACHE
 
 TEXT = "the keys to the old cabinet are on the table ."
+T_TEXT = len(TEXT.split())  # every word is in the shipped vocabulary: one token each
 
 
 @pytest.fixture(autouse=True)
@@ -36,16 +37,16 @@ def test_the_second_student_on_a_sentence_computes_no_figure():
     assert not first.exception
     keys = cached()
     figures = {key[0] for key in keys}
-    assert figures == {"attention", "attention_row", "head_grid"}  # the view on screen only
+    assert figures == {"attention", "head_grid"}  # the view on screen only
     assert all(key[1] == "linear" and key[2] == TEXT for key in keys)
-    assert ("attention", "linear", TEXT, (1, 2, "selected head")) in keys
+    assert ("attention", "linear", TEXT, (1, 2, "selected head", T_TEXT - 1)) in keys
     second = session(view="attention", layer=1, head=2)
     assert cached() == keys  # nothing new: the same specs, shared
     assert [c.proto.spec for c in second.get("plotly_chart")] == [
         c.proto.spec for c in first.get("plotly_chart")
     ]
-    second.selectbox(key="head").set_value(3).run()  # another head: its two figures only
-    assert {key[0] for key in cached() - keys} == {"attention", "attention_row"}
+    second.selectbox(key="head").set_value(3).run()  # another head: its figure only
+    assert {key[0] for key in cached() - keys} == {"attention"}
 
 
 def test_the_mean_over_heads_is_one_figure_for_every_head():
@@ -54,7 +55,7 @@ def test_the_mean_over_heads_is_one_figure_for_every_head():
     before = cached()
     at.selectbox(key="head").set_value(1).run()
     assert cached() == before  # the mean does not depend on the head
-    assert ("attention", "linear", TEXT, (0, None, "mean over heads")) in before
+    assert ("attention", "linear", TEXT, (0, None, "mean over heads", T_TEXT - 1)) in before
 
 
 def test_an_uploads_figures_stay_in_its_session(digits_onnx):  # noqa: F811
@@ -64,4 +65,4 @@ def test_an_uploads_figures_stay_in_its_session(digits_onnx):  # noqa: F811
     assert not at.exception and at.get("plotly_chart")
     assert not [key for key in cached() if key[1] == "upload"]
     mine = at.session_state[UPLOAD_CACHE]["specs"]
-    assert {key[0] for key in mine} >= {"attention", "attention_row", "head_grid"}
+    assert {key[0] for key in mine} >= {"attention", "head_grid"}

@@ -103,17 +103,23 @@ def test_head_grid_hides_labels_for_long_inputs():
     assert fig.layout.xaxis.showticklabels is False
 
 
-def test_attention_row():
+def test_attention_with_row_puts_one_query_row_under_its_column():
     w = causal(T)
-    fig = figure(attention.attention_row(w[3], TOKENS, query_index=3))
-    (bar,) = fig.data
-    assert isinstance(bar, go.Bar)
-    np.testing.assert_allclose(np.asarray(bar.y), w[3])
-    assert list(bar.x) == style.token_labels(TOKENS)
+    fig = figure(attention.attention_with_row(w, TOKENS, query_index=3, title="L0 H1"))
+    heat, bar = fig.data
+    assert isinstance(heat, go.Heatmap) and isinstance(bar, go.Bar)
+    np.testing.assert_allclose(np.asarray(heat.z), w)
+    np.testing.assert_allclose(np.asarray(bar.y), w[3])  # the bars are row 3 of the heatmap
+    assert list(bar.x) == list(heat.x) == style.token_labels(TOKENS)
+    assert (bar.xaxis, bar.yaxis, heat.xaxis or "x") == ("x", "y2", "x")  # one key axis
     assert bar.marker.color[3] != bar.marker.color[0]
-    assert "3·the" in fig.layout.title.text
+    (outline,) = fig.layout.shapes
+    assert (outline.y0, outline.y1) == (2.5, 3.5)  # row 3 is outlined
+    bars_top, heat_bottom = fig.layout.yaxis2.domain[1], fig.layout.yaxis.domain[0]
+    assert bars_top < heat_bottom  # the bars sit under the heatmap, not on it
+    assert "3·the" in fig.layout.annotations[0].text and fig.layout.title.text == "L0 H1"
     with pytest.raises(ValueError):
-        attention.attention_row(w[3], TOKENS, query_index=T)
+        attention.attention_with_row(w, TOKENS, query_index=T)
 
 
 def test_causal_mask_panels():

@@ -20,7 +20,7 @@ W = np.tril(np.full((T, T), 0.25))
 BUILDERS = {
     "attention_heatmap": lambda: attention.attention_heatmap(W, TOKENS),
     "head_grid": lambda: attention.head_grid(np.stack([np.stack([W, W])] * 2), TOKENS),
-    "attention_row": lambda: attention.attention_row(W[3], TOKENS, 1),
+    "attention_with_row": lambda: attention.attention_with_row(W, TOKENS, 1),
     "causal_mask_softmax": lambda: attention.causal_mask_panels(W, W, TOKENS),
     "causal_mask_linear": lambda: attention.causal_mask_panels(W, W, TOKENS, "linear"),
     "matrix_heatmap": lambda: tensors.matrix_heatmap(W[:, :2], TOKENS, None, "q", "d", "token"),
