@@ -42,6 +42,13 @@ def _home() -> None:
 
 
 loaders.on_server_start()
+# (renderer, title, icon, url_path) of the lesson pages that share the visualizer's sidebar
+LESSON_PAGES = [
+    (lessons.soft_hard, "Soft vs hard attention", ":material/thermostat:", "soft-hard"),
+    (lessons.scoring, "Scoring functions", ":material/functions:", "scoring"),
+    (lessons.kernel, "Kernel view", ":material/calculate:", "kernel"),
+    (lessons.merged, "Merged bilinear form", ":material/merge:", "merged"),
+]
 page = st.navigation(
     {
         "Visualizer": [
@@ -49,33 +56,13 @@ page = st.navigation(
             VISUALIZER,
         ],
         "Lessons": [
-            st.Page(
-                _on_selection(lessons.soft_hard),
-                title="Soft vs hard attention",
-                icon=":material/thermostat:",
-                url_path="soft-hard",
-            ),
-            st.Page(
-                _on_selection(lessons.scoring),
-                title="Scoring functions",
-                icon=":material/functions:",
-                url_path="scoring",
-            ),
-            st.Page(
-                _on_selection(lessons.kernel),
-                title="Kernel view",
-                icon=":material/calculate:",
-                url_path="kernel",
-            ),
-            st.Page(
-                _on_selection(lessons.merged),
-                title="Merged bilinear form",
-                icon=":material/merge:",
-                url_path="merged",
-            ),
+            st.Page(_on_selection(render), title=title, icon=icon, url_path=url_path)
+            for render, title, icon, url_path in LESSON_PAGES
+        ]
+        + [
             st.Page(
                 complexity.page, title="Complexity", icon=":material/timer:", url_path="complexity"
-            ),
+            )
         ],
     }
 )

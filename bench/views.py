@@ -32,6 +32,7 @@ import plotly.io
 from inference.analysis import Analysis, analyze, top_next_columns, with_recurrent
 from inference.runtime import OnnxModel
 from viz import attention as va
+from viz import mask as vm
 from viz import positional as vp
 from viz import shapes as vs
 from viz import spec as vspec
@@ -148,7 +149,7 @@ def mask(page: Page, timer: Timer) -> None:
     scores, weights = out["scores"][0, 0], out["attn"][0, 0]  # (T, T) each
     tokens, kind = page.result.display_tokens, cfg.attention
     _plot(
-        timer, "causal_mask_panels", va.causal_mask_panels, scores, weights, tokens, kind, cfg.eps
+        timer, "causal_mask_panels", vm.causal_mask_panels, scores, weights, tokens, kind, cfg.eps
     )
     lin_kind = page.kind if page.kind == "linear" else page.other_kind
     base = page.result if page.kind == "linear" else _other(page, timer)

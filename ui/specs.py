@@ -26,6 +26,7 @@ from inference.analysis import Analysis, head_table, top_next_columns
 from ui import loaders
 from ui.shared import SharedCache
 from viz import attention as va
+from viz import mask as vm
 from viz import positional as vp
 from viz import shapes as vs
 from viz import spec as vspec
@@ -94,7 +95,7 @@ def qkv(name, result, layer, head, which) -> dict:
 def mask_panels(name, result, layer, head) -> dict:
     """Scores, causal mask and weights of one head."""
     out, cfg = result.outputs, loaders.get_model(name).config
-    return va.causal_mask_panels(
+    return vm.causal_mask_panels(
         out["scores"][layer, head],
         out["attn"][layer, head],
         result.display_tokens,

@@ -15,43 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from viz import spec, style
-
-_HOVER_ATTN = "query: %{y}<br>key: %{x}<br>weight: %{z:.3f}<extra></extra>"
-
-
-def _check_tokens(tokens: Sequence[object], n: int, what: str) -> None:
-    if len(tokens) != n:
-        raise ValueError(f"{what} has {n} positions but {len(tokens)} tokens were given")
-
-
-def _numeric(values: object) -> np.ndarray:
-    """An array of floats; float32 stays float32 (the model's own numbers, half the bytes)."""
-    arr = np.asarray(values)
-    return arr if arr.dtype.kind == "f" else arr.astype(float)
-
-
-def _square(weights: object, name: str) -> np.ndarray:
-    arr = _numeric(weights)
-    if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
-        raise ValueError(f"{name} must have shape (T, T), got {arr.shape}")
-    return arr
-
-
-def _labels(labels: Sequence[object] | None, n: int, prefix: str) -> list[str]:
-    """Escaped labels; position-prefixed when ``labels`` repeat; ``prefix+i`` when None."""
-    if labels is None:
-        return [f"{prefix}{i}" for i in range(n)]
-    if len(labels) != n:
-        raise ValueError(f"expected {n} labels, got {len(labels)}")
-    out = [style.escape(x) for x in labels]
-    return out if len(set(out)) == n else style.token_labels(labels)
-
-
-def _heat(z: np.ndarray, x: list[str], y: list[str], **kw: object) -> dict:
-    """A heatmap trace; a named ``colorscale`` is expanded as plotly.py would."""
-    if isinstance(kw.get("colorscale"), str):
-        kw["colorscale"] = style.colorscale(kw["colorscale"])
-    return {"type": "heatmap", "z": z, "x": x, "y": y, "hovertemplate": _HOVER_ATTN, **kw}
+from viz.heat import HOVER_ATTN, check_tokens, heat_trace, numeric, square
 
 
 def attention_heatmap(
@@ -76,12 +40,12 @@ def attention_heatmap(
     Raises:
         ValueError: if weights is not square or ``len(tokens) != T``.
     """
-    w = _square(weights, "weights")
-    _check_tokens(tokens, w.shape[0], "weights")
+    w = square(weights, "weights")
+    check_tokens(tokens, w.shape[0], "weights")
     labels = style.token_labels(tokens)
     cbar = {"title": {"text": colorbar_title, "side": "right"}}  # vertical: leaves room for T
     scale = colorscale or style.SEQUENTIAL
-    trace = _heat(w, labels, labels, zmin=zmin, zmax=zmax, colorscale=scale, colorbar=cbar)
+    trace = heat_trace(w, labels, labels, zmin=zmin, zmax=zmax, colorscale=scale, colorbar=cbar)
     x, y = spec.heat_axes(**spec.titled("key"))
     layout = {"xaxis": x, "yaxis": {**y, **spec.titled("query")}}
     # One readable row per token, whatever T is: 22 px a row plus room for the tick labels.
@@ -112,11 +76,11 @@ def head_grid(attn: object, tokens: Sequence[object], max_tokens_label: int = 12
     Raises:
         ValueError: if attn is not (L, H, T, T) or ``len(tokens) != T``.
     """
-    a = _numeric(attn)
+    a = numeric(attn)
     if a.ndim != 4 or a.shape[2] != a.shape[3]:
         raise ValueError(f"attn must have shape (L, H, T, T), got {a.shape}")
     n_layers, n_heads, t, _ = a.shape
-    _check_tokens(tokens, t, "attn")
+    check_tokens(tokens, t, "attn")
     labels = style.token_labels(tokens)
     show = t <= max_tokens_label
     h_gap, v_gap = 0.03, (0.08 if n_layers > 1 else 0.0)
@@ -138,7 +102,7 @@ def head_grid(attn: object, tokens: Sequence[object], max_tokens_label: int = 12
                     "x": labels,
                     "y": labels,
                     "coloraxis": "coloraxis",
-                    "hovertemplate": f"L{layer} H{head}<br>" + _HOVER_ATTN,
+                    "hovertemplate": f"L{layer} H{head}<br>" + HOVER_ATTN,
                     "xaxis": f"x{suffix}",
                     "yaxis": f"y{suffix}",
                 }
@@ -193,9 +157,9 @@ def attention_with_row(
         ValueError: if weights is not square, ``len(tokens) != T`` or the query index
             is outside [0, T).
     """
-    w = _square(weights, "weights")
+    w = square(weights, "weights")
     t = w.shape[0]
-    _check_tokens(tokens, t, "weights")
+    check_tokens(tokens, t, "weights")
     if not 0 <= query_index < t:
         raise ValueError(f"query_index {query_index} outside [0, {t})")
     fig = attention_heatmap(w, tokens, title=title)
@@ -257,91 +221,3 @@ def _row_outline(query_index: int, t: int) -> dict:
         "y1": query_index + 0.5,
         "line": {"color": style.HIGHLIGHT_COLOR, "width": 3},
     }
-
-
-MASK_PANELS = {
-    # attention kind -> (panel titles, what a blocked entry becomes, scores colour scale);
-    # {eps} is the model's normalizer epsilon: linear attention divides by row sum + eps.
-    "softmax": (("scores QKᵀ/√d_head", "causal mask", "softmax(masked)"), "blocked (−∞)", "div"),
-    "linear": (
-        ("scores φ(Q)φ(K)ᵀ", "causal mask", "masked ÷ (row sum + ε), ε = {eps:g}"),
-        "blocked (set to 0)",
-        "seq",
-    ),
-}
-_PANEL_GAP = 0.06  # horizontal space between the three panels (paper fraction)
-
-
-def causal_mask_panels(
-    scores: object,
-    weights: object,
-    tokens: Sequence[object],
-    attention: str = "softmax",
-    eps: float = 1e-6,
-) -> spec.Spec:
-    """Three panels: raw scores -> causal mask -> masked, normalized weights.
-
-    For ``attention="softmax"`` the scores are QKᵀ/√d_head (signed, diverging colours)
-    and blocked entries become −∞ before the softmax; for ``"linear"`` they are
-    φ(Q)φ(K)ᵀ (positive, sequential colours) and blocked entries become 0 before
-    each row is divided by its sum plus epsilon, φ(q_i)ᵀz_i + ε (Katharopoulos et al. 2020,
-    eq. 9; ``eps`` is the model's ε, written in the third panel's title).
-
-    Args:
-        scores: (T, T) pre-mask scores (QK^T/sqrt(D)); diverging scale, symmetric
-            around 0 at the true max |finite score|.
-        weights: (T, T) attention weights after masking + softmax (0..1).
-        tokens: T token strings.
-        attention: ``"softmax"`` or ``"linear"``.
-        eps: linear attention's normalizer epsilon (the model's ``cfg.eps``).
-
-    Returns:
-        Spec with three heatmaps: scores, mask (1 = allowed, 0 = blocked, key j > query i),
-        weights. Each has its own horizontal colour bar (mask has none).
-
-    Raises:
-        ValueError: on non-square inputs, shape mismatch, wrong token count or an
-            unknown attention kind.
-    """
-    if attention not in MASK_PANELS:
-        raise ValueError(f"unknown attention kind {attention!r}")
-    titles, blocked, score_scale = MASK_PANELS[attention]
-    titles = [t.format(eps=eps) for t in titles]
-    s = _square(scores, "scores")
-    w = _square(weights, "weights")
-    if s.shape != w.shape:
-        raise ValueError(f"scores {s.shape} and weights {w.shape} differ")
-    t = s.shape[0]
-    _check_tokens(tokens, t, "scores")
-    labels = style.token_labels(tokens)
-    mask = np.tril(np.ones((t, t), dtype=np.uint8))  # (T, T): 1 = allowed, 0 = blocked
-    lo, hi = style.symmetric_range(s)
-    hover = "query: %{y}<br>key: %{x}<br>"
-    if score_scale == "div":
-        score_colors = {"zmin": lo, "zmax": hi, "zmid": 0.0, "colorscale": style.DIVERGING}
-    else:  # phi(q)·phi(k) > 0: the true range is 0 .. max
-        score_colors = {"zmin": 0.0, "zmax": hi, "colorscale": style.SEQUENTIAL}
-    grey_green = {"zmin": 0, "zmax": 1, "colorscale": [[0, "#bbbbbb"], [1, "#2ca02c"]]}
-    status = np.where(mask == 1, "allowed", blocked).tolist()  # (T, T) hover text
-    score_hover = hover + "score: %{z:.3f}<extra></extra>"
-    panels = [
-        _heat(s, labels, labels, **score_colors, hovertemplate=score_hover),
-        _heat(mask, labels, labels, **grey_green, showscale=False, customdata=status),
-        _heat(w, labels, labels, zmin=0.0, zmax=1.0, colorscale=style.SEQUENTIAL),
-    ]
-    panels[1]["hovertemplate"] = hover + "%{customdata}<extra></extra>"
-    bar = {"orientation": "h", "y": -0.3, "yanchor": "top", "len": 0.28, "thickness": 14}
-    width = (1.0 - 2 * _PANEL_GAP) / 3
-    layout: dict = {"annotations": [], "margin": {"b": 160}}  # room for the colour bars
-    bars = [(0.14, "score"), (0.0, ""), (0.86, "weight")]
-    for col, (trace, (x, text)) in enumerate(zip(panels, bars, strict=True), start=1):
-        suffix = "" if col == 1 else str(col)
-        trace["colorbar"] = {**bar, "x": x, "title": {"text": text, "side": "top"}}
-        trace["xaxis"], trace["yaxis"] = f"x{suffix}", f"y{suffix}"
-        x0 = (col - 1) * (width + _PANEL_GAP)
-        xaxis, yaxis = spec.heat_axes(**spec.titled("key"))
-        layout[f"xaxis{suffix}"] = {**xaxis, "domain": [x0, x0 + width], "anchor": f"y{suffix}"}
-        layout[f"yaxis{suffix}"] = {**yaxis, "domain": [0.0, 1.0], "anchor": f"x{suffix}"}
-        layout["annotations"].append(spec.subplot_title(titles[col - 1], x0 + width / 2, 1.0))
-    layout["yaxis"].update(spec.titled("query"))
-    return spec.figure(panels, layout, height=600)

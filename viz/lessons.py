@@ -82,7 +82,7 @@ def side_by_side(
             hi = float(np.nanmax(z)) if np.isfinite(z).any() else 1.0
             colors = {"zmin": 0.0, "zmax": hi or 1.0, "colorscale": style.SEQUENTIAL}
         domain = fig.get_subplot(1, col).xaxis.domain
-        bar = {  # horizontal, under its own panel (as in viz.attention.causal_mask_panels)
+        bar = {  # horizontal, under its own panel (as in viz.mask.causal_mask_panels)
             "orientation": "h",
             "x": (domain[0] + domain[1]) / 2,
             "y": -0.32,

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from viz import spec, style
-from viz.attention import _heat, _labels, _numeric  # shared helpers
+from viz.heat import axis_labels, heat_trace, numeric
 
 
 def matrix_heatmap(
@@ -36,11 +36,11 @@ def matrix_heatmap(
     Raises:
         ValueError: if matrix is not 2-D or label counts do not match.
     """
-    m = _numeric(matrix)
+    m = numeric(matrix)
     if m.ndim != 2:
         raise ValueError(f"matrix must be 2-D, got shape {m.shape}")
-    rows = _labels(row_labels, m.shape[0], "")
-    cols = _labels(col_labels, m.shape[1], "")
+    rows = axis_labels(row_labels, m.shape[0], "")
+    cols = axis_labels(col_labels, m.shape[1], "")
     if diverging:
         lo, hi = style.symmetric_range(m)
         extra = {"zmid": 0.0, "colorscale": style.DIVERGING}
@@ -50,7 +50,7 @@ def matrix_heatmap(
         extra = {"colorscale": style.SEQUENTIAL}
     hover = f"{style.escape(y_title)}: %{{y}}<br>{style.escape(x_title)}: %{{x}}<br>"
     cbar = {"title": {"text": "value"}}
-    trace = _heat(m, cols, rows, zmin=lo, zmax=hi, colorbar=cbar, **extra)
+    trace = heat_trace(m, cols, rows, zmin=lo, zmax=hi, colorbar=cbar, **extra)
     trace["hovertemplate"] = hover + "value: %{z:.3f}<extra></extra>"
     x, y = spec.heat_axes(**spec.titled(x_title))
     return spec.figure([trace], {"xaxis": x, "yaxis": {**y, **spec.titled(y_title)}}, title=title)
@@ -66,8 +66,8 @@ def vector_bar(
     Raises:
         ValueError: if labels do not match the vector length.
     """
-    v = _numeric(values).reshape(-1)
-    x = _labels(labels, v.shape[0], "d")
+    v = numeric(values).reshape(-1)
+    x = axis_labels(labels, v.shape[0], "d")
     colors = ["#b2182b" if val >= 0 else "#2166ac" for val in v]
     trace = {
         "type": "bar",
@@ -94,13 +94,13 @@ def topk_bars(probs: object, labels: Sequence[object], title: str = "", k: int =
     Raises:
         ValueError: if ``len(labels) != V`` or k < 1.
     """
-    p = _numeric(probs).reshape(-1)
+    p = numeric(probs).reshape(-1)
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
     if len(labels) != p.shape[0]:
         raise ValueError(f"expected {p.shape[0]} labels, got {len(labels)}")
     order = np.argsort(-p, kind="stable")[:k]
-    # As _labels, for the k shown only (V can be thousands): escaping is one-to-one, so
+    # As labels, for the k shown only (V can be thousands): escaping is one-to-one, so
     # the labels repeat after escaping exactly when their strings repeat.
     unique = len({str(x) for x in labels}) == len(labels)
     names = [style.escape(labels[i]) if unique else f"{i}·{style.escape(labels[i])}" for i in order]

@@ -174,7 +174,7 @@ def test_shipped_linear_rows_sum_to_one_but_eps_share(exported_dir: Path):
     """The kernel page's row sums on the shipped linear model: it divides by
     phi(q_i)^T z_i + eps, so row i sums to 1 - s_i with eps's share
     s_i = eps / (phi(q_i)^T z_i + eps). The model was trained to keep s_i small
-    (``training.train.EpsShare``): every row of every layer sums to >= 0.99 (the first
+    (``training.eps_share.EpsShare``): every row of every layer sums to >= 0.99 (the first
     shipped linear model's went down to 0.007 here), and the exactly normalized kernel
     (eps = 0) is off the model's weights by at most s_i on row i."""
     model, out = _shipped(exported_dir, "linear")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from viz import attention, lessons, style, tensors
+from viz import attention, lessons, mask, style, tensors
 
 TOKEN = "<b>x</b>"
 ESCAPED = "&lt;b&gt;x&lt;/b&gt;"
@@ -21,8 +21,8 @@ BUILDERS = {
     "attention_heatmap": lambda: attention.attention_heatmap(W, TOKENS),
     "head_grid": lambda: attention.head_grid(np.stack([np.stack([W, W])] * 2), TOKENS),
     "attention_with_row": lambda: attention.attention_with_row(W, TOKENS, 1),
-    "causal_mask_softmax": lambda: attention.causal_mask_panels(W, W, TOKENS),
-    "causal_mask_linear": lambda: attention.causal_mask_panels(W, W, TOKENS, "linear"),
+    "causal_mask_softmax": lambda: mask.causal_mask_panels(W, W, TOKENS),
+    "causal_mask_linear": lambda: mask.causal_mask_panels(W, W, TOKENS, "linear"),
     "matrix_heatmap": lambda: tensors.matrix_heatmap(W[:, :2], TOKENS, None, "q", "d", "token"),
     "vector_bar": lambda: tensors.vector_bar(np.ones(T), TOKENS),
     "topk_bars": lambda: tensors.topk_bars(np.full(T, 0.25), TOKENS, k=T),

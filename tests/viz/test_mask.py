@@ -1,0 +1,46 @@
+"""The causal-mask panels: scores, the mask, the masked and normalized weights."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from tests.viz.test_attention import TOKENS, T, all_text, causal, figure, heatmaps
+from viz import mask, style
+
+
+def test_causal_mask_panels():
+    rng = np.random.default_rng(1)
+    scores = rng.uniform(-2.0, 2.0, size=(T, T))
+    scores[0, 4] = -7.5  # true max |score|, above the diagonal
+    w = causal(T)
+    fig = figure(mask.causal_mask_panels(scores, w, TOKENS))
+    s, m, a = heatmaps(fig)
+    assert (s.zmin, s.zmax) == (-7.5, 7.5)
+    assert s.zmid == 0.0
+    assert s.colorscale == go.Heatmap(colorscale=style.DIVERGING).colorscale
+    allowed = np.asarray(m.z)
+    np.testing.assert_array_equal(allowed, np.tril(np.ones((T, T))))
+    assert np.asarray(m.customdata)[0, 1].startswith("blocked")
+    assert np.asarray(m.customdata)[1, 0] == "allowed"
+    assert (a.zmin, a.zmax) == (0.0, 1.0)
+    np.testing.assert_allclose(np.asarray(a.z), w)
+    assert "<img" not in all_text(fig)
+    with pytest.raises(ValueError):
+        mask.causal_mask_panels(scores, w[:3, :3], TOKENS)
+
+
+def test_causal_mask_panels_for_linear_attention_say_what_linear_does():
+    rng = np.random.default_rng(2)
+    scores = rng.uniform(0.1, 3.0, size=(T, T))  # phi(q) . phi(k) is positive
+    fig = figure(mask.causal_mask_panels(scores, causal(T), TOKENS, attention="linear", eps=1e-5))
+    s, m, _ = heatmaps(fig)
+    titles = [a.text for a in fig.layout.annotations]
+    assert titles[0] == "scores φ(Q)φ(K)ᵀ" and "√" not in titles[0]
+    assert "softmax" not in titles[2]
+    assert titles[2] == "masked ÷ (row sum + ε), ε = 1e-05"  # what the model divides by
+    assert (s.zmin, s.zmax) == (0.0, pytest.approx(scores.max()))
+    assert np.asarray(m.customdata)[0, 1] == "blocked (set to 0)"
+    with pytest.raises(ValueError):
+        mask.causal_mask_panels(scores, causal(T), TOKENS, attention="rnn")

@@ -1,0 +1,102 @@
+"""The causal mask as three panels: raw scores, the mask, the masked and normalized
+weights (softmax, or linear attention's division by the row sum plus ε).
+
+Pure functions: arrays in, a plain plotly spec out (``viz.spec``); labels are
+HTML-escaped (user text).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from viz import spec, style
+from viz.heat import check_tokens, heat_trace, square
+
+MASK_PANELS = {
+    # attention kind -> (panel titles, what a blocked entry becomes, scores colour scale);
+    # {eps} is the model's normalizer epsilon: linear attention divides by row sum + eps.
+    "softmax": (("scores QKᵀ/√d_head", "causal mask", "softmax(masked)"), "blocked (−∞)", "div"),
+    "linear": (
+        ("scores φ(Q)φ(K)ᵀ", "causal mask", "masked ÷ (row sum + ε), ε = {eps:g}"),
+        "blocked (set to 0)",
+        "seq",
+    ),
+}
+_PANEL_GAP = 0.06  # horizontal space between the three panels (paper fraction)
+
+
+def causal_mask_panels(
+    scores: object,
+    weights: object,
+    tokens: Sequence[object],
+    attention: str = "softmax",
+    eps: float = 1e-6,
+) -> spec.Spec:
+    """Three panels: raw scores -> causal mask -> masked, normalized weights.
+
+    For ``attention="softmax"`` the scores are QKᵀ/√d_head (signed, diverging colours)
+    and blocked entries become −∞ before the softmax; for ``"linear"`` they are
+    φ(Q)φ(K)ᵀ (positive, sequential colours) and blocked entries become 0 before
+    each row is divided by its sum plus epsilon, φ(q_i)ᵀz_i + ε (Katharopoulos et al. 2020,
+    eq. 9; ``eps`` is the model's ε, written in the third panel's title).
+
+    Args:
+        scores: (T, T) pre-mask scores (QK^T/sqrt(D)); diverging scale, symmetric
+            around 0 at the true max |finite score|.
+        weights: (T, T) attention weights after masking + softmax (0..1).
+        tokens: T token strings.
+        attention: ``"softmax"`` or ``"linear"``.
+        eps: linear attention's normalizer epsilon (the model's ``cfg.eps``).
+
+    Returns:
+        Spec with three heatmaps: scores, mask (1 = allowed, 0 = blocked, key j > query i),
+        weights. Each has its own horizontal colour bar (mask has none).
+
+    Raises:
+        ValueError: on non-square inputs, shape mismatch, wrong token count or an
+            unknown attention kind.
+    """
+    if attention not in MASK_PANELS:
+        raise ValueError(f"unknown attention kind {attention!r}")
+    titles, blocked, score_scale = MASK_PANELS[attention]
+    titles = [t.format(eps=eps) for t in titles]
+    s = square(scores, "scores")
+    w = square(weights, "weights")
+    if s.shape != w.shape:
+        raise ValueError(f"scores {s.shape} and weights {w.shape} differ")
+    t = s.shape[0]
+    check_tokens(tokens, t, "scores")
+    labels = style.token_labels(tokens)
+    mask = np.tril(np.ones((t, t), dtype=np.uint8))  # (T, T): 1 = allowed, 0 = blocked
+    lo, hi = style.symmetric_range(s)
+    hover = "query: %{y}<br>key: %{x}<br>"
+    if score_scale == "div":
+        score_colors = {"zmin": lo, "zmax": hi, "zmid": 0.0, "colorscale": style.DIVERGING}
+    else:  # phi(q)·phi(k) > 0: the true range is 0 .. max
+        score_colors = {"zmin": 0.0, "zmax": hi, "colorscale": style.SEQUENTIAL}
+    grey_green = {"zmin": 0, "zmax": 1, "colorscale": [[0, "#bbbbbb"], [1, "#2ca02c"]]}
+    status = np.where(mask == 1, "allowed", blocked).tolist()  # (T, T) hover text
+    score_hover = hover + "score: %{z:.3f}<extra></extra>"
+    panels = [
+        heat_trace(s, labels, labels, **score_colors, hovertemplate=score_hover),
+        heat_trace(mask, labels, labels, **grey_green, showscale=False, customdata=status),
+        heat_trace(w, labels, labels, zmin=0.0, zmax=1.0, colorscale=style.SEQUENTIAL),
+    ]
+    panels[1]["hovertemplate"] = hover + "%{customdata}<extra></extra>"
+    bar = {"orientation": "h", "y": -0.3, "yanchor": "top", "len": 0.28, "thickness": 14}
+    width = (1.0 - 2 * _PANEL_GAP) / 3
+    layout: dict = {"annotations": [], "margin": {"b": 160}}  # room for the colour bars
+    bars = [(0.14, "score"), (0.0, ""), (0.86, "weight")]
+    for col, (trace, (x, text)) in enumerate(zip(panels, bars, strict=True), start=1):
+        suffix = "" if col == 1 else str(col)
+        trace["colorbar"] = {**bar, "x": x, "title": {"text": text, "side": "top"}}
+        trace["xaxis"], trace["yaxis"] = f"x{suffix}", f"y{suffix}"
+        x0 = (col - 1) * (width + _PANEL_GAP)
+        xaxis, yaxis = spec.heat_axes(**spec.titled("key"))
+        layout[f"xaxis{suffix}"] = {**xaxis, "domain": [x0, x0 + width], "anchor": f"y{suffix}"}
+        layout[f"yaxis{suffix}"] = {**yaxis, "domain": [0.0, 1.0], "anchor": f"x{suffix}"}
+        layout["annotations"].append(spec.subplot_title(titles[col - 1], x0 + width / 2, 1.0))
+    layout["yaxis"].update(spec.titled("query"))
+    return spec.figure(panels, layout, height=600)
