@@ -61,8 +61,13 @@ class Analysis:
     def display_tokens(self) -> list[str]:
         """Tokens as drawn: pieces of unknown words end in ``*``; whitespace tokens
         (character-level models) are made visible as ``␣`` and ``⏎``."""
-        shown = [t.replace(" ", "␣").replace("\n", "⏎") or "∅" for t in self.tokens]
+        shown = [visible(t) for t in self.tokens]
         return [t + ("*" if u else "") for t, u in zip(shown, self.unknown, strict=True)]
+
+
+def visible(token: str) -> str:
+    """``token`` as drawn: a space as ``␣``, a newline as ``⏎``, the empty string as ``∅``."""
+    return token.replace(" ", "␣").replace("\n", "⏎") or "∅"
 
 
 class EmptyInput(ValueError):

@@ -20,6 +20,7 @@ import onnxruntime as ort
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
+from inference.sampling import GREEDY, Sampling, pick
 from models import contract
 from models.card import ModelCard
 from models.config import ModelConfig
@@ -177,16 +178,24 @@ class OnnxModel:
             "normalizer": np.stack(normalizers, axis=2),  # (L, H, T, D)
         }
 
-    def generate(self, ids: list[int], n_new: int, temperature: float = 0.0, seed: int = 0):
-        """Extend ``ids`` by ``n_new`` tokens (greedy when temperature == 0).
+    def generate(
+        self, ids: list[int], n_new: int, sampling: Sampling = GREEDY
+    ) -> tuple[list[int], list[float]]:
+        """Extend ``ids`` by up to ``n_new`` tokens, stopping at the context length.
 
         Linear models use the step graph (O(1) work per new token); softmax models
-        recompute the last ``context_length`` tokens with the fast graph. A linear
-        model with learned positions has no embedding past ``context_length``, so its
-        generation stops there (fewer than ``n_new`` tokens may come back).
+        rerun the fast graph on the whole sequence. The sequence never grows past
+        ``context_length``: no model has seen a longer one, and one with learned
+        positions has no embedding for it.
+
+        Args:
+            ids: the T token ids to continue (1 <= T).
+            n_new: how many tokens to add at most.
+            sampling: greedy, or temperature / top-k sampling with a seed.
 
         Returns:
-            The new token ids (list of int).
+            ``(new_ids, probs)``: the new ids (``min(n_new, context_length - T)`` of
+            them) and the model's probability of each when it was picked.
 
         Raises:
             ValueError: if ``ids`` is empty (there is nothing to continue).
@@ -194,30 +203,30 @@ class OnnxModel:
         """
         if not ids:
             raise ValueError("generation needs at least one token to continue")
-        rng = np.random.default_rng(seed)
-        ctx = self.config.context_length
+        rng = np.random.default_rng(sampling.seed)
+        seq = list(ids)
+        n_new = max(0, min(n_new, self.config.context_length - len(seq)))
         new: list[int] = []
+        probs: list[float] = []
+        if n_new == 0:
+            return new, probs
         if self.step_session is not None:
-            cfg = self.config
-            if cfg.position_scheme == "learned":
-                ids = list(ids)[:ctx]
-                n_new = max(0, min(n_new, ctx - len(ids)))
-            S, z = zero_state(cfg)  # (L, H, D, D), (L, H, D)
-            seq = list(ids)
+            S, z = zero_state(self.config)  # (L, H, D, D), (L, H, D)
             for i, token in enumerate(seq):
-                lg, S, z = self._step(token, i, S, z)
+                lg, S, z = self._step(token, i, S, z)  # lg: (1, V)
             for _ in range(n_new):
-                token = _sample(lg[0], temperature, rng)
+                token, p = pick(lg[0], sampling, rng)
                 new.append(token)
+                probs.append(p)
                 seq.append(token)
                 lg, S, z = self._step(token, len(seq) - 1, S, z)
-            return new
-        seq = list(ids)
+            return new, probs
         for _ in range(n_new):
-            token = _sample(self.logits(seq[-ctx:])[-1], temperature, rng)
+            token, p = pick(self.logits(seq)[-1], sampling, rng)  # from (V,) logits
             new.append(token)
+            probs.append(p)
             seq.append(token)
-        return new
+        return new, probs
 
     def _step(self, token: int, position: int, S: np.ndarray, z: np.ndarray) -> list:
         """One run of the step graph: ``[logits (1, V), S_i (L, H, D, D), z_i (L, H, D)]``."""
@@ -250,13 +259,6 @@ def zero_state(cfg: ModelConfig) -> tuple[np.ndarray, np.ndarray]:
     normalizer z_0 (L, H, d_head), float32 zeros (the step graph's first inputs)."""
     L, H, D = cfg.n_layer, cfg.n_head, cfg.d_head
     return np.zeros((L, H, D, D), np.float32), np.zeros((L, H, D), np.float32)
-
-
-def _sample(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> int:
-    if temperature <= 0:
-        return int(np.argmax(logits))
-    p = np.exp((logits - logits.max()) / temperature)
-    return int(rng.choice(len(p), p=p / p.sum()))
 
 
 def load_graphs(

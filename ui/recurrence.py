@@ -5,9 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from inference.analysis import Analysis
-from models.tokenizer import decode
 from ui import downloads, loaders, specs
 from ui.figures import plot
+from ui.generation import generation_panel
 from ui.selection import Selection
 from ui.text import plain
 
@@ -97,10 +97,6 @@ def _percent_columns(k: int) -> dict:
     return {f"p #{r + 1}": st.column_config.NumberColumn(format="percent") for r in range(k)}
 
 
-def _extend_text(new_text: str) -> None:
-    st.session_state["text"] = new_text
-
-
 def predict_options(sel: Selection) -> dict:
     """The position whose next-token distribution is drawn."""
     result = sel.result
@@ -115,8 +111,8 @@ def predict_options(sel: Selection) -> dict:
 
 
 def predict_view(sel: Selection) -> None:
-    """Top-k next tokens at each position, and a generate button."""
-    name, model, result, pos = sel.name, sel.model, sel.result, sel.options["position"]
+    """Top-k next tokens at each position, and the generation panel."""
+    name, result, pos = sel.name, sel.result, sel.options["position"]
     c1, c2 = st.columns([3, 2])
     with c1:
         plot(specs.get(specs.top_k, name, result, pos), key="topk")
@@ -125,17 +121,4 @@ def predict_view(sel: Selection) -> None:
         table = specs.table(specs.top_next, name, result, k)
         st.caption(f"Top {k} next tokens at every position, with their probabilities.")
         st.dataframe(table, hide_index=True, column_config=_percent_columns(k))
-    n = st.slider("Tokens to generate", 1, 30, 10, key="gen_n")
-    if st.button("Generate", key="generate", type="primary"):
-        new = model.generate(result.ids, n)
-        how = (
-            "recurrent step graph, O(1) per token"
-            if model.has_step
-            else "fast graph over the last context window"
-        )
-        text = decode(model.tokenizer, result.ids + new)
-        st.session_state["generated"] = (result.text, text, how)
-    source, text, how = st.session_state.get("generated", (None, "", ""))
-    if source == result.text:  # only for the sentence it continues
-        st.success(f"{plain(text)}  \n_(greedy, {how})_")
-        st.button("Use as the sentence", on_click=_extend_text, args=(text,), key="use_gen")
+    generation_panel(sel)

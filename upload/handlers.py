@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from inference.sampling import Sampling
 from models import contract
 from upload.errors import UploadError
 from upload.intake import expect_format
@@ -184,7 +185,8 @@ def analyse(model: OnnxModel, op: str, header: dict) -> tuple[dict, dict[str, np
     """One analysis on an opened model: (reply header, arrays).
 
     ``inspect``: the contract outputs for ``ids``; ``logits``: (T, V); ``recurrent``:
-    logits, state, normalizer; ``generate``: the new ids in the header.
+    logits, state, normalizer; ``generate``: the new ids and their probabilities in the
+    header.
 
     Raises:
         ValueError / inference.runtime.ModelRunError: a bad request or an onnxruntime error.
@@ -199,11 +201,7 @@ def analyse(model: OnnxModel, op: str, header: dict) -> tuple[dict, dict[str, np
     if op == "recurrent":
         return {}, {k: v.astype(np.float32, copy=False) for k, v in model.recurrent(ids).items()}
     if op == "generate":
-        new = model.generate(
-            ids,
-            int(header["n_new"]),
-            float(header.get("temperature", 0.0)),
-            int(header.get("seed", 0)),
-        )
-        return {"new": [int(i) for i in new]}, {}
+        sampling = Sampling.from_dict(header.get("sampling", {}))
+        new, probs = model.generate(ids, int(header["n_new"]), sampling)
+        return {"new": [int(i) for i in new], "probs": [float(p) for p in probs]}, {}
     raise ValueError(f"unknown request {op!r}")

@@ -16,6 +16,7 @@ import numpy as np
 from tokenizers import Tokenizer
 
 from inference.runtime import ModelRunError, check_length
+from inference.sampling import GREEDY, Sampling
 from models import contract
 from models.card import ModelCard
 from models.config import ModelConfig
@@ -103,18 +104,29 @@ class IsolatedModel:
         axes = {"logits": "TV", "state": "LHTDD", "normalizer": "LHTD"}
         return self._call({"op": "recurrent", "ids": list(ids)}, self._shapes(axes, len(ids)))[1]
 
-    def generate(self, ids: list[int], n_new: int, temperature: float = 0.0, seed: int = 0):
-        """``n_new`` more token ids (greedy when temperature == 0), computed in the worker."""
+    def generate(
+        self, ids: list[int], n_new: int, sampling: Sampling = GREEDY
+    ) -> tuple[list[int], list[float]]:
+        """As ``inference.runtime.OnnxModel.generate``, computed in the worker: up to
+        ``n_new`` new ids (never past the context) and the model's probability of each.
+
+        Raises:
+            ValueError: if ``ids`` is empty.
+            ModelRunError: if the worker fails or returns anything but that.
+        """
         if not ids:
             raise ValueError("generation needs at least one token to continue")
-        request = {"op": "generate", "ids": list(ids), "n_new": int(n_new), "seed": int(seed)}
-        reply, _ = self._call({**request, "temperature": float(temperature)})
-        new = reply.get("new")
-        V = self.config.vocab_size
+        request = {"op": "generate", "ids": list(ids), "n_new": int(n_new)}
+        reply, _ = self._call({**request, "sampling": sampling.to_dict()})
+        new, probs = reply.get("new"), reply.get("probs")
+        V, room = self.config.vocab_size, self.config.context_length - len(ids)
         if (
             not isinstance(new, list)
-            or len(new) > n_new
+            or not isinstance(probs, list)
+            or len(new) != len(probs)
+            or len(new) > min(n_new, max(0, room))
             or any(type(i) is not int or not 0 <= i < V for i in new)
+            or any(type(p) is not float or not 0.0 <= p <= 1.0 for p in probs)
         ):
             raise ModelRunError(f"{self.name}: the worker returned no valid token ids")
-        return new
+        return new, probs

@@ -149,11 +149,14 @@ def test_generate_uses_step_graph_and_matches_greedy(tiny_exports):
     _, folder = tiny_exports["linear"]
     onnx_model = open_model(folder, "linear")
     ids = [3, 4, 5]
-    new = onnx_model.generate(ids, 4)
-    seq = list(ids)
+    new, probs = onnx_model.generate(ids, 4)
+    seq, expected = list(ids), []
     for _ in range(4):  # greedy by recomputing the whole prefix in the fast graph
-        seq.append(int(np.argmax(onnx_model.logits(seq)[-1])))
+        logits = onnx_model.logits(seq)[-1]  # (V,)
+        seq.append(int(np.argmax(logits)))
+        expected.append(float(np.exp(logits.max() - np.logaddexp.reduce(logits))))
     assert new == seq[3:]
+    np.testing.assert_allclose(probs, expected, rtol=1e-4)  # the model's p of each pick
 
 
 def test_export_cli_defaults_to_the_shipped_models():

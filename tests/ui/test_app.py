@@ -154,6 +154,42 @@ def test_generate_extends_the_sentence():
     assert any(s.value.startswith("the cat") and len(s.value) > 12 for s in at.success)
 
 
+def generated(at: AppTest) -> tuple[str, list]:
+    """The generated text and the table of (token, p) rows under it."""
+    (success,) = at.success
+    table = at.dataframe[-1].value
+    return success.value, list(zip(table["token"], table["p"], strict=True))
+
+
+def test_sampling_is_seeded_and_each_token_has_its_probability():
+    at = new_app(model="softmax", view="predict", text="the cat")
+    at.button(key="generate").click().run()
+    greedy_text, greedy_rows = generated(at)
+    assert "greedy" in greedy_text and len(greedy_rows) == 10
+    assert all(0.0 < p <= 1.0 for _, p in greedy_rows)
+    at.radio(key="gen_mode").set_value("sample").run()
+    at.number_input(key="gen_top_k").set_value(1).run()  # top-1 sampling is greedy
+    at.button(key="generate").click().run()
+    assert generated(at)[1] == greedy_rows
+    at.number_input(key="gen_top_k").set_value(0).run()
+    at.slider(key="gen_temperature").set_value(2.0).run()
+    at.number_input(key="gen_seed").set_value(5).run()
+    at.button(key="generate").click().run()
+    first = generated(at)
+    assert "temperature 2, seed 5" in first[0] and first[1] != greedy_rows
+    at.button(key="generate").click().run()
+    assert generated(at) == first  # the same seed, the same tokens
+    no_errors(at)
+
+
+def test_generation_stops_at_the_context_with_a_notice():
+    at = new_app(model="linear", view="predict", text=" ".join(["the cat sat ."] * 15))  # 60
+    at.button(key="generate").click().run()
+    no_errors(at)
+    assert any("Stopped at the model's context of 64 tokens: 4 of 10" in i.value for i in at.info)
+    assert len(generated(at)[1]) == 4
+
+
 def test_recurrent_metric_is_small():
     at = new_app(model="linear", view="mask")
     value = float(next(m.value for m in at.metric if "recurrent" in m.label))

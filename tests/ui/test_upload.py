@@ -101,6 +101,24 @@ def test_nanogpt_checkpoint_uploads_with_learned_positions():
     assert any("learned" in c.value for c in at.caption)
 
 
+def test_an_uploaded_graph_generates_in_its_worker_with_the_chosen_sampling(digits_onnx):
+    at = upload(list(digits_onnx.items()))
+    assert not at.exception and at.radio(key="model").value == "upload"
+    at.text_area(key="text").set_value("12+3=").run()
+    at.segmented_control(key="view").set_value("predict").run()
+    at.radio(key="gen_mode").set_value("sample").run()
+    at.number_input(key="gen_seed").set_value(9).run()
+    rows = []
+    for _ in range(2):
+        at.button(key="generate").click().run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        (success,) = at.success
+        table = at.dataframe[-1].value
+        rows.append(list(zip(table["token"], table["p"], strict=True)))
+        assert success.value.startswith(r"12\+3\=") and "seed 9" in success.value  # escaped
+    assert rows[0] == rows[1] and all(0.0 < p <= 1.0 for _, p in rows[0])
+
+
 def test_uploaded_model_stays_in_its_session(our_checkpoint):
     upload([("mine.safetensors", our_checkpoint)])
     other = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()

@@ -1,0 +1,84 @@
+"""The Predictions view's generation panel: greedy or sampled continuation of the
+sentence, each new token with the model's probability of it."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from inference.analysis import visible
+from inference.sampling import MAX_SEED, Sampling
+from models.tokenizer import decode
+from ui.selection import Selection
+from ui.text import plain
+
+GREEDY, SAMPLE = "greedy", "sample"
+
+
+def _extend_text(new_text: str) -> None:
+    st.session_state["text"] = new_text
+
+
+def sampling_controls(vocab_size: int) -> Sampling:
+    """Greedy, or temperature / top-k / seed: the rule the Generate button uses."""
+    c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
+    mode = c1.radio("Decoding", [GREEDY, SAMPLE], horizontal=True, key="gen_mode")
+    off = mode == GREEDY
+    temperature = c2.slider("Temperature", 0.1, 2.0, 1.0, 0.1, key="gen_temperature", disabled=off)
+    top_k = c3.number_input(
+        "Top-k (0: all)",
+        0,
+        vocab_size,
+        0,
+        key="gen_top_k",
+        disabled=off,
+        help="Draw only from the k most likely next tokens.",
+    )
+    seed = c4.number_input("Seed", 0, MAX_SEED, 0, key="gen_seed", disabled=off)
+    if off:
+        return Sampling()
+    return Sampling(temperature=float(temperature), top_k=int(top_k), seed=int(seed))
+
+
+def generation_panel(sel: Selection) -> None:
+    """Tokens to generate, the decoding rule, the Generate button and what it made
+    (kept for the sentence it continues)."""
+    model, result = sel.model, sel.result
+    n = st.slider("Tokens to generate", 1, 30, 10, key="gen_n")
+    sampling = sampling_controls(model.config.vocab_size)
+    if st.button("Generate", key="generate", type="primary"):
+        new, probs = model.generate(result.ids, n, sampling)
+        how = (
+            "recurrent step graph, O(1) per token"
+            if model.has_step
+            else "fast graph over the whole sequence"
+        )
+        rows = [
+            {
+                "position": result.T + i,
+                "token": visible(model.tokenizer.id_to_token(t) or ""),
+                "p": p,
+            }
+            for i, (t, p) in enumerate(zip(new, probs, strict=True))
+        ]
+        text = decode(model.tokenizer, result.ids + new)
+        st.session_state["generated"] = (result.text, text, how, sampling.describe(), rows, n)
+    generated = st.session_state.get("generated")
+    if not generated or generated[0] != result.text:  # only for the sentence it continues
+        return
+    _, text, how, rule, rows, asked = generated
+    ctx = model.config.context_length
+    if len(rows) < asked:
+        st.info(
+            f"Stopped at the model's context of {ctx} tokens: {len(rows)} of {asked} "
+            "tokens generated."
+        )
+    if rows:
+        st.success(f"{plain(text)}  \n_({rule}, {how})_")
+        st.caption("Each new token with the model's probability of it when it was picked.")
+        st.dataframe(
+            pd.DataFrame(rows),
+            hide_index=True,
+            column_config={"p": st.column_config.NumberColumn("p", format="percent")},
+        )
+        st.button("Use as the sentence", on_click=_extend_text, args=(text,), key="use_gen")
