@@ -49,7 +49,9 @@ def mask_view(sel: Selection) -> None:
     lin_name, lin = _linear(sel)  # the recurrent view needs a linear model
     if lin_name != name:
         why = (
-            "uses softmax attention, which has no fixed-size state"
+            "uses softmax attention, which has no recurrence with a fixed-size state "
+            "(each row is normalized by a sum of exp(qᵀk) over every earlier key, which "
+            "the query changes, so there is no running sum to carry)"
             if kind == "softmax"
             else "came without a recurrent step graph"
         )

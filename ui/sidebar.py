@@ -30,6 +30,7 @@ DEFAULT_TEXT = EXAMPLES["Repeated names (indirect object)"]
 # the URL), so the labels are the keys and the long names are captions.
 MODEL_LABELS = {"softmax": "Softmax attention", "linear": "Linear attention", "upload": "Uploaded"}
 _FIXED_TEXT = "_link_fixed_text"
+_OPEN_UPLOADER = "_open_uploader"  # a link asked for an upload this session lacks
 BOUND = {"bind": "query-params", "persist_state": "session"}
 
 
@@ -50,9 +51,18 @@ def _model(params: dict) -> str:
         key="model",
         **BOUND,
     )
-    link.check(
-        "model", params.pop("model", None), name, f"not one of {', '.join(loaders.SHIPPED_KINDS)}."
-    )
+    raw = params.pop("model", None)
+    if raw == "upload" and "upload" not in names:  # an upload lives in one browser session
+        st.session_state[_OPEN_UPLOADER] = True
+        link.check(
+            "model",
+            raw,
+            name,
+            "an uploaded model lives only in the browser session that uploaded it. Upload "
+            "its files under “Inspect your own model” to see it here.",
+        )
+    else:
+        link.check("model", raw, name, f"not one of {', '.join(loaders.SHIPPED_KINDS)}.")
     return name
 
 
@@ -154,7 +164,9 @@ def upload_panel() -> None:
     The model lives in this browser session only; a refused file leaves the
     previous model in place and says why.
     """
-    with st.expander("Inspect your own model"):
+    with st.expander(
+        "Inspect your own model", expanded=st.session_state.get(_OPEN_UPLOADER, False)
+    ):
         files = st.file_uploader(
             "Checkpoint files",
             type=["safetensors", "pt", "pkl", "onnx"],

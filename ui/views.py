@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from inference.analysis import Analysis, visible
 from ui import downloads, loaders, specs
 from ui.figures import plot, vega_lite
 from ui.recurrence import mask_options, mask_view, predict_options, predict_view
@@ -95,20 +96,38 @@ def row_sum_note(weights: np.ndarray, attention: str, eps: float) -> str:
 
 
 def compare_view(sel: Selection) -> None:
-    """View 2: the shipped softmax and linear models on the same sentence, same head."""
-    st.caption("The same sentence through both shipped models, same layer and head.")
-    cols = st.columns(2)
-    for col, kind in zip(cols, loaders.SHIPPED_KINDS, strict=True):
-        other = loaders.get_analysis(kind, sel.text)
-        cfg = loaders.get_model(kind).config
+    """View 2: a softmax and a linear model on the same sentence, same layer and head:
+    the two shipped models, or an upload beside the shipped model of the other kind."""
+    pair = _compared(sel)
+    if sel.name in loaders.SHIPPED_KINDS:
+        st.caption("The same sentence through both shipped models, same layer and head.")
+    else:
+        other = pair[1][0]
+        st.caption(
+            f"Your model ({sel.model.config.attention} attention) beside the shipped {other} "
+            "model on the same sentence, same layer and head (or the nearest one the model "
+            "has). Each model splits the sentence with its own tokenizer."
+        )
+    for col, (name, result) in zip(st.columns(2), pair, strict=True):
+        cfg = loaders.get_model(name).config
         lay, hd = min(sel.layer, cfg.n_layer - 1), min(sel.head, cfg.n_head - 1)
-        probs = other.probs[-1]
-        vocab = loaders.get_vocab(kind)
+        probs = result.probs[-1]
         best = int(np.argmax(probs))
+        title = "Your model" if name == "upload" else f"Shipped {name} model"
         with col:
-            st.markdown(f"**{kind.capitalize()} attention**, layer {lay}, head {hd}")
-            plot(specs.get(specs.compare, kind, other, lay, hd), key=f"cmp_{kind}")
-            st.markdown(f"Next token: **{plain(vocab[best])}** ({probs[best]:.1%})")
+            st.markdown(f"**{title}** ({cfg.attention} attention), layer {lay}, head {hd}")
+            plot(specs.get(specs.compare, name, result, lay, hd), key=f"cmp_{name}")
+            token = plain(visible(loaders.get_vocab(name)[best]))
+            st.markdown(f"Next token: **{token}** ({probs[best]:.1%})")
+
+
+def _compared(sel: Selection) -> list[tuple[str, Analysis]]:
+    """(model key, analysis of the sentence) of the two models side by side."""
+    if sel.name in loaders.SHIPPED_KINDS:
+        return [(kind, loaders.get_analysis(kind, sel.text)) for kind in loaders.SHIPPED_KINDS]
+    kind = sel.model.config.attention
+    other = next(k for k in loaders.SHIPPED_KINDS if k != kind)
+    return [(sel.name, sel.result), (other, loaders.get_analysis(other, sel.text))]
 
 
 QKV = {"q": "query Q", "k": "key K", "v": "value V", "head_out": "output (attn · V)"}

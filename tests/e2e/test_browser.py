@@ -106,6 +106,12 @@ def test_upload_a_checkpoint_and_see_its_heads(page, server_url, tmp_path):
     assert "L1 H2" in text  # the uploaded model's 2 x 3 head grid
     assert "L0 H3" not in text and "2·sat" in text
     page.screenshot(path=str(SCREENSHOTS / "uploaded_model.png"), full_page=True)
+    page.locator(".st-key-view").get_by_text("compare", exact=True).click()
+    wait_idle(page)
+    page.locator(".st-key-cmp_linear .js-plotly-plot").wait_for()  # beside the other kind
+    assert page.locator(".st-key-cmp_upload .js-plotly-plot").count() == 1
+    assert "Your model (softmax attention)" in page.inner_text("body")
+    page.screenshot(path=str(SCREENSHOTS / "uploaded_compare.png"), full_page=True)
 
 
 def test_upload_a_nanogpt_checkpoint_and_see_its_heads(page, server_url, tmp_path):

@@ -116,6 +116,16 @@ def test_invalid_query_parameters_fall_back():
     assert at.segmented_control(key="view").value == "attention"
 
 
+def test_a_link_to_an_upload_says_where_it_lives_and_opens_the_uploader():
+    at = new_app(model="upload", view="attention")
+    no_errors(at)
+    assert at.radio(key="model").value == "softmax"
+    (warning,) = [w.value for w in at.warning if "model" in w.value and "upload" in w.value]
+    assert "lives only in the browser session that uploaded it" in warning
+    (uploader,) = [e for e in at.expander if e.label == "Inspect your own model"]
+    assert uploader.proto.expanded
+
+
 @pytest.mark.parametrize(
     "text, notice",
     [

@@ -88,6 +88,11 @@ def test_our_checkpoint_uploads_and_shows_heads(our_checkpoint):
     for view in ("mask", "positional", "stats", "shapes"):
         at.segmented_control(key="view").set_value(view).run()
         assert not at.exception, view
+    at.segmented_control(key="view").set_value("compare").run()  # beside the other kind
+    assert not at.exception and not at.error
+    keys = [c.key for c in at.get("plotly_chart")]
+    assert keys == ["cmp_upload", "cmp_softmax"]  # a linear upload beside shipped softmax
+    assert any("Your model" in m.value for m in at.markdown)
 
 
 def test_nanogpt_checkpoint_uploads_with_learned_positions():
