@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,7 +19,7 @@ import pandas as pd
 
 from inference import head_stats
 from inference.runtime import OnnxModel
-from models.tokenizer import UNK, closest_words, encode
+from models.tokenizer import UNK, closest_words, encode, token_text
 
 MAX_CHARS = 2_000
 
@@ -59,15 +60,28 @@ class Analysis:
 
     @property
     def display_tokens(self) -> list[str]:
-        """Tokens as drawn: pieces of unknown words end in ``*``; whitespace tokens
-        (character-level models) are made visible as ``␣`` and ``⏎``."""
+        """Tokens as drawn: pieces of unknown words end in ``*``; whitespace and control
+        characters are made visible (:func:`visible`: ``␣``, ``⏎``, ``⇥``, ``\\xNN``)."""
         shown = [visible(t) for t in self.tokens]
         return [t + ("*" if u else "") for t, u in zip(shown, self.unknown, strict=True)]
 
 
+_SHOWN = {" ": "␣", "\n": "⏎", "\t": "⇥"}
+
+
 def visible(token: str) -> str:
-    """``token`` as drawn: a space as ``␣``, a newline as ``⏎``, the empty string as ``∅``."""
-    return token.replace(" ", "␣").replace("\n", "⏎") or "∅"
+    """``token`` as drawn wherever a token is shown: a space as ``␣``, a newline as
+    ``⏎``, a tab as ``⇥``, any other control character as ``\\xNN`` (``\\uNNNN``
+    above 0xff), the empty string as ``∅``; everything else as it is."""
+    out = []
+    for ch in token:
+        if ch in _SHOWN:
+            out.append(_SHOWN[ch])
+        elif unicodedata.category(ch) == "Cc":
+            out.append(ch.encode("unicode_escape").decode("ascii"))
+        else:
+            out.append(ch)
+    return "".join(out) or "∅"
 
 
 class EmptyInput(ValueError):
@@ -75,19 +89,35 @@ class EmptyInput(ValueError):
 
 
 def clean_text(text: str) -> tuple[str, list[str]]:
-    """Drop control characters and cut to ``MAX_CHARS``; returns (text, notices)."""
+    """Cut to ``MAX_CHARS`` and drop invisible control characters; newlines and tabs
+    stay (a character model reads them as tokens). Returns (text, notices): every change
+    is stated."""
     notices = []
     if len(text) > MAX_CHARS:
         notices.append(f"Input cut to its first {MAX_CHARS:,} of {len(text):,} characters.")
         text = text[:MAX_CHARS]
     kept = "".join(
-        " " if ch in "\t\n\r" else ch
-        for ch in text
-        if ch in "\t\n\r" or not unicodedata.category(ch).startswith("C")
+        ch for ch in text if ch in "\t\n" or not unicodedata.category(ch).startswith("C")
     )
     if len(kept) != len(text):
         notices.append(f"Removed {len(text) - len(kept)} invisible control character(s).")
     return kept, notices
+
+
+def left_out_notice(left_out: list[str]) -> str | None:
+    """The notice for characters a character vocabulary lacks, or None when there are none:
+    each distinct character as drawn (:func:`visible`), with its count."""
+    if not left_out:
+        return None
+    counts = Counter(left_out)
+    shown = ", ".join(
+        f"“{visible(ch)}”" + (f" ×{n}" if n > 1 else "") for ch, n in list(counts.items())[:20]
+    )
+    more = f" and {len(counts) - 20} more" if len(counts) > 20 else ""
+    return (
+        f"Left out {len(left_out)} character(s) the model's vocabulary does not have: "
+        f"{shown}{more}."
+    )
 
 
 def softmax(logits: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -126,6 +156,8 @@ def analyze(model: OnnxModel, text: str, recurrent: bool = True) -> Analysis:
     """
     text, notices = clean_text(text)
     enc = encode(model.tokenizer, text)
+    if (notice := left_out_notice(enc.left_out)) is not None:
+        notices.append(notice)
     if not enc.ids:
         raise EmptyInput("Type a sentence to see its attention.")
     ctx = model.config.context_length
@@ -194,11 +226,12 @@ def top_next_columns(probs: np.ndarray, vocab: list[str], k: int) -> dict[str, l
 
 
 def id_to_token(model: OnnxModel) -> list[str]:
-    """Token string of every id (index = id)."""
+    """The text of every id (index = id; byte-level BPE tokens decoded, ``token_text``);
+    an id no token maps to (a padded vocabulary's extra rows) as ``[id N]``."""
     vocab = model.tokenizer.get_vocab()
-    out = [""] * max(model.config.vocab_size, len(vocab))
+    out = [f"[id {i}]" for i in range(max(model.config.vocab_size, len(vocab)))]
     for token, i in vocab.items():
-        out[i] = token
+        out[i] = token_text(model.tokenizer, token)
     return out
 
 

@@ -27,6 +27,8 @@ class ModelCard:
         probes: the held-out evaluation (``agreement_accuracy``, ``ioi_accuracy``,
             ``val_perplexity``, ``best_induction_head``, ``min_row_sum``, per-head
             scores, ...), or None when not measured (uploads).
+        notes: sentences about how the model was read, shown with the card (a padded
+            vocabulary, the training step a checkpoint was saved at, ...).
     """
 
     checkpoint: str = ""
@@ -35,10 +37,15 @@ class ModelCard:
     parameters: int
     training: dict = field(default_factory=dict)
     probes: dict | None = None
+    notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        """The card as the JSON object ``model_card.json`` stores per model."""
-        return asdict(self)
+        """The card as the JSON object ``model_card.json`` stores per model (``notes``
+        only when there are any)."""
+        data = asdict(self)
+        if not data["notes"]:
+            del data["notes"]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> ModelCard:

@@ -1,11 +1,18 @@
-"""Word-level tokenizer with character fallback, built on the ``tokenizers`` library.
+"""Tokenizers, built on the ``tokenizers`` library: three kinds, each built by our code.
 
-Known words are single tokens. An unknown word is split into WordPiece
-character pieces (``c ##a ##t``) and reported as unknown; a character that is
-not in the alphabet at all (emoji, a rare script) becomes ``[UNK]``. Text is
-NFKD-normalized, accents are stripped and everything is lowercased, so
-"Café" and "cafe" are the same word. The tokenizer is one JSON file
-(``exported/tokenizer.json``) and is also stored in checkpoint metadata.
+* ``wordpiece``: this project's word-level tokenizer with character fallback. Known
+  words are single tokens. An unknown word is split into WordPiece character pieces
+  (``c ##a ##t``) and reported as unknown; a character that is not in the alphabet at
+  all (emoji, a rare script) becomes ``[UNK]``. Text is NFKD-normalized, accents are
+  stripped and everything is lowercased, so "Café" and "cafe" are the same word.
+* ``char``: a character vocabulary (nanoGPT's ``meta.pkl``): every character is a
+  token, and there is no ``[UNK]``: :func:`encode` leaves out the characters the
+  vocabulary lacks and lists them.
+* ``bpe``: GPT-2's byte-level BPE (Radford et al. 2019; its published
+  ``tokenizer.json``): every byte of any text has a token, so nothing is unknown.
+
+A tokenizer is one JSON string (``exported/tokenizer.json``, checkpoint and graph
+metadata).
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ import difflib
 import string
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
 
@@ -76,17 +83,83 @@ def wordpiece_tokenizer(vocab: dict[str, int], max_input_chars_per_word: int = 6
 
 def char_tokenizer(stoi: dict[str, int]) -> Tokenizer:
     """A character tokenizer (nanoGPT's ``meta.pkl`` vocabulary): every character, spaces
-    and newlines too, is a token.
+    and newlines too, is a token, with exactly the ids of ``stoi``.
 
-    ``[UNK]`` gets id ``len(stoi)``: characters outside the vocabulary (emoji, ...)
-    become ``[UNK]``, which :func:`encode` reports as unknown. Decoding fuses the
-    characters back together without spaces.
+    No ``[UNK]`` is added (the model has no row for it): :func:`encode` leaves out the
+    characters outside the vocabulary and lists them in ``Encoded.left_out``. Decoding
+    fuses the characters back together without spaces.
     """
-    vocab = {**stoi, UNK: len(stoi)}
-    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token=UNK))
+    tokenizer = Tokenizer(models.WordLevel(dict(stoi), unk_token=UNK))
     tokenizer.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
     tokenizer.decoder = decoders.Fuse()
     return tokenizer
+
+
+def bpe_tokenizer(
+    vocab: dict[str, int],
+    merges: list[tuple[str, str]],
+    add_prefix_space: bool = False,
+    special: list[str] = (),
+) -> Tokenizer:
+    """GPT-2's byte-level BPE over ``vocab`` (byte-level token -> id) and ``merges`` (pairs
+    in priority order): GPT-2's own pre-tokenizer regex (built into the library, never a
+    user's), no normalizer, byte-level decoding (Radford et al. 2019, section 2.2).
+    ``special`` tokens (``<|endoftext|>``, each in ``vocab``) are matched in a text as
+    literal strings, as GPT-2's tokenizer does.
+
+    Raises:
+        ValueError: if a merge names a token the vocabulary lacks (the library refuses it).
+    """
+    try:
+        model = models.BPE(vocab, [tuple(m) for m in merges], fuse_unk=False)
+    except BaseException as exc:  # noqa: BLE001 - the Rust side may panic (a BaseException)
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        raise ValueError(f"not a valid BPE vocabulary: {str(exc)[:200]}") from None
+    tokenizer = Tokenizer(model)
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(
+        add_prefix_space=add_prefix_space, use_regex=True
+    )
+    tokenizer.decoder = decoders.ByteLevel()
+    tokenizer.add_special_tokens(list(special))
+    return tokenizer
+
+
+def tokenizer_kind(tokenizer: Tokenizer) -> str:
+    """``"wordpiece"``, ``"char"`` or ``"bpe"``: which of this module's builders made it."""
+    model = tokenizer.model
+    if isinstance(model, models.BPE):
+        return "bpe"
+    return "char" if isinstance(model, models.WordLevel) else "wordpiece"
+
+
+def _bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's map of the 256 bytes to printable characters (``encoder.py``'s
+    ``bytes_to_unicode``): printable Latin-1 bytes stand for themselves, the others
+    (space, newline, control bytes) for the characters from U+0100 on (space is ``Ġ``)."""
+    kept = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1)]
+    kept += range(ord("®"), ord("ÿ") + 1)
+    moved = [b for b in range(256) if b not in kept]
+    return {**{b: chr(b) for b in kept}, **{b: chr(256 + n) for n, b in enumerate(moved)}}
+
+
+BYTE_OF = {ch: b for b, ch in _bytes_to_unicode().items()}
+
+
+def byte_level_text(token: str) -> str:
+    """A byte-level BPE token as the text it stands for (``Ġthe`` -> `` the``, ``Ċ`` ->
+    a newline); bytes that are not whole UTF-8 characters as ``\\xNN``. A token with a
+    character outside GPT-2's byte map (an added token such as ``<|endoftext|>`` is
+    inside it) is returned unchanged."""
+    if any(ch not in BYTE_OF for ch in token):
+        return token
+    return bytes(BYTE_OF[ch] for ch in token).decode("utf-8", errors="backslashreplace")
+
+
+def token_text(tokenizer: Tokenizer, token: str) -> str:
+    """The text a vocabulary entry stands for: byte-level BPE tokens decoded to text
+    (:func:`byte_level_text`), every other kind's tokens as they are."""
+    return byte_level_text(token) if tokenizer_kind(tokenizer) == "bpe" else token
 
 
 def load_tokenizer(text: str) -> Tokenizer:
@@ -125,20 +198,36 @@ def check_token_ids(tokenizer: Tokenizer, vocab_size: int, source: str) -> None:
 class Encoded:
     """A tokenized sentence.
 
-    ``ids`` and ``tokens`` have one entry per token; ``unknown[i]`` is True
-    when token i belongs to a word that is not a single vocabulary entry;
-    ``unknown_words`` lists those words (original spelling, in order).
+    ``ids`` and ``tokens`` have one entry per token (``tokens`` as text: a byte-level
+    BPE token decoded, :func:`token_text`); ``unknown[i]`` is True when token i belongs
+    to a word that is not a single vocabulary entry (word-level tokenizers only);
+    ``unknown_words`` lists those words (original spelling, in order); ``left_out``
+    lists the characters a character vocabulary lacks, which were left out of the
+    text (each occurrence, in order).
     """
 
     ids: list[int]
     tokens: list[str]
     unknown: list[bool]
     unknown_words: list[str]
+    left_out: list[str] = field(default_factory=list)
 
 
 def encode(tokenizer: Tokenizer, text: str) -> Encoded:
-    """Tokenize any string. Empty or whitespace-only text gives zero tokens."""
+    """Tokenize any string. Empty or whitespace-only text gives zero tokens from a
+    word-level tokenizer; a character or BPE tokenizer keeps every whitespace character.
+    A character tokenizer leaves out the characters its vocabulary lacks
+    (``Encoded.left_out``)."""
+    kind = tokenizer_kind(tokenizer)
+    left_out: list[str] = []
+    if kind == "char":
+        known = tokenizer.get_vocab()
+        left_out = [ch for ch in text if ch not in known]
+        text = "".join(ch for ch in text if ch in known)
     enc = tokenizer.encode(text, add_special_tokens=False)
+    if kind != "wordpiece":
+        tokens = [token_text(tokenizer, t) for t in enc.tokens]
+        return Encoded(list(enc.ids), tokens, [False] * len(tokens), [], left_out)
     pieces_per_word = Counter(enc.word_ids)
     unknown, unknown_words, seen = [], [], set()
     for token, word, (start, end) in zip(enc.tokens, enc.word_ids, enc.offsets, strict=True):

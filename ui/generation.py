@@ -8,9 +8,9 @@ import streamlit as st
 
 from inference.analysis import visible
 from inference.sampling import MAX_SEED, Sampling
-from models.tokenizer import decode
+from models.tokenizer import decode, token_text
 from ui.selection import Selection
-from ui.text import plain
+from ui.text import plain_lines
 
 GREEDY, SAMPLE = "greedy", "sample"
 
@@ -56,7 +56,7 @@ def generation_panel(sel: Selection) -> None:
         rows = [
             {
                 "position": result.T + i,
-                "token": visible(model.tokenizer.id_to_token(t) or ""),
+                "token": visible(token_text(model.tokenizer, model.tokenizer.id_to_token(t) or "")),
                 "p": p,
             }
             for i, (t, p) in enumerate(zip(new, probs, strict=True))
@@ -74,7 +74,7 @@ def generation_panel(sel: Selection) -> None:
             "tokens generated."
         )
     if rows:
-        st.success(f"{plain(text)}  \n_({rule}, {how})_")
+        st.success(f"{plain_lines(text)}  \n_({rule}, {how})_")
         st.caption("Each new token with the model's probability of it when it was picked.")
         st.dataframe(
             pd.DataFrame(rows),

@@ -20,6 +20,7 @@ from inference.analysis import (
     id_to_token,
     induction_probe,
     positional_encoding,
+    visible,
     with_recurrent,
 )
 from inference.runtime import OnnxModel, load_shipped
@@ -168,14 +169,20 @@ def get_induction(name: str) -> np.ndarray:
     return _per_model(name, _shipped_induction, induction_probe)
 
 
+def shown_vocab(model: OnnxModel) -> list[str]:
+    """Every id's token as drawn (``inference.analysis.visible``: ␣, ⏎, ⇥, ``\\xNN``)."""
+    return [visible(t) for t in id_to_token(model)]
+
+
 @st.cache_resource(max_entries=4, show_spinner=False)
 def _shipped_vocab(kind: str) -> list[str]:
-    return id_to_token(shipped_model(kind))
+    return shown_vocab(shipped_model(kind))
 
 
 def get_vocab(name: str) -> list[str]:
-    """Token string of every id (index = id) of a model, computed once per model.
+    """Token string of every id (index = id) of a model as drawn (whitespace and control
+    characters visible), computed once per model.
 
     Shared with other sessions for a shipped model: never modify it.
     """
-    return _per_model(name, _shipped_vocab, id_to_token)
+    return _per_model(name, _shipped_vocab, shown_vocab)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from inference.analysis import Analysis
+from inference.analysis import Analysis, visible
 from ui import downloads, loaders, specs
 from ui.figures import plot
 from ui.generation import generation_panel
@@ -68,7 +68,7 @@ def mask_view(sel: Selection) -> None:
     )
     rec, i = lin.recurrent, sel.options["step"]
     st.markdown(
-        f"After token {i}: **{plain(lin.tokens[i])}** — the state has the same "
+        f"After token {i}: **{plain(visible(lin.tokens[i]))}** — the state has the same "
         f"size, {cfg.d_head}×{cfg.d_head}, whatever i is."
     )
     c1, c2 = st.columns([3, 2])
@@ -89,7 +89,7 @@ def mask_view(sel: Selection) -> None:
     downloads.arrays(
         "recurrent",
         {"state": rec["state"], "normalizer": rec["normalizer"], "y": rec["y"]},
-        lin.tokens,
+        lin.display_tokens,
         lay,
         hd,
     )
@@ -106,7 +106,7 @@ def predict_options(sel: Selection) -> dict:
         "Position",
         options=list(range(result.T)),
         value=result.T - 1,
-        format_func=lambda i: f"{i}: {plain(result.tokens[i])}",  # options render markdown
+        format_func=lambda i: f"{i}: {plain(visible(result.tokens[i]))}",  # renders markdown
         key="pred_pos",
     )
     return {"position": pos}

@@ -77,7 +77,9 @@ def _sentence(params: dict) -> str:
         "Type a sentence",
         key="text",
         height=100,
-        help="Words the model doesn't know are split into pieces and flagged.",
+        help="Ctrl+Enter runs it. Newlines and spaces are kept: a character model reads "
+        "them as tokens (shown as ⏎ and ␣). Words a word-level model doesn't know are split "
+        "into pieces and flagged.",
         **BOUND,
     )
     fixed = link.clean_text(raw, DEFAULT_TEXT)
@@ -143,6 +145,8 @@ def model_card(model) -> None:
             f"source: {plain(card.source)}"
             + (f", {plain(card.checkpoint)}" if card.checkpoint else "")
         )
+        for note in card.notes:
+            st.caption(plain(note))
         probes = card.probes
         if probes:
             st.markdown(

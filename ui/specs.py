@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import streamlit as st
 
-from inference.analysis import Analysis, head_table, top_next_columns
+from inference.analysis import Analysis, head_table, top_next_columns, visible
 from ui import loaders
 from ui.shared import SharedCache
 from viz import attention as va
@@ -119,7 +119,7 @@ def recurrent_vector(name, result, layer, head, i, which) -> dict:
 def top_k(name, result, pos) -> dict:
     """The 8 most likely next tokens after position ``pos``."""
     vocab = loaders.get_vocab(name)
-    title = f"Next token after “{style.escape(result.tokens[pos])}”"
+    title = f"Next token after “{style.escape(visible(result.tokens[pos]))}”"
     return vt.topk_bars(result.probs[pos], vocab[: result.probs.shape[1]], k=8, title=title)
 
 
@@ -143,7 +143,7 @@ def pe_similarity(name, result) -> dict:
 def top_next(name, result, k) -> pa.Table:
     """The ``k`` most likely next tokens and their probabilities at every position
     (T rows: position, token, #1 next, p #1, ...)."""
-    table = {"position": list(range(result.T)), "token": result.tokens}
+    table = {"position": list(range(result.T)), "token": [visible(t) for t in result.tokens]}
     return pa.table({**table, **top_next_columns(result.probs, loaders.get_vocab(name), k)})
 
 

@@ -24,3 +24,9 @@ def plain(text: object) -> str:
     a markdown body only (never inside backticks, where escapes show).
     """
     return str(text).translate(_ESCAPES)
+
+
+def plain_lines(text: object) -> str:
+    """:func:`plain`, with each newline kept as a markdown line break (a character model's
+    text keeps its lines)."""
+    return plain(text).replace("\n", "  \n")

@@ -44,7 +44,7 @@ def attention_options(sel: Selection) -> dict:
     query = c2.selectbox(
         "Query token",
         range(result.T),
-        format_func=lambda i: f"{i}: {result.tokens[i]}",
+        format_func=lambda i: f"{i}: {visible(result.tokens[i])}",
         key="query_token",
     )
     return {"mode": mode, "query": query}
@@ -77,7 +77,7 @@ def attention_view(sel: Selection) -> None:
             )
             + " Tokens marked * are pieces of unknown words."
         )
-        downloads.arrays("attention", {"attn": attn}, result.tokens, layer, head)
+        downloads.arrays("attention", {"attn": attn}, result.display_tokens, layer, head)
     st.subheader("All layers and heads")
     plot(specs.get(specs.head_grid, name, result), key="attn_grid")
 
@@ -117,7 +117,7 @@ def compare_view(sel: Selection) -> None:
         with col:
             st.markdown(f"**{title}** ({cfg.attention} attention), layer {lay}, head {hd}")
             plot(specs.get(specs.compare, name, result, lay, hd), key=f"cmp_{name}")
-            token = plain(visible(loaders.get_vocab(name)[best]))
+            token = plain(loaders.get_vocab(name)[best])
             st.markdown(f"Next token: **{token}** ({probs[best]:.1%})")
 
 
@@ -153,7 +153,7 @@ def shapes_view(sel: Selection) -> None:
     which = sel.options["tensor"]
     plot(specs.get(specs.qkv, name, result, sel.layer, sel.head, which), key="qkv")
     tensors = {n: result.outputs[n] for n in QKV}
-    downloads.arrays("qkv", tensors, result.tokens, sel.layer, sel.head)
+    downloads.arrays("qkv", tensors, result.display_tokens, sel.layer, sel.head)
 
 
 def positional_options(sel: Selection) -> dict:

@@ -33,7 +33,7 @@ from upload.limits import (
     WORKER_MEMORY_BYTES,
 )
 from upload.sizes import check_config_size, check_size
-from upload.tokenizer_spec import build, check_spec
+from upload.tokenizer_spec import build, check_spec, vocab_note
 
 EXTENSIONS = (".safetensors", ".pt", ".pth", ".ckpt", ".pkl", ".onnx")
 GRAPH_ROLES = ("inspect", "fast", "step")
@@ -41,11 +41,19 @@ EXPORT_MEMORY_BYTES = 2 * WORKER_MEMORY_BYTES  # torch's export of a model at th
 EXPORT_FILE_BYTES = 4 * MAX_PARAMS + 2**26  # one graph holds the weights once
 
 
-def card(cfg: ModelConfig, parameters: int, source: str, checkpoint: str) -> ModelCard:
+def card(
+    cfg: ModelConfig, parameters: int, source: str, checkpoint: str, spec: dict | None = None
+) -> ModelCard:
     """The model card of an upload (the shipped models' schema, without training record
-    or probes): its config, parameters, source format and file name."""
+    or probes): its config, parameters, source format and file name, and a note when its
+    token rows are padded beyond its tokenizer (``spec``)."""
+    note = vocab_note(spec, cfg.vocab_size) if spec is not None else None
     return ModelCard(
-        checkpoint=checkpoint, source=source, config=cfg.to_dict(), parameters=parameters
+        checkpoint=checkpoint,
+        source=source,
+        config=cfg.to_dict(),
+        parameters=parameters,
+        notes=[note] if note else [],
     )
 
 
@@ -157,7 +165,7 @@ def _export_and_open(name: str, cfg, spec, weights, report) -> OnnxModel:
     graphs = export(name, cfg, spec, weights)
     report(0.9, "opening the graphs…")
     source = "safetensors checkpoint" if name.endswith(".safetensors") else "nanoGPT checkpoint"
-    info = card(cfg, cfg.num_parameters(), source, name)
+    info = card(cfg, cfg.num_parameters(), source, name, spec)
     result = load_graphs(graphs["inspect"], graphs.get("fast"), graphs.get("step"), name, info)
     result.name = f"upload: {name}"
     result.weights = weights  # float32 by our parameter names, as the shipped models'
@@ -179,7 +187,7 @@ def _open_isolated(files: dict[str, bytes], what: str, report) -> IsolatedModel:
             or type(parameters) is not int
         ):
             raise UploadError(f"{what}: the worker's answer is incomplete")
-        info = card(cfg, parameters, "ONNX", what)
+        info = card(cfg, parameters, "ONNX", what, spec)
         return IsolatedModel(worker, dict(files), reply, cfg, tokenizer, info)
     except BaseException:
         worker.stop()

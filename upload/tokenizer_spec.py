@@ -10,7 +10,17 @@ our own builders need, as a *spec*:
   only when the file's normalizer, pre-tokenizer, post-processor, decoder, padding and
   truncation are exactly ours;
 * ``{"kind": "char", "stoi": {character: id}}``: a character vocabulary (nanoGPT's
-  ``meta.pkl``; ``models.tokenizer.char_tokenizer``).
+  ``meta.pkl``; ``models.tokenizer.char_tokenizer``);
+* ``{"kind": "bpe", "vocab": {token: id}, "merges": [[a, b], ...], "add_prefix_space":
+  bool, "special": [token, ...]}``: GPT-2's byte-level BPE (its published
+  ``tokenizer.json``; ``models.tokenizer.bpe_tokenizer``), accepted only with GPT-2's
+  byte-level pipeline; the pre-tokenizer regex is the library's built-in GPT-2 one, never
+  the file's. ``special`` are its special tokens (``<|endoftext|>``), each a vocabulary
+  entry, matched in a text as literal strings.
+
+A model's token rows must match its tokenizer (:func:`check_rows`): as many rows as
+tokens, or a padded vocabulary (nanoGPT rounds 50,257 up to 50,304, a multiple of 64)
+whose extra rows no text maps to.
 
 The server checks the spec against explicit limits (:func:`check_spec`) and builds the
 tokenizer with our code (:func:`build`): every regex that runs in the server is ours.
@@ -22,11 +32,14 @@ import json
 
 from tokenizers import Tokenizer
 
-from models.tokenizer import UNK, char_tokenizer, wordpiece_tokenizer
+from models.tokenizer import UNK, bpe_tokenizer, char_tokenizer, wordpiece_tokenizer
 from upload.errors import UploadError
 from upload.limits import MAX_JSON_BYTES, MAX_TOKEN_CHARS, MAX_VOCAB
 
 MAX_WORD_CHARS = 1000  # WordPiece's longest word before it gives [UNK]
+PAD_MULTIPLE = 64  # nanoGPT pads its vocabulary to a multiple of 64 (50257 -> 50304)
+KINDS = ("wordpiece", "char", "bpe")
+MAX_SPECIAL = 1024  # special tokens of a BPE tokenizer (GPT-2 has one)
 _PIPELINE_PARTS = (
     "normalizer",
     "pre_tokenizer",
@@ -64,14 +77,11 @@ def spec_from_json(text: str, source: str) -> dict:
     model = data.get("model") if isinstance(data, dict) else None
     if not isinstance(model, dict):
         raise UploadError(f"{source}: the tokenizer JSON has no 'model'")
+    if model.get("type") == "BPE":
+        return _bpe_spec(data, model, source)
     kind = {"WordPiece": "wordpiece", "WordLevel": "char"}.get(model.get("type"))
     if kind is None or {p: data.get(p) for p in _PIPELINE_PARTS} != _reference(kind):
-        raise UploadError(
-            f"{source}: refused: its tokenizer is not one this app builds (a word-level "
-            "tokenizer from training.train, or a character vocabulary); its own normalizer, "
-            "pre-tokenizer, regex, padding or truncation would run on the server. Retrain "
-            "with training.train"
-        )
+        raise UploadError(_FOREIGN.format(source=source))
     vocab = model.get("vocab")
     if kind == "char":
         stoi = {t: i for t, i in vocab.items() if t != UNK} if isinstance(vocab, dict) else None
@@ -80,6 +90,66 @@ def spec_from_json(text: str, source: str) -> dict:
         "kind": "wordpiece",
         "vocab": vocab,
         "max_input_chars_per_word": model.get("max_input_chars_per_word", 64),
+    }
+
+
+_FOREIGN = (
+    "{source}: refused: its tokenizer is not one this app builds (a word-level tokenizer "
+    "from training.train, a character vocabulary, or GPT-2's byte-level BPE); its own "
+    "normalizer, pre-tokenizer, regex, padding or truncation would run on the server. "
+    "Retrain with training.train"
+)
+
+
+def _byte_level(part: object) -> bool:
+    """A pre-tokenizer or decoder entry that is GPT-2's ``ByteLevel`` with its own regex."""
+    return (
+        isinstance(part, dict)
+        and part.get("type") == "ByteLevel"
+        and part.get("use_regex", True) in (True, None)
+    )
+
+
+def _bpe_spec(data: dict, model: dict, source: str) -> dict:
+    """The spec of a byte-level BPE tokenizer JSON (GPT-2's published ``tokenizer.json``
+    and its fine-tunes'): vocabulary, merges as pairs, ``add_prefix_space``. Padding and
+    truncation are not kept (the app cuts at the model's context itself).
+
+    Raises:
+        UploadError: another pipeline (a normalizer, a non-byte-level pre-tokenizer or
+            decoder, dropout, subword prefixes or suffixes, byte fallback) or merges that
+            are not pairs.
+    """
+    pre, decoder = data.get("pre_tokenizer"), data.get("decoder")
+    plain_bpe = (
+        data.get("normalizer") is None
+        and _byte_level(pre)
+        and _byte_level(decoder)
+        and model.get("dropout") in (None, 0, 0.0)
+        and model.get("continuing_subword_prefix") in (None, "")
+        and model.get("end_of_word_suffix") in (None, "")
+        and not model.get("byte_fallback", False)
+    )
+    if not plain_bpe:
+        raise UploadError(_FOREIGN.format(source=source))
+    merges = model.get("merges")
+    if not isinstance(merges, list):
+        raise UploadError(f"{source}: the BPE tokenizer has no list of merges")
+    pairs = []
+    for merge in merges:
+        pair = merge.split(" ") if isinstance(merge, str) else merge
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise UploadError(f"{source}: a BPE merge is not a pair of tokens: {str(merge)[:40]!r}")
+        pairs.append(pair)
+    added = data.get("added_tokens") or []
+    if not isinstance(added, list) or not all(isinstance(a, dict) for a in added):
+        raise UploadError(f"{source}: the tokenizer's added_tokens must be a list of objects")
+    return {
+        "kind": "bpe",
+        "vocab": model.get("vocab"),
+        "merges": pairs,
+        "add_prefix_space": bool(pre.get("add_prefix_space", False)),
+        "special": [a.get("content") for a in added if a.get("special")],
     }
 
 
@@ -115,11 +185,12 @@ def check_spec(spec: object, vocab_size: int, source: str) -> dict:
     Raises:
         UploadError: naming ``source`` and the field: an unknown kind, a vocabulary
             that is not a map of short strings to distinct ids, more than MAX_VOCAB
-            entries, or an id >= ``vocab_size`` (with both numbers).
+            entries or merges, merges that are not pairs of vocabulary tokens, or token
+            rows that do not match the tokenizer (:func:`check_rows`, both numbers).
     """
-    if not isinstance(spec, dict) or spec.get("kind") not in ("wordpiece", "char"):
+    if not isinstance(spec, dict) or spec.get("kind") not in KINDS:
         raise UploadError(f"{source}: the tokenizer is not one this app builds")
-    vocab = spec.get("vocab") if spec["kind"] == "wordpiece" else spec.get("stoi")
+    vocab = spec.get("stoi") if spec["kind"] == "char" else spec.get("vocab")
     if not isinstance(vocab, dict) or not vocab or len(vocab) > MAX_VOCAB:
         raise UploadError(
             f"{source}: the tokenizer's vocabulary must map 1 to {MAX_VOCAB:,} tokens to ids"
@@ -129,29 +200,108 @@ def check_spec(spec: object, vocab_size: int, source: str) -> dict:
             raise UploadError(f"{source}: the vocabulary holds a token that is not a short string")
         if spec["kind"] == "char" and len(token) != 1:
             raise UploadError(f"{source}: a character vocabulary holds {token[:20]!r}")
-        if type(i) is not int or not 0 <= i < vocab_size:
-            raise UploadError(
-                f"{source}: the tokenizer produces token id {i}, but config vocab_size is "
-                f"{vocab_size} (every id must be below it)"
-            )
+        if type(i) is not int or i < 0:
+            raise UploadError(f"{source}: the vocabulary gives {token[:20]!r} the id {i!r}")
     if len(set(vocab.values())) != len(vocab):
         raise UploadError(f"{source}: the tokenizer gives two tokens the same id")
     if spec["kind"] == "char" and sorted(vocab.values()) != list(range(len(vocab))):
         raise UploadError(f"{source}: a character vocabulary must use the ids 0..n-1 once each")
-    if spec["kind"] == "char" and len(vocab) + 1 > vocab_size:
-        raise UploadError(
-            f"{source}: the character vocabulary has {len(vocab)} characters and [UNK], "
-            f"but the model has only {vocab_size} token ids"
-        )
+    check_rows(len(vocab), max(vocab.values()), vocab_size, source)
     if spec["kind"] == "wordpiece":
         width = spec.get("max_input_chars_per_word")
         if type(width) is not int or not 0 < width <= MAX_WORD_CHARS or UNK not in vocab:
             raise UploadError(f"{source}: the tokenizer's settings are out of range")
+    if spec["kind"] == "bpe":
+        _check_merges(spec, vocab, source)
     return spec
 
 
+def _check_merges(spec: dict, vocab: dict, source: str) -> None:
+    merges = spec.get("merges")
+    if not isinstance(merges, list) or len(merges) > MAX_VOCAB:
+        raise UploadError(f"{source}: a BPE tokenizer needs at most {MAX_VOCAB:,} merges")
+    for pair in merges:
+        if (
+            not isinstance(pair, list | tuple)
+            or len(pair) != 2
+            or not all(isinstance(t, str) and t in vocab for t in pair)
+            or pair[0] + pair[1] not in vocab
+        ):
+            raise UploadError(
+                f"{source}: the BPE merge {str(pair)[:60]} joins tokens the vocabulary lacks"
+            )
+    special = spec.get("special")
+    if (
+        type(spec.get("add_prefix_space")) is not bool
+        or not isinstance(special, list)
+        or len(special) > MAX_SPECIAL
+        or not all(isinstance(t, str) and t in vocab for t in special)
+    ):
+        raise UploadError(
+            f"{source}: the tokenizer's settings are out of range (special tokens must be "
+            f"at most {MAX_SPECIAL} vocabulary entries)"
+        )
+
+
+def check_rows(n_tokens: int, top_id: int, vocab_size: int, source: str) -> None:
+    """The model's ``vocab_size`` token rows against a tokenizer of ``n_tokens`` tokens
+    whose largest id is ``top_id``.
+
+    Accepted: every id is a row (``top_id < vocab_size``) and either there are as many
+    rows as tokens (ids may skip numbers, as a word-level vocabulary's may not, so the
+    rows are counted from ``top_id + 1``), or the rows are padding up to the next
+    multiple of ``PAD_MULTIPLE`` (:func:`padding_rows`).
+
+    Raises:
+        UploadError: with both numbers, e.g. "the tokenizer has 65 tokens but the model
+            has 50,304 token rows (embedding and output): they do not belong together".
+    """
+    if top_id < vocab_size and padding_rows(top_id + 1, vocab_size) is not None:
+        return
+    raise UploadError(
+        f"{source}: the tokenizer has {n_tokens:,} tokens (largest id {top_id:,}) but the "
+        f"model has {vocab_size:,} token rows (embedding and output): they do not belong "
+        "together; upload the tokenizer the model was trained with"
+    )
+
+
+def padding_rows(n_ids: int, vocab_size: int) -> int | None:
+    """How many of ``vocab_size`` rows are padding after ``n_ids`` token ids: 0 when they
+    match, ``vocab_size - n_ids`` when the rows are ``n_ids`` rounded up to the next
+    multiple of ``PAD_MULTIPLE`` (nanoGPT's 50,304 for GPT-2's 50,257), else None."""
+    if vocab_size == n_ids:
+        return 0
+    padded = -(-n_ids // PAD_MULTIPLE) * PAD_MULTIPLE
+    return vocab_size - n_ids if vocab_size == padded else None
+
+
+def vocab_note(spec: dict, vocab_size: int) -> str | None:
+    """One sentence for the model card when the model's rows are padded, else None."""
+    vocab = spec["stoi"] if spec["kind"] == "char" else spec["vocab"]
+    n = max(vocab.values()) + 1
+    pad = padding_rows(n, vocab_size)
+    if not pad:
+        return None
+    return (
+        f"The model has {vocab_size:,} token rows for the tokenizer's {n:,} ids: the last "
+        f"{pad} are padding (rounded up to a multiple of {PAD_MULTIPLE}) that no text maps "
+        f"to; predictions label them [id N]."
+    )
+
+
 def build(spec: dict) -> Tokenizer:
-    """The tokenizer of a checked spec, built by our own code (no user regex, no padding)."""
+    """The tokenizer of a checked spec, built by our own code (no user regex, no padding).
+
+    Raises:
+        UploadError: if the tokenizers library refuses the vocabulary.
+    """
     if spec["kind"] == "char":
         return char_tokenizer(spec["stoi"])
+    if spec["kind"] == "bpe":
+        try:
+            return bpe_tokenizer(
+                spec["vocab"], spec["merges"], spec["add_prefix_space"], spec["special"]
+            )
+        except ValueError as exc:
+            raise UploadError(str(exc)) from None
     return wordpiece_tokenizer(spec["vocab"], spec["max_input_chars_per_word"])

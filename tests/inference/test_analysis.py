@@ -16,7 +16,7 @@ def test_induction_probe_falls_back_to_non_special_tokens(digits_export):
     vocab = model.tokenizer.get_vocab()
     assert not any(t.isalpha() for t in vocab if t != UNK)  # digits and punctuation only
     ids = probe_tokens(model)
-    assert sorted(ids) == sorted(vocab[ch] for ch in DIGITS) and vocab[UNK] not in ids
+    assert sorted(ids) == sorted(vocab[ch] for ch in DIGITS) and UNK not in vocab
     scores = induction_probe(model)  # (L, H); crashed on rng.choice([]) before
     assert scores.shape == (2, 2) and np.isfinite(scores).all()
     table = head_table(analyze(model, "12+3=15"), scores)
@@ -65,3 +65,23 @@ def test_the_recurrent_form_is_computed_on_request_and_equals_the_full_analysis(
     softmax = load_shipped(Path(exported_dir), "softmax")
     plain = analyze(softmax, text, recurrent=False)
     assert with_recurrent(softmax, plain) is plain  # no step graph: nothing to add
+
+
+def test_whitespace_and_control_tokens_are_drawn_visibly():
+    from inference.analysis import visible
+
+    shown = [visible(t) for t in [" ", "\n", "\t", "\x00", "\x1b", "", "a b", "the", "é"]]
+    assert shown == ["␣", "⏎", "⇥", "\\x00", "\\x1b", "∅", "a␣b", "the", "é"]
+
+
+def test_text_keeps_its_newlines_and_tabs_and_every_change_is_stated():
+    from inference.analysis import clean_text, left_out_notice
+
+    assert clean_text("ROMEO:\n\tO, speak") == ("ROMEO:\n\tO, speak", [])
+    text, notices = clean_text("a\x00b\r\nc")
+    assert text == "ab\nc" and notices == ["Removed 2 invisible control character(s)."]
+    assert left_out_notice([]) is None
+    notice = left_out_notice(["é", "👍", "é", "\x0b"])
+    assert notice == (
+        "Left out 4 character(s) the model's vocabulary does not have: “é” ×2, “👍”, “\\x0b”."
+    )

@@ -75,3 +75,58 @@ def test_max_words_caps_vocabulary():
     small = build_tokenizer(["a a a b b c"], max_words=2)
     assert "a" in small.get_vocab() and "b" in small.get_vocab()
     assert encode(small, "c").tokens == ["c"]  # single letters are always in the alphabet
+
+
+# --- character and byte-level BPE vocabularies ------------------------------------------
+
+
+def test_a_character_vocabulary_leaves_out_what_it_lacks_and_adds_no_unk():
+    from models.tokenizer import char_tokenizer
+
+    stoi = {ch: i for i, ch in enumerate("\n :ABEIMOR")}
+    tok = char_tokenizer(stoi)
+    assert tok.get_vocab() == stoi  # exactly the model's rows: no [UNK]
+    enc = encode(tok, "ROMEO:\nAbé 👍")
+    assert enc.tokens == list("ROMEO:\nA ") and enc.ids == [stoi[c] for c in "ROMEO:\nA "]
+    assert enc.left_out == ["b", "é", "👍"] and not any(enc.unknown)
+    assert decode(tok, enc.ids) == "ROMEO:\nA "
+
+
+TEXTS = [
+    "the cat sat on the mat.",
+    "First Citizen:\n\nBefore we proceed",
+    "  leading spaces and\ttabs\r\n",
+    "café naïve 東京 👍 <|endoftext|> more",
+    "",
+    "x" * 300,
+]
+
+
+@pytest.mark.parametrize("legacy", [True, False])
+def test_our_bpe_tokenizer_encodes_as_the_library_reads_the_same_file(legacy):
+    """Our builder from the spec (GPT-2's regex, the file's vocabulary and merges) gives the
+    ids the tokenizers library gives when it reads the whole tokenizer.json itself."""
+    from tokenizers import Tokenizer
+
+    from tests.helpers.gpt2_tokenizer import gpt2_style_tokenizer
+    from upload.tokenizer_spec import build, check_spec, spec_from_json
+
+    text = gpt2_style_tokenizer(legacy_merges=legacy)
+    reference = Tokenizer.from_str(text)
+    ours = build(check_spec(spec_from_json(text, "tokenizer.json"), 300, "tokenizer.json"))
+    for t in TEXTS:
+        enc = encode(ours, t)
+        assert enc.ids == reference.encode(t, add_special_tokens=False).ids, t
+        assert decode(ours, enc.ids) == t and not any(enc.unknown)
+        if t.isascii():  # every token is whole characters: the tokens spell the text
+            assert "".join(enc.tokens) == t
+
+
+def test_byte_level_tokens_read_as_the_text_they_stand_for():
+    from models.tokenizer import byte_level_text
+
+    assert byte_level_text("Ġthe") == " the"
+    assert byte_level_text("Ċ") == "\n" and byte_level_text("ĉ") == "\t"
+    assert byte_level_text("Ã©") == "é"  # two bytes, one character
+    assert byte_level_text("Ã") == "\\xc3"  # half a character: its byte, escaped
+    assert byte_level_text("<|endoftext|>") == "<|endoftext|>"

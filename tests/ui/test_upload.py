@@ -3,6 +3,7 @@ are refused with a message and the previous model stays usable."""
 
 from __future__ import annotations
 
+import json
 import pickle
 
 import onnx
@@ -124,6 +125,21 @@ def test_an_uploaded_graph_generates_in_its_worker_with_the_chosen_sampling(digi
     assert rows[0] == rows[1] and all(0.0 < p <= 1.0 for _, p in rows[0])
 
 
+def test_whitespace_tokens_of_a_character_model_are_visible_everywhere(digits_onnx):
+    at = upload(list(digits_onnx.items()))
+    at.text_area(key="text").set_value("1 2").run()
+    big = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert big["data"][0]["x"] == ["0·1", "1·␣", "2·2"]  # axes and hover
+    at.segmented_control(key="view").set_value("predict").run()
+    assert not at.exception and not at.error
+    table = at.dataframe[0].value  # position, token, #1 next, p #1, ...
+    assert list(table["token"]) == ["1", "␣", "2"]
+    shown = {t for col in table.columns if col.startswith("#") for t in table[col]}
+    assert "" not in shown and " " not in shown  # a space comes out as ␣, never blank
+    topk = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert " " not in topk["data"][0]["y"] and "" not in topk["data"][0]["y"]
+
+
 def test_uploaded_model_stays_in_its_session(our_checkpoint):
     upload([("mine.safetensors", our_checkpoint)])
     other = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
@@ -224,6 +240,7 @@ def test_onnxruntime_failure_on_an_input_is_reported_not_raised(digits_export, d
     at.text_area(key="text").set_value(f"1 {DIGITS[bad_id]} 2").run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.error and at.error[0].value.startswith("This model failed on this input: Reshape")
-    at.text_area(key="text").set_value("1 + 2").run()  # the page stays usable
+    fine = "".join(DIGITS[i] for i in sorted(tried))  # only ids the trial ran
+    at.text_area(key="text").set_value(fine).run()  # the page stays usable
     assert not at.error
     assert_usable(at)

@@ -95,22 +95,21 @@ def test_nanogpt_matches_reference_forward(bias, prefix):
     args = {**ARGS, "bias": bias}
     sd = nanogpt_state(args, seed=1, mask_buffer=not bias)
     model, tokenizer = convert_nanogpt(ckpt_bytes(sd, args, prefix, optimizer=bias), meta_bytes())
-    assert model.cfg.tie_weights and model.cfg.vocab_size == V + 1  # one row added for [UNK]
+    assert model.cfg.tie_weights and model.cfg.vocab_size == V  # no row added for [UNK]
     assert (model.cfg.bias, model.cfg.ln_bias, model.cfg.position_scheme) == (bias, bias, "learned")
     idx = torch.randint(0, V, (3, 16), generator=torch.Generator().manual_seed(0))
     with torch.no_grad():
-        got = model(idx)  # (3, T, V + 1)
+        got = model(idx)  # (3, T, V)
     want = nanogpt_forward(sd, args, idx)  # (3, T, V)
-    assert (got[..., :V] - want).abs().max().item() <= 1e-5
-    assert got[..., V].abs().max().item() == 0.0  # [UNK]'s logit is exactly zero
+    assert (got - want).abs().max().item() <= 1e-5
 
 
-def test_untied_head_and_free_unk_id():
-    args = {**ARGS, "vocab_size": V + 3}  # padded vocabulary: [UNK] reuses id V
+def test_untied_head_and_padded_vocabulary():
+    args = {**ARGS, "vocab_size": 64}  # padded to a multiple of 64, as nanoGPT does
     sd = nanogpt_state(args, seed=2)
     sd["lm_head.weight"] = sd["lm_head.weight"] + 0.1
     model, _ = convert_nanogpt(ckpt_bytes(sd, args, optimizer=False), meta_bytes())
-    assert not model.cfg.tie_weights and model.cfg.vocab_size == V + 3
+    assert not model.cfg.tie_weights and model.cfg.vocab_size == 64
     idx = torch.arange(16)[None] % V  # (1, 16)
     with torch.no_grad():
         assert torch.allclose(model(idx), nanogpt_forward(sd, args, idx), atol=1e-5)
@@ -132,7 +131,7 @@ def test_nanogpt_upload_exports_and_onnx_matches(nanogpt):
     out = onnx_model.inspect(ids)
     assert set(out) == set(contract.inspect_outputs("softmax"))
     want = nanogpt_forward(sd, ARGS, torch.tensor([ids]))  # (1, T, V)
-    assert np.abs(out["logits"][..., :V] - want.numpy()).max() <= 1e-5
+    assert np.abs(out["logits"] - want.numpy()).max() <= 1e-5
     assert out["attn"].shape == (2, 2, len(ids), len(ids))
     q_weight = onnx_model.weights["blocks.1.attn.q_proj.weight"]  # (C, C), first third of c_attn
     assert np.array_equal(q_weight, sd["transformer.h.1.attn.c_attn.weight"][:16].numpy())
@@ -148,10 +147,9 @@ def test_char_tokenizer_round_trip_and_unknown(nanogpt):
     assert enc.ids == [STOI[c] for c in text] and not any(enc.unknown)
     assert decode(tokenizer, enc.ids) == text
     assert char_tokenizer(STOI).to_str() == tokenizer.to_str()
-    enc = encode(tokenizer, "hear 👍 Zoë")
-    assert max(enc.ids) < model.cfg.vocab_size
-    assert [t for t, u in zip(enc.tokens, enc.unknown, strict=True) if u] == ["[UNK]"] * 3
-    assert enc.unknown_words == ["👍", "Z", "ë"]
+    enc = encode(tokenizer, "hear 👍 Zoë")  # no [UNK]: what the vocabulary lacks is left out
+    assert enc.tokens == list("hear  o") and enc.left_out == ["👍", "Z", "ë"]
+    assert "[UNK]" not in tokenizer.get_vocab() and not any(enc.unknown)
 
 
 def test_cli_writes_our_checkpoint_and_graphs(cli_out, nanogpt):
@@ -160,10 +158,8 @@ def test_cli_writes_our_checkpoint_and_graphs(cli_out, nanogpt):
     model, tokenizer, _ = load_checkpoint(cli_out / "ckpt.safetensors")
     idx = torch.tensor([[STOI[c] for c in "hear me"]])
     with torch.no_grad():
-        assert torch.allclose(
-            model(idx)[..., :V], nanogpt_forward(nanogpt[0], ARGS, idx), atol=1e-5
-        )
-    assert encode(tokenizer, "👍").unknown == [True]
+        assert torch.allclose(model(idx), nanogpt_forward(nanogpt[0], ARGS, idx), atol=1e-5)
+    assert encode(tokenizer, "👍").left_out == ["👍"]
 
 
 # --- our checkpoints and ONNX uploads ---------------------------------------------------

@@ -16,6 +16,7 @@ from models.config import ModelConfig
 from upload.errors import UploadError
 from upload.intake import plain_unpickle, safe_torch_load
 from upload.sizes import check_config_size, check_size
+from upload.tokenizer_spec import check_rows
 
 if TYPE_CHECKING:
     import torch
@@ -94,19 +95,6 @@ def _nanogpt_names(message: str) -> str:
     return head + sep + ", ".join(dict.fromkeys(names.split(", "))) if sep else message
 
 
-def _grow_vocab(model: Transformer) -> Transformer:
-    """The same model with one extra token id whose embedding (and unembedding) is zero."""
-    import torch
-
-    from models.checkpoint import build_model
-
-    cfg = ModelConfig.from_dict({**model.cfg.to_dict(), "vocab_size": model.cfg.vocab_size + 1})
-    state = dict(model.state_dict())
-    for key in ("wte.weight", "lm_head.weight"):
-        state[key] = torch.cat([state[key], state[key].new_zeros(1, cfg.d_model)])  # (V+1, C)
-    return build_model(cfg, state, "grown vocabulary")
-
-
 def convert_nanogpt(
     ckpt: bytes, meta: bytes | None, name: str = "ckpt.pt"
 ) -> tuple[Transformer, dict]:
@@ -115,10 +103,8 @@ def convert_nanogpt(
 
     The config is softmax attention, learned positions, d_mlp = 4 * n_embd,
     biases from ``model_args["bias"]``, and tied weights when ``lm_head.weight``
-    equals ``transformer.wte.weight``. Unknown characters map to ``[UNK]`` =
-    ``len(stoi)``; when that id is not below ``vocab_size`` (nanoGPT's char models
-    have exactly ``len(stoi)`` ids) the model grows one token whose embedding and
-    unembedding rows are zero, so its logit is always 0 and no other logit changes.
+    equals ``transformer.wte.weight``. The vocabulary is the model's as it is: no
+    ``[UNK]`` row is added (characters it lacks are left out of a text, and said so).
 
     Raises:
         UploadError / ValueError: for a missing meta.pkl, a refused or damaged file,
@@ -164,15 +150,10 @@ def convert_nanogpt(
     except ValueError as exc:
         raise UploadError(f"{name}: bad model_args: {exc}".replace("d_model", "n_embd")) from None
     check_config_size(name, cfg)
-    if len(vocab["stoi"]) > cfg.vocab_size:
-        raise UploadError(
-            f"meta.pkl has {len(vocab['stoi'])} characters but {name} has only "
-            f"{cfg.vocab_size} token ids: they do not belong together"
-        )
+    n_chars = len(vocab["stoi"])
+    check_rows(n_chars, n_chars - 1, cfg.vocab_size, f"{name} + meta.pkl")
     try:
         model = build_model(cfg, state, name)
     except ValueError as exc:
         raise UploadError(_nanogpt_names(str(exc))) from None
-    if len(vocab["stoi"]) >= cfg.vocab_size:  # no free id for [UNK]
-        model = _grow_vocab(model)
     return model, {"kind": "char", "stoi": dict(vocab["stoi"])}

@@ -1,0 +1,71 @@
+"""Tokenizer files as plain data: which tokenizer JSONs are accepted, and token rows that
+must match the tokenizer (both numbers when they do not)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.helpers.gpt2_tokenizer import gpt2_style_tokenizer
+from upload.errors import UploadError
+from upload.tokenizer_spec import check_rows, check_spec, padding_rows, spec_from_json, vocab_note
+
+
+def refused(match: str):
+    return pytest.raises(UploadError, match=match)
+
+
+def test_a_gpt2_style_tokenizer_json_gives_a_bpe_spec():
+    spec = spec_from_json(gpt2_style_tokenizer(), "tokenizer.json")
+    assert spec["kind"] == "bpe" and len(spec["vocab"]) == 300
+    assert spec["special"] == ["<|endoftext|>"] and spec["add_prefix_space"] is False
+    assert all(isinstance(m, list) and len(m) == 2 for m in spec["merges"])
+    assert check_spec(spec, 300, "tokenizer.json") is spec
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d.update(normalizer={"type": "Lowercase"}),
+        lambda d: d.update(pre_tokenizer={"type": "Metaspace", "replacement": "▁"}),
+        lambda d: d["pre_tokenizer"].update(use_regex=False),
+        lambda d: d.update(decoder={"type": "Fuse"}),
+        lambda d: d["model"].update(dropout=0.1),
+        lambda d: d["model"].update(continuing_subword_prefix="##"),
+        lambda d: d["model"].update(byte_fallback=True),
+    ],
+)
+def test_a_bpe_tokenizer_with_another_pipeline_is_refused(change):
+    data = json.loads(gpt2_style_tokenizer())
+    change(data)
+    with refused("tokenizer.json: refused: its tokenizer is not one this app builds"):
+        spec_from_json(json.dumps(data), "tokenizer.json")
+
+
+def test_merges_must_join_vocabulary_tokens():
+    spec = spec_from_json(gpt2_style_tokenizer(), "tokenizer.json")
+    spec["merges"].append(["zz", "q"])
+    with refused("the BPE merge .'zz', 'q'. joins tokens the vocabulary lacks"):
+        check_spec(spec, 300, "tokenizer.json")
+    data = json.loads(gpt2_style_tokenizer())
+    data["model"]["merges"].append("a b c")
+    with refused("a BPE merge is not a pair of tokens"):
+        spec_from_json(json.dumps(data), "tokenizer.json")
+
+
+def test_token_rows_match_the_tokenizer_or_are_its_padding():
+    assert padding_rows(50257, 50257) == 0 and padding_rows(50257, 50304) == 47
+    assert padding_rows(65, 128) == 63  # the next multiple of 64
+    assert padding_rows(65, 192) is None and padding_rows(65, 50304) is None
+    check_rows(50257, 50256, 50304, "ckpt.pt")  # nanoGPT's padded GPT-2 vocabulary
+    with refused(
+        r"ckpt.pt: the tokenizer has 65 tokens \(largest id 64\) but the model has 50,304 "
+        "token rows"
+    ):
+        check_rows(65, 64, 50304, "ckpt.pt")
+    with refused("the tokenizer has 300 tokens .largest id 299. but the model has 200 token"):
+        check_rows(300, 299, 200, "ckpt.pt")
+    spec = {"kind": "char", "stoi": {chr(97 + i): i for i in range(10)}}
+    assert vocab_note(spec, 10) is None
+    assert "the last 54 are padding" in vocab_note(spec, 64)
