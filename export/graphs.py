@@ -138,22 +138,35 @@ def square_sequence_tensors(model: onnx.ModelProto) -> list[str]:
     return sorted(set(square))
 
 
-def _export(module: nn.Module, args: tuple, path: Path, input_names, output_names, dynamic):
+def export_module(
+    module: nn.Module,
+    args: tuple,
+    path: Path,
+    input_names,
+    output_names,
+    dynamic,
+    dynamo: bool = True,
+):
+    """``torch.onnx.export`` of ``module`` on ``args`` to ``path``, weights inside the file,
+    opset OPSET. ``dynamic``: ``dynamic_shapes`` (input -> {axis: torch.export.Dim}) for
+    the dynamo exporter, or with ``dynamo=False`` the TorchScript exporter's
+    ``dynamic_axes`` (name -> {axis: "S"}): it keeps ``nn.GRU`` as ONNX's GRU operator,
+    where dynamo freezes the sequence length. A stale ``.onnx.data`` beside it is removed."""
     logging.getLogger("torch.onnx").setLevel(logging.ERROR)
+    shapes = {"dynamic_shapes": dynamic, "optimize": True} if dynamo else {"dynamic_axes": dynamic}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(
             module,
             args,
             str(path),
-            dynamo=True,
+            dynamo=dynamo,
             external_data=False,
             input_names=list(input_names),
             output_names=list(output_names),
-            dynamic_shapes=dynamic,
             opset_version=OPSET,
-            optimize=True,
             verbose=False,
+            **shapes,
         )
     stale = path.with_name(path.name + ".data")
     if stale.exists():
@@ -204,13 +217,13 @@ def export_model(
 
     path = out_dir / f"{prefix}.inspect.onnx"
     names = contract.inspect_outputs(cfg.attention)
-    _export(
+    export_module(
         InspectGraph(model), (example,), path, [contract.INPUT_NAME], names, {"input_ids": {1: T}}
     )
     paths.append(path)
 
     path = out_dir / f"{prefix}.fast.onnx"
-    _export(
+    export_module(
         FastGraph(model), (example,), path, [contract.INPUT_NAME], ["logits"], {"input_ids": {1: T}}
     )
     paths.append(path)
@@ -224,7 +237,9 @@ def export_model(
             torch.zeros(L, H, D),
         )
         path = out_dir / f"{prefix}.step.onnx"
-        _export(StepGraph(model), args, path, contract.STEP_INPUTS, contract.STEP_OUTPUTS, None)
+        export_module(
+            StepGraph(model), args, path, contract.STEP_INPUTS, contract.STEP_OUTPUTS, None
+        )
         paths.append(path)
 
     for path in paths:

@@ -1,0 +1,197 @@
+"""Translate with the exported encoder-decoders (no torch): greedy decoding, step by step.
+
+``load_translator(folder, kind)`` opens ``seq2seq_<kind>.*.onnx`` (``export/seq2seq.py``);
+``decode`` runs the encoder once and the step graph once per output word, either on its
+own previous word (free running, how a model translates) or on the gold previous word
+(teacher forcing, how it was trained), and records at each step what the lesson shows:
+the attention over the source words, the context vector, the chosen word and its
+probability. ``inspect`` runs the transformer's inspect graph for its self-attention.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from tokenizers import Tokenizer
+
+from inference.analysis import softmax
+from inference.runtime import ModelRunError, make_session, short_error
+from models.seq2seq.config import Seq2SeqConfig
+from models.seq2seq.vocab import BOS_ID, EOS_ID, UNK_ID, encode_words
+
+
+@dataclass
+class Translator:
+    """One exported translation model.
+
+    Attributes:
+        config: its :class:`~models.seq2seq.config.Seq2SeqConfig`.
+        src_tokenizer, tgt_tokenizer: the word vocabularies.
+        sessions: graph role (``encoder``, ``step``, ``inspect``) -> onnxruntime session.
+    """
+
+    config: Seq2SeqConfig
+    src_tokenizer: Tokenizer
+    tgt_tokenizer: Tokenizer
+    sessions: dict
+
+    def run(self, role: str, feed: dict) -> list[np.ndarray]:
+        """Run graph ``role`` on the inputs it declares (the Bahdanau step graph has no
+        ``context0``: the exporter drops an input a graph does not read).
+
+        Raises:
+            ModelRunError: onnxruntime failed on this input.
+        """
+        session = self.sessions[role]
+        names = {i.name for i in session.get_inputs()}
+        try:
+            return session.run(None, {k: v for k, v in feed.items() if k in names})
+        except Exception as exc:  # onnxruntime's error types derive from Exception only
+            raise ModelRunError(short_error(str(exc))) from exc
+
+
+def load_translator(folder: Path, kind: str) -> Translator:
+    """Open ``folder/seq2seq_<kind>.{encoder,step[,inspect]}.onnx``.
+
+    Raises:
+        FileNotFoundError: a graph is missing. ValueError: its metadata is not ours.
+    """
+    sessions = {}
+    for role in ("encoder", "step", "inspect"):
+        path = folder / f"seq2seq_{kind}.{role}.onnx"
+        if path.exists():
+            sessions[role] = make_session(path)
+        elif role != "inspect":
+            raise FileNotFoundError(path)
+    meta = dict(sessions["encoder"].get_modelmeta().custom_metadata_map)
+    cfg = Seq2SeqConfig.from_json(meta["config"])
+    src, tgt = (Tokenizer.from_str(meta[k]) for k in ("src_tokenizer", "tgt_tokenizer"))
+    return Translator(cfg, src, tgt, sessions)
+
+
+@dataclass
+class Step:
+    """One output position t of a decoding.
+
+    Attributes:
+        fed: the target word read at this step (``<bos>`` first).
+        word: the word the model picks (argmax), ``<eos>`` to stop.
+        prob: the model's probability of ``word``.
+        gold: the gold word at t (teacher forcing and when a gold translation is known).
+        attention: (S,) RNN: Bahdanau's weights over the source (zeros for ``gru``);
+            transformer: (L, H, S) every cross-attention head's weights.
+        context: (d,) the context vector the step read (RNN kinds), else None.
+    """
+
+    fed: str
+    word: str
+    prob: float
+    attention: np.ndarray
+    gold: str | None = None
+    context: np.ndarray | None = None
+
+
+@dataclass
+class Decoding:
+    """A translation: the source words (``<eos>`` last) and one :class:`Step` per output."""
+
+    source: list[str]
+    steps: list[Step] = field(default_factory=list)
+
+    @property
+    def words(self) -> list[str]:
+        """The output words before ``<eos>``."""
+        return [s.word for s in self.steps if s.word != "<eos>"]
+
+    def attention(self) -> np.ndarray:
+        """The steps' attention stacked: (T, S) for the RNNs, (L, H, T, S) for the
+        transformer (row t: where output t looked)."""
+        stacked = np.stack([s.attention for s in self.steps])  # (T, S) or (T, L, H, S)
+        return stacked if stacked.ndim == 2 else stacked.transpose(1, 2, 0, 3)
+
+
+def source_ids(model: Translator, words: list[str]) -> tuple[list[int], list[str]]:
+    """Ids of the source words plus ``<eos>``, and the words the vocabulary lacks."""
+    vocab = model.src_tokenizer.get_vocab()
+    return encode_words(model.src_tokenizer, words), [w for w in words if w not in vocab]
+
+
+def decode(
+    model: Translator, words: list[str], max_len: int = 40, gold: list[str] | None = None,
+    teacher: bool = False,
+) -> Decoding:  # fmt: skip
+    """Greedy decoding of the English ``words``, step by step.
+
+    Args:
+        max_len: output positions at most (``<eos>`` included).
+        gold: the gold translation, recorded beside each step when known.
+        teacher: feed the gold previous word (teacher forcing; needs ``gold``) instead
+            of the model's own.
+
+    Raises:
+        ValueError: ``teacher`` without ``gold``. ModelRunError: onnxruntime failed.
+    """
+    if teacher and gold is None:
+        raise ValueError("teacher forcing needs the gold translation")
+    src = np.asarray([source_ids(model, words)[0]], np.int64)  # (1, S)
+    vocab = model.tgt_tokenizer.get_vocab()
+    gold_ids = [vocab.get(w, UNK_ID) for w in gold] + [EOS_ID] if gold is not None else None
+    out = Decoding(words + ["<eos>"])
+    if model.config.kind == "transformer":
+        _, cross_k, cross_v = model.run("encoder", {"src_ids": src})
+        state = None
+    else:
+        memory, hidden = model.run("encoder", {"src_ids": src})  # (1, S, d), (N, 1, d)
+        state = (memory, hidden, hidden[-1])
+    fed = [BOS_ID]
+    limit = len(gold_ids) if teacher else max_len
+    for t in range(limit):
+        if state is None:
+            logits, attn = model.run(
+                "step",
+                {"tgt_ids": np.asarray([fed], np.int64), "cross_k": cross_k, "cross_v": cross_v},
+            )  # (1, V), (L, H, S)
+            attention, context = attn, None
+        else:
+            memory, hidden, context0 = state
+            feed = {"token": np.asarray(fed[-1:], np.int64), "hidden": hidden,
+                    "memory": memory, "context0": context0}  # fmt: skip
+            logits, hidden, attn, ctx = model.run("step", feed)  # (1, V), (N, 1, d), (1, S)
+            state, attention, context = (memory, hidden, context0), attn[0], ctx[0]
+        probs = softmax(logits[0])  # (V,)
+        best = int(np.argmax(probs))
+        out.steps.append(
+            Step(
+                fed=model.tgt_tokenizer.id_to_token(fed[-1]),
+                word=model.tgt_tokenizer.id_to_token(best),
+                prob=float(probs[best]),
+                attention=attention,
+                gold=model.tgt_tokenizer.id_to_token(gold_ids[t])
+                if gold_ids and t < len(gold_ids) else None,
+                context=context,
+            )
+        )  # fmt: skip
+        if not teacher and best == EOS_ID:
+            break
+        fed.append(gold_ids[t] if teacher else best)
+    return out
+
+
+def inspect(model: Translator, words: list[str], target: list[str]) -> dict[str, np.ndarray]:
+    """The transformer's named tensors for a source and a target prefix (``<bos>`` is
+    prepended): ``enc_self_attn`` (L, H, S, S), ``dec_self_attn`` (L, H, T, T),
+    ``cross_attn`` (L, H, T, S), ...
+
+    Raises:
+        RuntimeError: for an RNN model (no inspect graph). ModelRunError: onnxruntime.
+    """
+    if "inspect" not in model.sessions:
+        raise RuntimeError(f"the {model.config.kind} model has no inspect graph")
+    src = np.asarray([source_ids(model, words)[0]], np.int64)  # (1, S)
+    vocab = model.tgt_tokenizer.get_vocab()
+    tgt = np.asarray([[BOS_ID] + [vocab.get(w, UNK_ID) for w in target]], np.int64)  # (1, T)
+    session = model.sessions["inspect"]
+    names = [o.name for o in session.get_outputs()]
+    return dict(zip(names, model.run("inspect", {"src_ids": src, "tgt_ids": tgt}), strict=True))
