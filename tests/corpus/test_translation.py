@@ -31,7 +31,7 @@ def test_each_source_word_is_translated_once_and_particles_follow_their_noun(pai
     for p in pairs:
         lexical = [j for w, j in zip(p.target, p.alignment, strict=True) if w not in ("ga", "wo")]
         assert sorted(lexical) == list(range(len(p.source)))  # a permutation of the source
-        for rule, particle in ((0, "ga"), (1, "wo")):
+        for particle in ("ga", "wo"):
             k = p.target.index(particle)
             assert p.alignment[k] in p.alignment[:k]  # its noun stands before it
 
