@@ -4,7 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import complexity, lessons, loaders, sidebar, visualizer
+from ui import complexity, lessons, loaders, navigation, sidebar, translate, visualizer
 
 # The tab icon is a local SVG (sent inline as a data: URL). A ":material/...:" page_icon, or
 # none (then the current page's icon is used), makes the browser fetch the icon's SVG from
@@ -49,25 +49,36 @@ LESSON_PAGES = [
     (lessons.kernel, "Kernel view", ":material/calculate:", "kernel"),
     (lessons.merged, "Merged bilinear form", ":material/merge:", "merged"),
 ]
-page = st.navigation(
-    {
-        "Visualizer": [
-            st.Page(_home, title="Home", url_path="home", default=True, visibility="hidden"),
-            VISUALIZER,
-        ],
-        "Lessons": [
-            st.Page(_on_selection(render), title=title, icon=icon, url_path=url_path)
-            for render, title, icon, url_path in LESSON_PAGES
-        ]
-        + [
-            st.Page(
-                complexity.page, title="Complexity", icon=":material/timer:", url_path="complexity"
-            )
-        ],
-    }
-)
+PAGES = {
+    "Visualizer": [
+        st.Page(_home, title="Home", url_path="home", default=True, visibility="hidden"),
+        VISUALIZER,
+        st.Page(
+            translate.page, title="Translate", icon=":material/translate:", url_path="translate"
+        ),
+    ],
+    "Lessons": [
+        st.Page(_on_selection(render), title=title, icon=icon, url_path=url_path)
+        for render, title, icon, url_path in LESSON_PAGES
+    ]
+    + [
+        st.Page(
+            lessons.encoder_decoder,
+            title="From encoder-decoder to transformer",
+            icon=":material/route:",
+            url_path="encoder-decoder",
+        ),
+        st.Page(
+            complexity.page, title="Complexity", icon=":material/timer:", url_path="complexity"
+        ),
+    ],
+}
+navigation.register([p for section in PAGES.values() for p in section])
+page = st.navigation(PAGES)
+# Pages without the decoder-only models' selection: the translation models have their own.
+OWN_MODELS = ("", "complexity", "translate", "encoder-decoder")
 # The shared sidebar is drawn here, before the page: its widgets are then the same on
 # every page with a selection, so a choice (and its URL parameters) carries over.
-if page.url_path not in ("", "complexity"):  # the root only redirects
+if page.url_path not in OWN_MODELS:  # the root only redirects
     selection = sidebar.selection()
 page.run()

@@ -10,6 +10,8 @@ probability. ``inspect`` runs the transformer's inspect graph for its self-atten
 
 from __future__ import annotations
 
+import difflib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -110,6 +112,50 @@ class Decoding:
         transformer (row t: where output t looked)."""
         stacked = np.stack([s.attention for s in self.steps])  # (T, S) or (T, L, H, S)
         return stacked if stacked.ndim == 2 else stacked.transpose(1, 2, 0, 3)
+
+
+@dataclass
+class Source:
+    """A typed English sentence as the models read it.
+
+    Attributes:
+        words: the words fed to the encoder (lowercased, punctuation split off, cut to
+            the encoder's context).
+        notices: every change made to the text, one sentence each.
+        unknown: word -> up to 3 closest words of the lexicon, for words the source
+            vocabulary lacks (they are read as ``<unk>``).
+    """
+
+    words: list[str]
+    notices: list[str]
+    unknown: dict[str, list[str]]
+
+
+WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*|\d+|[^\w\s]")
+
+
+def read_source(model: Translator, text: str) -> Source:
+    """Split ``text`` into the words the source vocabulary holds: lowercase, each
+    punctuation mark its own word, at most ``max_src - 1`` words (``<eos>`` is the last
+    source token). Every change is stated in ``notices``."""
+    words = WORD.findall(text.lower()[:2000])
+    notices = []
+    if words and " ".join(words) != " ".join(text.split()):
+        notices.append(f"Read as: “{' '.join(words)}” (lowercase, punctuation split off).")
+    room = model.config.max_src - 1
+    if len(words) > room:
+        notices.append(
+            f"The sentence has {len(words)} words; the encoder's context is {room} words "
+            f"and <eos>, so only the first {room} are translated."
+        )
+        words = words[:room]
+    vocab = [w for w in model.src_tokenizer.get_vocab() if not w.startswith("<")]
+    unknown = {
+        w: difflib.get_close_matches(w, vocab, n=3)
+        for w in dict.fromkeys(words)
+        if w not in model.src_tokenizer.get_vocab()
+    }
+    return Source(words, notices, unknown)
 
 
 def source_ids(model: Translator, words: list[str]) -> tuple[list[int], list[str]]:

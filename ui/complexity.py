@@ -22,6 +22,7 @@ from inference import generation as gen_mod
 from inference.measure import scaling
 from models.tokenizer import encode
 from ui import loaders
+from ui.lessons.check import check_yourself
 from viz import complexity as vc
 
 MAX_T = (256, 512, 1024, 2048)
@@ -152,6 +153,23 @@ def _scaling_text(sc: dict) -> None:
     )
 
 
+def _check_complexity(sc: dict) -> None:
+    """The course's review question on complexity, answered next to the measured slopes."""
+    check_yourself(
+        "What is the complexity, in the sequence length n, of softmax attention, of an "
+        "RNN, and of linear attention?",
+        "**Softmax attention:** O(n²·d) time and O(n²) memory for the attention matrix of "
+        "a sequence; generating one more token attends over all n earlier ones (O(n·d), "
+        "with a key/value cache of O(n·d) memory). **RNN:** O(n·d²) time, and a fixed-size "
+        "state (O(d) memory) carried from token to token. **Linear attention:** O(n·d²) "
+        "time for a sequence and a fixed d × d state S_i and normalizer z_i per head: an "
+        f"RNN (Katharopoulos et al. 2020). Measured here: softmax time grows like "
+        f"n^{sc['softmax']['slope']:.2f}, linear like n^{sc['linear']['slope']:.2f} "
+        "(the fitted slopes above; at short n fixed costs flatten both).",
+        "complexity",
+    )
+
+
 def _generation_text(gen: dict) -> None:
     n = gen["n_new"]
     st.markdown(
@@ -205,6 +223,7 @@ def page() -> None:
     with right:
         _memory(sc)
     _scaling_text(sc)
+    _check_complexity(sc)
     st.subheader("Generation speed as the sequence grows")
     if "generation" in results:
         gen = results["generation"]

@@ -6,6 +6,7 @@ import numpy as np
 import streamlit as st
 
 import lessons as ml
+from ui.lessons.check import check_yourself
 from ui.lessons.common import start
 from ui.selection import Selection
 from ui.views import plot
@@ -96,4 +97,19 @@ def page(sel: Selection) -> None:
     if sel is None:
         return
     _similarities(sel)
+    check_yourself(
+        "Write attention with a general similarity function sim(q, k).",
+        "y_i = Σ_j sim(q_i, k_j) v_j / Σ_j sim(q_i, k_j), with sim ≥ 0 (Katharopoulos et al. "
+        "2020, eq. 2; a causal model sums over j ≤ i). sim(q, k) = exp(qᵀk/√d) gives softmax "
+        "attention: the left panel above, computed from this head's q and k.",
+        "similarity",
+    )
     _reordering(sel)
+    check_yourself(
+        "Write attention through a feature map φ, and say why it can be linear in n.",
+        "With sim(q, k) = φ(q)ᵀφ(k): y_i = φ(q_i)ᵀ S_i / (φ(q_i)ᵀ z_i + ε), S_i = Σ_{j≤i} "
+        "φ(k_j) v_jᵀ, z_i = Σ_{j≤i} φ(k_j) (eq. 4-7; here φ(x) = elu(x) + 1). The products "
+        "reorder, (φ(Q)φ(K)ᵀ)V = φ(Q)(φ(K)ᵀV): a d × d state instead of an n × n matrix, "
+        "so O(n·d²). Measured above: both orders agree to the printed max |left − right|.",
+        "feature_map",
+    )

@@ -6,6 +6,7 @@ import numpy as np
 import streamlit as st
 
 import lessons as ml
+from ui.lessons.check import check_yourself
 from ui.lessons.common import start
 from ui.selection import Selection
 from ui.views import plot
@@ -116,3 +117,12 @@ def page(sel: Selection) -> None:
         return
     _compare_scores(sel)
     _why_sqrt_d(sel)
+    check_yourself(
+        "Write down the softmax attention formula.",
+        "For queries Q, keys K and values V (rows are positions, d the key width): "
+        "**Attention(Q, K, V) = softmax(QKᵀ / √d) V**, the softmax taken over the keys of "
+        "each query's row, a causal model adding −∞ above the diagonal first (Vaswani et al. "
+        "2017, eq. 1). The scaled dot product above is QKᵀ/√d of the selected head; the "
+        "visualizer's attention view shows softmax of it, each row summing to 1.",
+        "softmax_formula",
+    )

@@ -1,0 +1,156 @@
+"""The four views of the translation page (``ui/translate.py``): each takes the words
+as the models read them and the gold pair (or None outside the toy grammar)."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from inference.seq2seq import inspect
+from ui.figures import plot
+from ui.translation_loaders import card, decoding, translator
+from viz import seq2seq as vs
+
+ATTENDING = ("bahdanau", "transformer")
+
+
+def _gold_overlay(gold) -> list[int] | None:
+    """The gold alignment when known and asked for (a checkbox)."""
+    if gold is None:
+        return None
+    shown = st.checkbox("Show the gold alignment", value=True, key="gold_overlay")
+    return list(gold.alignment) if shown else None
+
+
+def _head(prefix: str, default: tuple[int, int] = (0, 0)) -> tuple[int, int]:
+    """Layer and head pickers of the transformer."""
+    cfg = translator("transformer").config
+    c1, c2 = st.columns(2)
+    layer = c1.selectbox("Layer", range(cfg.n_layer), index=default[0], key=f"{prefix}_layer")
+    head = c2.selectbox("Head", range(cfg.n_head), index=default[1], key=f"{prefix}_head")
+    return layer, head
+
+
+def alignment_view(words: list[str], gold) -> None:
+    """Target × source attention of Bahdanau's model and of one cross-attention head,
+    on the model's own translation (free running), with the gold alignment overlaid."""
+    overlay = _gold_overlay(gold)
+    best = card()["models"]["transformer"]["alignment"]["best_head"]
+    left, right = st.columns(2)
+    with left:
+        out = decoding("bahdanau", tuple(words), None, False)
+        st.markdown("**GRU + Bahdanau attention**: query = the decoder's previous state")
+        plot(vs.alignment(out.attention(), out.words + ["<eos>"], out.source, overlay),
+             key="align_bahdanau")  # fmt: skip
+    with right:
+        st.markdown(
+            f"**Transformer cross-attention** (best head: L{best['layer']} H{best['head']})"
+        )
+        layer, head = _head("align", (best["layer"], best["head"]))
+        out = decoding("transformer", tuple(words), None, False)
+        weights = out.attention()[layer, head]  # (T, S)
+        plot(vs.alignment(weights, out.words + ["<eos>"], out.source, overlay),
+             key="align_transformer")  # fmt: skip
+    st.caption(
+        "Row t is output word t, column j source word j; each row sums to 1. The open "
+        "squares mark the source word each output word translates (particles: their "
+        "noun). When a model's translation differs from the gold one, its rows and the "
+        "gold squares can disagree."
+    )
+
+
+def steps_view(words: list[str], gold) -> None:
+    """One decoding step: the query, the attention over the source, the context vector,
+    the chosen word; teacher forcing beside free running."""
+    kind = st.radio("Model", ATTENDING + ("gru",), horizontal=True, key="steps_kind",
+                    format_func=vs.KIND_NAMES.get)  # fmt: skip
+    free = decoding(kind, tuple(words), tuple(gold.target) if gold else None, False)
+    runs = [("Free running: it reads its own previous word", free)]
+    if gold is not None:
+        forced = decoding(kind, tuple(words), tuple(gold.target), True)
+        runs.insert(0, ("Teacher forcing: it reads the gold previous word", forced))
+    longest = max(len(r.steps) for _, r in runs)
+    t = st.slider("Output position t", 0, longest - 1, 0, key="steps_t") if longest > 1 else 0
+    layer, head = _head("steps") if kind == "transformer" else (0, 0)
+    for col, (title, run) in zip(st.columns(len(runs)), runs, strict=True):
+        with col:
+            st.markdown(f"**{title}**")
+            _one_step(run, t, kind, layer, head, title.split(":")[0])
+            _steps_table(run)
+
+
+def _one_step(run, t: int, kind: str, layer: int, head: int, key: str) -> None:
+    if t >= len(run.steps):
+        st.info(f"This run stopped after {len(run.steps)} steps.")
+        return
+    step = run.steps[t]
+    mark = (
+        "" if step.gold is None else (" ✓" if step.word == step.gold else f" ✗ (gold: {step.gold})")
+    )
+    st.markdown(f"reads **{step.fed}** → picks **{step.word}** ({step.prob:.1%}){mark}")
+    weights = step.attention if kind != "transformer" else step.attention[layer, head]
+    if kind == "gru":
+        st.caption("No attention: every step reads the same context vector.")
+    else:
+        plot(
+            vs.step_attention(weights, run.source, "attention over the source"),
+            key=f"step_attn_{key}",
+        )
+    if step.context is not None:
+        plot(
+            vs.context_vector(step.context, "context vector read at this step"),
+            key=f"step_ctx_{key}",
+        )
+
+
+def _steps_table(run) -> None:
+    rows = [{"t": i, "reads": s.fed, "picks": s.word, "p": round(s.prob, 3),
+             "gold": s.gold or "", "ok": "" if s.gold is None else ("✓" if s.word == s.gold else "✗")}
+            for i, s in enumerate(run.steps)]  # fmt: skip
+    st.dataframe(rows, hide_index=True, height=min(400, 36 * len(rows) + 40))
+
+
+def self_view(words: list[str], gold) -> None:
+    """The transformer's encoder self-attention (S × S) and decoder masked
+    self-attention (T × T) of its own translation."""
+    out = decoding("transformer", tuple(words), None, False)
+    layer, head = _head("self")
+    tensors = inspect(translator("transformer"), words, out.words)
+    c1, c2 = st.columns(2)
+    with c1:
+        enc = tensors["enc_self_attn"][layer, head]  # (S, S)
+        plot(
+            vs.alignment(enc, out.source, out.source, title="encoder self-attention"), key="enc_sa"
+        )
+    with c2:
+        dec = tensors["dec_self_attn"][layer, head]  # (T, T)
+        fed = ["<bos>"] + out.words
+        plot(vs.alignment(dec, fed, fed, title="decoder masked self-attention"), key="dec_sa")
+    st.caption(
+        "Encoder: every source word looks at every source word. Decoder: each position "
+        "looks only at the words already produced (the causal mask), the same mask as "
+        "teacher forcing uses in training."
+    )
+
+
+def context_view(words: list[str], gold) -> None:
+    """The no-attention model's one context vector, and accuracy against length."""
+    out = decoding("gru", tuple(words), None, False)
+    ctx = out.steps[0].context
+    plot(vs.context_vector(ctx, f"the whole sentence in {len(ctx)} numbers"), key="gru_ctx")
+    st.markdown(
+        "The GRU without attention reads this one vector at every output step: the "
+        "encoder's last state. Everything about the sentence must fit in it, so long "
+        "sentences break first. Measured on held-out sentences:"
+    )
+    measured = card()
+    scores = {}
+    for kind, entry in measured["models"].items():
+        scores[kind] = {**entry["heldout"]["by_length"], **entry["longer"]["by_length"]}
+    plot(vs.accuracy_by_length(scores, measured["train_max_words"]), key="acc_len")
+    same = np.array_equal(out.steps[0].context, out.steps[-1].context)
+    st.caption(f"Same vector at the first and last step: {same}.")
+
+
+RENDERERS = {"alignment": alignment_view, "steps": steps_view, "self": self_view,
+             "context": context_view}  # fmt: skip

@@ -1,0 +1,32 @@
+"""Cached loaders of the translation page: the shipped encoder-decoders opened once per
+server, their model card, and one decoding per sentence shared by the whole class."""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from inference.seq2seq import Decoding, decode, load_translator
+from ui import loaders
+
+
+@st.cache_resource(show_spinner="Loading the translation models…")
+def translator(kind: str):
+    """The shipped ``seq2seq_<kind>`` graphs, opened once per server."""
+    return load_translator(loaders.models_dir(), kind)
+
+
+@st.cache_data(show_spinner=False)
+def card() -> dict:
+    """``exported/seq2seq_card.json``: what ``training.evaluate_seq2seq`` measured."""
+    return json.loads((loaders.models_dir() / "seq2seq_card.json").read_text())
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def decoding(
+    kind: str, words: tuple[str, ...], gold: tuple[str, ...] | None, teacher: bool
+) -> Decoding:
+    """Greedy decoding of ``words`` (free running, or teacher forced on ``gold``), once
+    per server for a sentence: shared between sessions, never modified."""
+    return decode(translator(kind), list(words), gold=list(gold) if gold else None, teacher=teacher)

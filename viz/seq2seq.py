@@ -1,0 +1,132 @@
+"""Figures of the encoder-decoder lessons: alignment matrices, a decoding step, the
+fixed context vector, accuracy against source length and Nadaraya-Watson regression.
+
+Pure builders: arrays and word lists in, plotly figures out (no model code).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz import style
+from viz.heat import axis_labels
+
+HOVER_ALIGN = "output: %{y}<br>source: %{x}<br>weight: %{z:.3f}<extra></extra>"
+KIND_NAMES = {
+    "gru": "GRU, fixed context",
+    "bahdanau": "GRU + Bahdanau attention",
+    "transformer": "Transformer",
+}
+
+
+def alignment(
+    weights: object,
+    target: Sequence[str],
+    source: Sequence[str],
+    gold: Sequence[int] | None = None,
+    title: str = "",
+) -> go.Figure:
+    """The alignment matrix: rows are output words, columns source words, cell (t, j) the
+    weight output t gave source word j. ``gold[t]`` (when given) is the source position
+    output t translates: drawn as an open square on that cell.
+
+    Raises:
+        ValueError: when the labels do not match the (T, S) shape.
+    """
+    z = np.asarray(weights, dtype=float)  # (T, S)
+    if z.ndim != 2:
+        raise ValueError(f"alignment weights must be (T, S), got {z.shape}")
+    y = axis_labels(list(target), z.shape[0], "t")
+    x = axis_labels(list(source), z.shape[1], "s")
+    fig = go.Figure(
+        go.Heatmap(z=z, x=x, y=y, zmin=0, zmax=1, colorscale=style.SEQUENTIAL,
+                   hovertemplate=HOVER_ALIGN, colorbar={"title": "weight"})
+    )  # fmt: skip
+    if gold is not None:
+        rows = [t for t in range(min(len(gold), z.shape[0]))]
+        fig.add_trace(
+            go.Scatter(
+                x=[x[gold[t]] for t in rows], y=[y[t] for t in rows], mode="markers",
+                marker={"symbol": "square-open", "size": 22, "color": style.HIGHLIGHT_COLOR,
+                        "line": {"width": 3}},
+                name="gold alignment", hoverinfo="skip",
+            )
+        )  # fmt: skip
+    style.apply_layout(fig, title, height=max(320, 34 * z.shape[0] + 160))
+    fig.update_yaxes(autorange="reversed", title="output word")
+    fig.update_xaxes(title="source word", tickangle=-45)
+    fig.update_layout(legend={"orientation": "h", "y": -0.3})
+    return fig
+
+
+def step_attention(weights: object, source: Sequence[str], title: str = "") -> go.Figure:
+    """One decoding step's attention over the source words, as bars (they sum to 1)."""
+    w = np.asarray(weights, dtype=float)  # (S,)
+    x = axis_labels(list(source), len(w), "s")
+    fig = go.Figure(go.Bar(x=x, y=w, marker_color=style.BAR_COLOR,
+                           hovertemplate="%{x}: %{y:.3f}<extra></extra>"))  # fmt: skip
+    style.apply_layout(fig, title, height=300)
+    fig.update_yaxes(range=[0, 1], title="weight")
+    return fig
+
+
+def context_vector(context: object, title: str = "") -> go.Figure:
+    """A context vector (d,) as one row of coloured cells (diverging around 0)."""
+    c = np.asarray(context, dtype=float).reshape(1, -1)  # (1, d)
+    lo, hi = style.symmetric_range(c)
+    fig = go.Figure(go.Heatmap(z=c, zmin=lo, zmax=hi, colorscale=style.DIVERGING,
+                               hovertemplate="dimension %{x}: %{z:.3f}<extra></extra>"))  # fmt: skip
+    style.apply_layout(fig, title, height=200)
+    fig.update_yaxes(showticklabels=False)
+    fig.update_xaxes(title=f"dimension (d = {c.shape[1]})")
+    return fig
+
+
+def accuracy_by_length(scores: dict[str, dict[int, float]], train_max: int) -> go.Figure:
+    """Exact match against source length, one line per model; a dashed line marks the
+    longest training sentence. ``scores``: kind -> {length: exact-match rate}."""
+    fig = go.Figure()
+    for kind, by_len in scores.items():
+        lengths = sorted(int(n) for n in by_len)
+        fig.add_trace(go.Scatter(x=lengths, y=[by_len[n] for n in lengths], mode="lines+markers",
+                                 name=KIND_NAMES.get(kind, kind)))  # fmt: skip
+    fig.add_vline(x=train_max + 0.5, line_dash="dash", annotation_text="longest in training")
+    style.apply_layout(fig, "Exact match against source length (held-out sentences)", 420)
+    fig.update_xaxes(title="source words (full stop included)")
+    fig.update_yaxes(title="exact match", range=[0, 1.05], tickformat=".0%")
+    return fig
+
+
+def kernel_regression(x, y, grid, truth, pred, query: float | None = None) -> go.Figure:
+    """Nadaraya-Watson: the training pairs (keys x, values y), the true function and the
+    prediction on ``grid``; ``query`` marked with a vertical line."""
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=x, y=y, mode="markers", name="training pairs (x_i, y_i)"))
+    fig.add_trace(go.Scatter(x=grid, y=truth, mode="lines", name="true f(x)",
+                             line={"dash": "dot", "color": "#6b7280"}))  # fmt: skip
+    fig.add_trace(go.Scatter(x=grid, y=pred, mode="lines", name="prediction f̂(x)",
+                             line={"color": style.HIGHLIGHT_COLOR, "width": 3}))  # fmt: skip
+    if query is not None:
+        fig.add_vline(x=query, line_dash="dash", annotation_text="query")
+    style.apply_layout(fig, "Nadaraya–Watson regression", 400)
+    fig.update_xaxes(title="x")
+    fig.update_yaxes(title="y")
+    return fig
+
+
+def kernel_weights(weights: object, grid: object, keys: object) -> go.Figure:
+    """The attention weights alpha(x, x_i): rows are queries on the grid, columns the
+    training keys sorted by x_i (each row sums to 1)."""
+    w = np.asarray(weights, dtype=float)  # (Q, N)
+    fig = go.Figure(go.Heatmap(
+        z=w, x=np.round(np.asarray(keys), 2), y=np.round(np.asarray(grid), 2),
+        colorscale=style.SEQUENTIAL, zmin=0,
+        hovertemplate="query x = %{y}<br>key x_i = %{x}<br>weight: %{z:.3f}<extra></extra>",
+    ))  # fmt: skip
+    style.apply_layout(fig, "Attention weights α(x, x_i)", 420)
+    fig.update_xaxes(title="key x_i (training input)", type="category", showticklabels=False)
+    fig.update_yaxes(title="query x", type="category", autorange="reversed", nticks=6)
+    return fig
