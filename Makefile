@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test setup chromium lint models bench clean
+.PHONY: run test setup chromium lint models seq2seq bench clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	python3 -m venv $(VENV)
@@ -41,6 +41,17 @@ models: setup
 	wait $$s; s=$$?; wait $$l && [ $$s = 0 ]
 	$(PY) -m export.graphs
 	$(PY) -m training.evaluate
+
+# The translation models of the encoder-decoder lesson (issue #10): the two RNNs at once
+# (one thread each), then the transformer; export their ONNX graphs; measure them on
+# held-out data into exported/seq2seq_card.json.
+seq2seq: setup
+	$(PY) -m training.seq2seq --kind gru --threads 1 & g=$$!; \
+	$(PY) -m training.seq2seq --kind bahdanau --threads 1 & b=$$!; \
+	wait $$g; g=$$?; wait $$b && [ $$g = 0 ]
+	$(PY) -m training.seq2seq --kind transformer --threads 2
+	$(PY) -m export.seq2seq
+	$(PY) -m training.evaluate_seq2seq
 
 bench: setup chromium
 	$(PY) -m bench --out bench/results

@@ -45,6 +45,7 @@ class Sizes:
     isolation_T: int = 64
     isolation_repeats: int = 50  # rounds of worker / in process / in process, 1 thread
     isolation_starts: int = 7  # fresh workers of each kind (ping, open)
+    translation_repeats: int = 20  # greedy translations per model at the longest length
 
 
 QUICK = Sizes(
@@ -68,6 +69,7 @@ QUICK = Sizes(
     isolation_T=8,
     isolation_repeats=2,
     isolation_starts=1,
+    translation_repeats=2,
 )
 
 
@@ -175,6 +177,10 @@ def run(
                 results[section] = isolation(
                     folder, sizes.isolation_T, sizes.isolation_repeats, sizes.isolation_starts
                 )
+            elif section == "translation":
+                from bench.translation import translation_bench
+
+                results[section] = translation_bench(folder, sizes.translation_repeats)
             results[section]["seconds"] = time.perf_counter() - start
             log(f"[bench] {section} done in {results[section]['seconds']:.1f} s")
             (out / "results.json").write_text(json.dumps(results, indent=1))  # partial

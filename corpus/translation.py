@@ -160,6 +160,23 @@ def translate(source: list[str]) -> Pair:
     return Pair(tuple(words), tuple(target), tuple(alignment))
 
 
+def target_roles(pair: Pair) -> list[str]:
+    """The role of each target word: ``"particle"`` for ``ga`` and ``wo``, else the part
+    of speech of the source word it translates (``noun``, ``adjective``, ``determiner``,
+    ``verb``, ``preposition``, ``stop``)."""
+    nouns = {w for p in NOUNS + PLACE_NOUNS for w in p}
+    dets = {d for ds in DETERMINERS.values() for d in ds}
+    kinds = [(nouns, "noun"), (set(ADJECTIVES), "adjective"), (dets, "determiner"),
+             (set(VERBS_PAST), "verb"), (set(PREPOSITIONS), "preposition"), ({"."}, "stop")]  # fmt: skip
+    roles = []
+    for word, j in zip(pair.target, pair.alignment, strict=True):
+        if word in (SUBJECT_PARTICLE, OBJECT_PARTICLE):
+            roles.append("particle")
+        else:
+            roles.append(next(name for words, name in kinds if pair.source[j] in words))
+    return roles
+
+
 def sample_pair(rng: random.Random, max_words: int, min_words: int = 0) -> Pair:
     """A random pair whose source has between ``min_words`` and ``max_words`` words."""
     while True:

@@ -13,8 +13,9 @@ layers, d hidden width, V target vocabulary; inputs int64, outputs float32):
   ``memory`` (1, S, d), ``context0`` (1, d) -> ``logits`` (1, V), ``hidden_out``
   (N, 1, d), ``cross_attn`` (1, S) (all zero for ``gru``), ``context`` (1, d);
 * transformer, ``seq2seq_transformer.step.onnx``: ``tgt_ids`` (1, T) (``<bos>`` and the
-  prefix so far), ``cross_k``, ``cross_v`` -> ``logits`` (1, V) of the last position
-  and its ``cross_attn`` (L, H, S): decoding with the encoder's keys and values cached;
+  prefix so far), ``cross_k``, ``cross_v`` -> ``logits`` (1, V) of the last position,
+  its ``cross_attn`` (L, H, S) and its cross-attention query ``cross_q`` (L, H, d_head):
+  decoding with the encoder's keys and values cached;
 * transformer, ``seq2seq_transformer.inspect.onnx``: ``src_ids`` (1, S), ``tgt_ids``
   (1, T) -> ``logits`` (1, T, V) and every named tensor of
   ``TransformerSeq2Seq.forward(inspect=True)`` (``enc_self_attn`` (L, H, S, S),
@@ -84,7 +85,8 @@ class TransformerEncoder(nn.Module):
 
 
 class TransformerStep(nn.Module):
-    """(tgt_ids (1, T), cross_k, cross_v) -> (logits (1, V), cross_attn (L, H, S))."""
+    """(tgt_ids (1, T), cross_k, cross_v) -> (logits (1, V), cross_attn (L, H, S),
+    cross_q (L, H, d_head)) of the last position."""
 
     def __init__(self, model):
         super().__init__()
@@ -94,7 +96,8 @@ class TransformerStep(nn.Module):
         mask = torch.ones(1, 1, 1, cross_k.shape[3], dtype=torch.bool)  # (1, 1, 1, S)
         logits, caches = self.model.decode(tgt_ids, cross_k, cross_v, mask)  # (1, T, V)
         cross = torch.stack([c["cross"]["attn"][0, :, -1] for c in caches])  # (L, H, S)
-        return logits[:, -1], cross
+        query = torch.stack([c["cross"]["q"][0, :, -1] for c in caches])  # (L, H, d_head)
+        return logits[:, -1], cross, query
 
 
 class TransformerInspect(nn.Module):
@@ -130,7 +133,8 @@ def export_seq2seq(model, vocabs: tuple[Tokenizer, Tokenizer], out_dir: Path) ->
             (TransformerEncoder(model), (src,), "encoder", ["src_ids"],
              ["memory", "cross_k", "cross_v"], {"src_ids": {1: S}}, {"src_ids": 1}),
             (TransformerStep(model), (tgt, *kv), "step", ["tgt_ids", "cross_k", "cross_v"],
-             ["logits", "cross_attn"], {"tgt_ids": {1: T}, "cross_k": {3: S}, "cross_v": {3: S}},
+             ["logits", "cross_attn", "cross_q"],
+             {"tgt_ids": {1: T}, "cross_k": {3: S}, "cross_v": {3: S}},
              {"tgt_ids": 1, "cross_k": 3}),
             (TransformerInspect(model), (src, tgt), "inspect", ["src_ids", "tgt_ids"],
              list(INSPECT_OUTPUTS), {"src_ids": {1: S}, "tgt_ids": {1: T}},

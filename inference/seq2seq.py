@@ -85,6 +85,9 @@ class Step:
         attention: (S,) RNN: Bahdanau's weights over the source (zeros for ``gru``);
             transformer: (L, H, S) every cross-attention head's weights.
         context: (d,) the context vector the step read (RNN kinds), else None.
+        query: what asked where to look: the decoder's previous state s_{t-1} (d,) for
+            the RNNs, every cross-attention head's query (L, H, d_head) for the
+            transformer.
     """
 
     fed: str
@@ -93,6 +96,7 @@ class Step:
     attention: np.ndarray
     gold: str | None = None
     context: np.ndarray | None = None
+    query: np.ndarray | None = None
 
 
 @dataclass
@@ -164,6 +168,28 @@ def source_ids(model: Translator, words: list[str]) -> tuple[list[int], list[str
     return encode_words(model.src_tokenizer, words), [w for w in words if w not in vocab]
 
 
+def _encode(model: Translator, src: np.ndarray) -> dict:
+    """The encoder run once: what every decoder step reads (``src`` (1, S))."""
+    if model.config.kind == "transformer":
+        _, cross_k, cross_v = model.run("encoder", {"src_ids": src})  # (L, 1, H, S, d_head)
+        return {"cross_k": cross_k, "cross_v": cross_v}
+    memory, hidden = model.run("encoder", {"src_ids": src})  # (1, S, d), (N, 1, d)
+    return {"memory": memory, "hidden": hidden, "context0": hidden[-1]}
+
+
+def _step(model: Translator, state: dict, fed: list[int]) -> tuple:
+    """One decoder step after the words ``fed`` so far: ``(logits (V,), attention,
+    context, query)`` (shapes as in :class:`Step`); ``state`` is updated in place."""
+    if model.config.kind == "transformer":
+        feed = {"tgt_ids": np.asarray([fed], np.int64), **state}
+        logits, attn, query = model.run("step", feed)  # (1, V), (L, H, S), (L, H, d_head)
+        return logits[0], attn, None, query
+    query = state["hidden"][-1, 0]  # (d,): s_{t-1}, the query of Bahdanau's attention
+    feed = {"token": np.asarray(fed[-1:], np.int64), **state}
+    logits, state["hidden"], attn, ctx = model.run("step", feed)  # (1, V), (N, 1, d), (1, S)
+    return logits[0], attn[0], ctx[0], query
+
+
 def decode(
     model: Translator, words: list[str], max_len: int = 40, gold: list[str] | None = None,
     teacher: bool = False,
@@ -181,44 +207,17 @@ def decode(
     """
     if teacher and gold is None:
         raise ValueError("teacher forcing needs the gold translation")
-    src = np.asarray([source_ids(model, words)[0]], np.int64)  # (1, S)
-    vocab = model.tgt_tokenizer.get_vocab()
-    gold_ids = [vocab.get(w, UNK_ID) for w in gold] + [EOS_ID] if gold is not None else None
-    out = Decoding(words + ["<eos>"])
-    if model.config.kind == "transformer":
-        _, cross_k, cross_v = model.run("encoder", {"src_ids": src})
-        state = None
-    else:
-        memory, hidden = model.run("encoder", {"src_ids": src})  # (1, S, d), (N, 1, d)
-        state = (memory, hidden, hidden[-1])
-    fed = [BOS_ID]
-    limit = len(gold_ids) if teacher else max_len
-    for t in range(limit):
-        if state is None:
-            logits, attn = model.run(
-                "step",
-                {"tgt_ids": np.asarray([fed], np.int64), "cross_k": cross_k, "cross_v": cross_v},
-            )  # (1, V), (L, H, S)
-            attention, context = attn, None
-        else:
-            memory, hidden, context0 = state
-            feed = {"token": np.asarray(fed[-1:], np.int64), "hidden": hidden,
-                    "memory": memory, "context0": context0}  # fmt: skip
-            logits, hidden, attn, ctx = model.run("step", feed)  # (1, V), (N, 1, d), (1, S)
-            state, attention, context = (memory, hidden, context0), attn[0], ctx[0]
-        probs = softmax(logits[0])  # (V,)
+    state = _encode(model, np.asarray([source_ids(model, words)[0]], np.int64))  # (1, S)
+    vocab, words_of = model.tgt_tokenizer.get_vocab(), model.tgt_tokenizer.id_to_token
+    gold_ids = None if gold is None else [vocab.get(w, UNK_ID) for w in gold] + [EOS_ID]
+    out, fed = Decoding(words + ["<eos>"]), [BOS_ID]
+    for t in range(len(gold_ids) if teacher else max_len):
+        logits, attention, context, query = _step(model, state, fed)
+        probs = softmax(logits)  # (V,)
         best = int(np.argmax(probs))
-        out.steps.append(
-            Step(
-                fed=model.tgt_tokenizer.id_to_token(fed[-1]),
-                word=model.tgt_tokenizer.id_to_token(best),
-                prob=float(probs[best]),
-                attention=attention,
-                gold=model.tgt_tokenizer.id_to_token(gold_ids[t])
-                if gold_ids and t < len(gold_ids) else None,
-                context=context,
-            )
-        )  # fmt: skip
+        truth = words_of(gold_ids[t]) if gold_ids and t < len(gold_ids) else None
+        out.steps.append(Step(words_of(fed[-1]), words_of(best), float(probs[best]),
+                              attention, truth, context, query))  # fmt: skip
         if not teacher and best == EOS_ID:
             break
         fed.append(gold_ids[t] if teacher else best)

@@ -68,3 +68,13 @@ def digits_export(tmp_path_factory):
     folder = tmp_path_factory.mktemp("digits")
     export_model(model, folder, tokenizer, prefix="digits")
     return model, folder
+
+
+@pytest.fixture(scope="session")
+def tiny_seq2seq(tmp_path_factory):
+    """Tiny random translation models of each kind exported into one folder:
+    ``(folder, kind -> (torch model, vocabularies))`` (``tests/helpers/seq2seq.py``)."""
+    from tests.helpers.seq2seq import tiny_translators
+
+    folder = tmp_path_factory.mktemp("seq2seq")
+    return folder, tiny_translators(folder)

@@ -26,7 +26,7 @@ from safetensors import safe_open
 
 from corpus import translation
 from inference.seq2seq import decode, load_translator
-from inference.translation_metrics import bleu, gold_share
+from inference.translation_metrics import bleu, gold_weights
 from models.checkpoint import SHIPPED_DIR
 from models.seq2seq.config import SEQ2SEQ_KINDS
 
@@ -52,31 +52,36 @@ def translation_scores(model, pairs) -> dict:
 
 
 def alignment_scores(model, pairs) -> dict | None:
-    """Mean attention on the gold source word under teacher forcing: one number for
-    Bahdanau, every (layer, head) for the transformer; None for ``gru`` (no attention)."""
+    """Mean attention on the gold source word under teacher forcing, over every target
+    word and by the word's role (``corpus.translation.target_roles``): one figure for
+    Bahdanau's attention, and for the transformer every (layer, head) with the best head's
+    figures; None for ``gru`` (no attention)."""
     kind = model.config.kind
     if kind == "gru":
         return None
-    shares = []
+    weights, roles = [], []  # per target word: (…) weights on gold, its role
     for pair in pairs:
-        steps = decode(model, list(pair.source), gold=list(pair.target), teacher=True)
-        attn = steps.attention()  # (T, S) or (L, H, T, S)
-        if kind == "bahdanau":
-            shares.append(gold_share(attn, list(pair.alignment)))
+        attn = decode(model, list(pair.source), gold=list(pair.target), teacher=True).attention()
+        if kind == "transformer":  # (L, H, T, S) -> (T', L, H) on the gold words
+            n = len(pair.alignment)
+            weights += list(attn[:, :, np.arange(n), list(pair.alignment)].transpose(2, 0, 1))
         else:
-            L, H = attn.shape[:2]
-            shares.append(
-                [[gold_share(attn[i, j], list(pair.alignment)) for j in range(H)] for i in range(L)]
-            )
-    if kind == "bahdanau":
-        return {"gold_share": float(np.mean(shares))}
-    heads = np.mean(shares, axis=0)  # (L, H)
-    layer, head = np.unravel_index(int(np.argmax(heads)), heads.shape)
-    return {
-        "gold_share": float(heads[layer, head]),
-        "best_head": {"layer": int(layer), "head": int(head)},
-        "per_head": np.round(heads, 4).tolist(),
+            weights += list(gold_weights(attn, list(pair.alignment)))
+        roles += translation.target_roles(pair)
+    weights = np.asarray(weights)  # (N,) or (N, L, H)
+    out: dict = {}
+    if kind == "transformer":
+        heads = weights.mean(0)  # (L, H)
+        layer, head = np.unravel_index(int(np.argmax(heads)), heads.shape)
+        out["best_head"] = {"layer": int(layer), "head": int(head)}
+        out["per_head"] = np.round(heads.astype(float), 4).tolist()
+        weights = weights[:, layer, head]
+    out["gold_share"] = float(weights.mean())
+    out["by_role"] = {
+        role: round(float(weights[np.asarray(roles) == role].mean()), 4)
+        for role in sorted(set(roles))
     }
+    return out
 
 
 def evaluate(folder: Path, n: int = 500) -> dict:

@@ -35,7 +35,7 @@ FORMAT = "attention-visualizer-seq2seq/1"
 SIZES = {
     "gru": {"d_model": 128, "n_layer": 1},
     "bahdanau": {"d_model": 128, "n_layer": 1},
-    "transformer": {"d_model": 64, "n_layer": 2, "n_head": 4, "d_mlp": 128},
+    "transformer": {"d_model": 64, "n_layer": 3, "n_head": 4, "d_mlp": 256},
 }
 
 
@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> None:
     """CLI entry: train one kind and write its checkpoint."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kind", choices=SEQ2SEQ_KINDS, required=True)
-    parser.add_argument("--steps", type=int, default=4000)
+    parser.add_argument("--steps", type=int, default=6000)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)

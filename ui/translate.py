@@ -26,11 +26,13 @@ EXAMPLES = [
     "some old kings liked the red lamps near the park .",
     "this tall teacher found the heavy box behind some quiet gardens in the old market .",
 ]
+# The keys are the control's labels and the URL's values (a bound widget writes its
+# option's label into the URL); the names are its help.
 VIEWS = {
-    "alignment": "Alignment matrix",
-    "steps": "Decoding step by step",
-    "self": "Encoder and decoder self-attention",
-    "context": "The fixed context vector",
+    "alignment": "the alignment matrix",
+    "steps": "decoding step by step",
+    "self-attention": "encoder and decoder self-attention",
+    "context": "the fixed context vector",
 }
 
 
@@ -73,10 +75,11 @@ def translations(words: list[str], gold) -> None:
         row = {"model": KIND_NAMES[kind], "translation": " ".join(out)}
         if gold is not None:
             row["exact"] = "✓" if out == list(gold.target) else "✗"
-            row["BLEU"] = round(bleu(out, list(gold.target)), 3)
+            row["BLEU"] = f"{bleu(out, list(gold.target)):.3f}"
         rows.append(row)
     if gold is not None:
-        rows.append({"model": "gold (the rules)", "translation": " ".join(gold.target)})
+        rows.append({"model": "gold (the rules)", "translation": " ".join(gold.target),
+                     "exact": "", "BLEU": ""})  # fmt: skip
     st.dataframe(rows, hide_index=True, width="stretch")
 
 
@@ -98,8 +101,10 @@ def page() -> None:
         return
     gold = _gold(source.words)
     translations(source.words, gold)
-    view = st.segmented_control("View", list(VIEWS), default="alignment", key="tview",
-                                required=True, format_func=VIEWS.get, bind="query-params")  # fmt: skip
+    view = st.segmented_control(
+        "View", list(VIEWS), default="alignment", key="tview", required=True,
+        help=" · ".join(f"{k}: {v}" for k, v in VIEWS.items()), bind="query-params",
+    )  # fmt: skip
     translate_views.RENDERERS[view or "alignment"](source.words, gold)
 
 

@@ -65,17 +65,17 @@ def steps_view(words: list[str], gold) -> None:
     kind = st.radio("Model", ATTENDING + ("gru",), horizontal=True, key="steps_kind",
                     format_func=vs.KIND_NAMES.get)  # fmt: skip
     free = decoding(kind, tuple(words), tuple(gold.target) if gold else None, False)
-    runs = [("Free running: it reads its own previous word", free)]
+    runs = [("free", "Free running: it reads its own previous word", free)]
     if gold is not None:
         forced = decoding(kind, tuple(words), tuple(gold.target), True)
-        runs.insert(0, ("Teacher forcing: it reads the gold previous word", forced))
-    longest = max(len(r.steps) for _, r in runs)
+        runs.insert(0, ("forced", "Teacher forcing: it reads the gold previous word", forced))
+    longest = max(len(r.steps) for _, _, r in runs)
     t = st.slider("Output position t", 0, longest - 1, 0, key="steps_t") if longest > 1 else 0
     layer, head = _head("steps") if kind == "transformer" else (0, 0)
-    for col, (title, run) in zip(st.columns(len(runs)), runs, strict=True):
+    for col, (key, title, run) in zip(st.columns(len(runs)), runs, strict=True):
         with col:
             st.markdown(f"**{title}**")
-            _one_step(run, t, kind, layer, head, title.split(":")[0])
+            _one_step(run, t, kind, layer, head, key)
             _steps_table(run)
 
 
@@ -89,6 +89,9 @@ def _one_step(run, t: int, kind: str, layer: int, head: int, key: str) -> None:
     )
     st.markdown(f"reads **{step.fed}** → picks **{step.word}** ({step.prob:.1%}){mark}")
     weights = step.attention if kind != "transformer" else step.attention[layer, head]
+    query = step.query if kind != "transformer" else step.query[layer, head]
+    who = "the decoder's previous state" if kind != "transformer" else f"L{layer} H{head}'s query"
+    plot(vs.context_vector(query, f"query: {who}"), key=f"step_query_{key}")
     if kind == "gru":
         st.caption("No attention: every step reads the same context vector.")
     else:
@@ -152,5 +155,5 @@ def context_view(words: list[str], gold) -> None:
     st.caption(f"Same vector at the first and last step: {same}.")
 
 
-RENDERERS = {"alignment": alignment_view, "steps": steps_view, "self": self_view,
+RENDERERS = {"alignment": alignment_view, "steps": steps_view, "self-attention": self_view,
              "context": context_view}  # fmt: skip

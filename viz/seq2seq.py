@@ -74,10 +74,12 @@ def step_attention(weights: object, source: Sequence[str], title: str = "") -> g
 
 
 def context_vector(context: object, title: str = "") -> go.Figure:
-    """A context vector (d,) as one row of coloured cells (diverging around 0)."""
+    """A vector (d,) (a context vector, a query) as one row of coloured cells (diverging
+    around 0)."""
     c = np.asarray(context, dtype=float).reshape(1, -1)  # (1, d)
     lo, hi = style.symmetric_range(c)
     fig = go.Figure(go.Heatmap(z=c, zmin=lo, zmax=hi, colorscale=style.DIVERGING,
+                               colorbar={"thickness": 12, "len": 1.2},
                                hovertemplate="dimension %{x}: %{z:.3f}<extra></extra>"))  # fmt: skip
     style.apply_layout(fig, title, height=200)
     fig.update_yaxes(showticklabels=False)
@@ -89,8 +91,9 @@ def accuracy_by_length(scores: dict[str, dict[int, float]], train_max: int) -> g
     """Exact match against source length, one line per model; a dashed line marks the
     longest training sentence. ``scores``: kind -> {length: exact-match rate}."""
     fig = go.Figure()
-    for kind, by_len in scores.items():
-        lengths = sorted(int(n) for n in by_len)
+    for kind, raw in scores.items():
+        by_len = {int(n): v for n, v in raw.items()}  # JSON keys are strings
+        lengths = sorted(by_len)
         fig.add_trace(go.Scatter(x=lengths, y=[by_len[n] for n in lengths], mode="lines+markers",
                                  name=KIND_NAMES.get(kind, kind)))  # fmt: skip
     fig.add_vline(x=train_max + 0.5, line_dash="dash", annotation_text="longest in training")

@@ -6,7 +6,8 @@ Used by ``bench/report.py``. Each ``<section>(data, results)`` reads that sectio
 Sections written by older versions of the suite render too (missing fields say n/a).
 
 One module per section (``latency``, ``speed``: inference and scaling, ``generation``:
-generation and memory, ``concurrency`` and ``browser``: a real server, ``isolation``);
+generation and memory, ``concurrency`` and ``browser``: a real server, ``isolation``,
+``translation``: the encoder-decoder lesson's models);
 ``format`` holds what they share.
 """
 
@@ -16,6 +17,7 @@ from bench.sections.generation import generation, generation_notes, memory, memo
 from bench.sections.isolation import isolation, isolation_notes
 from bench.sections.latency import latency, latency_notes
 from bench.sections.speed import inference, scaling, scaling_notes
+from bench.sections.translation import translation, translation_notes
 
 __all__ = [
     "browser",
@@ -34,4 +36,6 @@ __all__ = [
     "memory_notes",
     "scaling",
     "scaling_notes",
+    "translation",
+    "translation_notes",
 ]

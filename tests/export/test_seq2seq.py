@@ -10,16 +10,14 @@ import torch
 
 from export.seq2seq import INSPECT_OUTPUTS, load_seq2seq
 from inference.seq2seq import decode, inspect, load_translator
-from tests.helpers.seq2seq import tiny_translators
 
 SRC = "some old kings liked the red lamps near the park .".split()
 GOLD = "puro haki lo ga kinu ve le kemu revo ve wo holu .".split()
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("seq2seq")
-    return folder, tiny_translators(folder)
+def tiny(tiny_seq2seq):
+    return tiny_seq2seq
 
 
 def _ids(vocab, words, bos=False):
@@ -36,6 +34,9 @@ def test_rnn_step_graph_rolled_equals_pytorch_teacher_forcing(tiny, kind):
         logits, cache = model(src, tgt_in, inspect=True)  # (1, T+1, V)
     run = decode(load_translator(folder, kind), SRC, gold=GOLD, teacher=True)
     assert [s.fed for s in run.steps] == ["<bos>", *GOLD]
+    with torch.no_grad():
+        first_query = model.encoder(src)[1][-1, 0].numpy()  # s_0: the encoder's last state
+    assert np.abs(run.steps[0].query - first_query).max() <= 1e-5
     attn = run.attention()  # (T + 1, S)
     assert np.abs(attn - cache["cross_attn"][0].numpy()).max() <= 1e-5
     ctx = np.stack([s.context for s in run.steps])  # (T + 1, d)
@@ -79,6 +80,8 @@ def test_transformer_step_graph_with_cached_keys_values_equals_full_decoding(tin
     ).tolist()
     steps = run.attention()  # (L, H, T + 1, S): the step graph's last row, step by step
     assert np.abs(steps - full["cross_attn"]).max() <= 1e-5
+    queries = np.stack([s.query for s in run.steps], 2)  # (L, H, T + 1, d_head)
+    assert np.abs(queries - full["cross_q"]).max() <= 1e-5
 
 
 def test_graphs_are_self_contained_with_symbolic_axes(tiny):
@@ -100,3 +103,26 @@ def test_checkpoints_round_trip(tiny):
         assert loaded.cfg == model.cfg and record == {"steps": 0}
         for (k, a), b in zip(model.state_dict().items(), loaded.state_dict().values(), strict=True):
             assert torch.equal(a, b), k
+
+
+@pytest.mark.parametrize("kind", ["gru", "bahdanau", "transformer"])
+def test_shipped_graphs_equal_their_pytorch_checkpoints(kind):
+    """The trained models as shipped: ONNX (what the app runs) == PyTorch (the checkpoint)
+    on a held-out sentence longer than any in training, teacher forced."""
+    from corpus.translation import splits
+    from tests.helpers import EXPORTED
+
+    pair = splits(n_heldout=5).longer[0]
+    model, (src_vocab, tgt_vocab), record = load_seq2seq(EXPORTED / f"seq2seq_{kind}.safetensors")
+    assert record["steps"] > 0
+    src = _ids(src_vocab, list(pair.source))
+    tgt_in = _ids(tgt_vocab, list(pair.target), bos=True)
+    with torch.no_grad():
+        logits, cache = model(src, tgt_in, inspect=True)  # (1, T + 1, V)
+    run = decode(load_translator(EXPORTED, kind), list(pair.source), gold=list(pair.target),
+                 teacher=True)  # fmt: skip
+    probs = torch.softmax(logits[0], -1).numpy()
+    assert np.allclose([s.prob for s in run.steps], probs.max(-1), atol=1e-5)
+    attn = run.attention()
+    want = cache["cross_attn"][0] if kind != "transformer" else cache["cross_attn"]
+    assert np.abs(attn - want.numpy()).max() <= 1e-5

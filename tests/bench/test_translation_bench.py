@@ -1,0 +1,20 @@
+"""The translation section runs at tiny sizes on real exported graphs and renders."""
+
+from __future__ import annotations
+
+import json
+
+from bench.report import render
+from bench.translation import translation_bench
+from training.evaluate_seq2seq import evaluate
+
+
+def test_translation_section_measures_and_renders(tiny_seq2seq, tmp_path):
+    folder = tiny_seq2seq[0]
+    card = evaluate(folder, n=3)  # the real evaluation, on 3 sentences per set
+    (folder / "seq2seq_card.json").write_text(json.dumps(card))
+    data = translation_bench(folder, repeats=2)
+    assert set(data["models"]) == {"gru", "bahdanau", "transformer"}
+    assert data["length"] >= 17 and all(m["n"] == 2 for m in data["models"].values())
+    text = render({"machine": {}, "translation": data})
+    assert "Greedy translation of one sentence" in text and "Training time, Transformer" in text

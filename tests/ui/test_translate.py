@@ -1,0 +1,95 @@
+"""The translation page and the encoder-decoder lesson under AppTest, on the shipped
+translation models: translations, the four views, and bad input as one clear note."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from corpus.translation import translate
+from tests.helpers.pages import open_page
+from tests.ui.test_lessons_pages import _decode
+
+SENTENCE = "some old kings liked the red lamps near the park ."
+
+
+def no_errors(at) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+@pytest.fixture(scope="module")
+def page():
+    at = open_page("translate")
+    at.text_input(key="src").set_value(SENTENCE).run()
+    no_errors(at)
+    return at
+
+
+def test_three_translations_beside_the_gold_one(page):
+    table = page.dataframe[0].value
+    assert list(table["model"])[:3] == [
+        "GRU, fixed context", "GRU + Bahdanau attention", "Transformer"
+    ]  # fmt: skip
+    gold = " ".join(translate(SENTENCE.split()).target)
+    assert list(table["translation"])[3] == gold
+    assert set(table["exact"][:3]) <= {"✓", "✗"} and table["exact"][3] == ""
+
+
+def test_every_view_draws(page):
+    for view in ("alignment", "steps", "self-attention", "context"):
+        page.segmented_control(key="tview").set_value(view).run()
+        no_errors(page)
+        assert page.get("plotly_chart"), view
+
+
+def test_the_alignment_matrix_overlays_the_gold_alignment(page):
+    page.segmented_control(key="tview").set_value("alignment").run()
+    spec = json.loads(page.get("plotly_chart")[0].proto.spec)
+    heat = next(t for t in spec["data"] if t["type"] == "heatmap")
+    gold = next(t for t in spec["data"] if t.get("name") == "gold alignment")
+    z = _decode(heat["z"])
+    assert np.allclose(z.sum(1), 1.0, atol=1e-5)  # each output row sums to 1
+    assert len(gold["x"]) == len(translate(SENTENCE.split()).target)
+    page.checkbox(key="gold_overlay").uncheck().run()
+    spec = json.loads(page.get("plotly_chart")[0].proto.spec)
+    assert not any(t.get("name") == "gold alignment" for t in spec["data"])
+
+
+@pytest.mark.parametrize(
+    "text, note",
+    [
+        ("", "Type an English sentence"),
+        ("the dog saw a zebrafish .", "Not in the toy lexicon"),
+        ("The dog saw a cat.", "Read as"),
+        (" ".join(["the big dog saw a cat"] * 8) + " .", "so only the first 23 are translated"),
+        ("dog the saw .", "No gold translation"),
+    ],
+)
+def test_bad_input_is_one_clear_note(text, note):
+    at = open_page("translate")
+    at.text_input(key="src").set_value(text).run()
+    no_errors(at)
+    shown = [e.value for e in [*at.info, *at.warning]]
+    assert any(note in s for s in shown), shown
+
+
+def test_the_lesson_walks_the_path_on_live_numbers():
+    at = open_page("encoder-decoder")
+    no_errors(at)
+    titles = [h.value for h in at.subheader]
+    assert titles[0].startswith("1. An encoder-decoder") and titles[-1].startswith("6.")
+    before = [c.value for c in at.caption if "Mean |f̂ − f|" in c.value]
+    at.slider(key="nw_width").set_value(1.5).run()
+    after = [c.value for c in at.caption if "Mean |f̂ − f|" in c.value]
+    assert before and after and before != after  # the kernel width changes the fit
+
+
+def test_check_yourself_answers_are_hidden_until_asked():
+    at = open_page("kernel")
+    no_errors(at)
+    assert not any("φ(q)ᵀφ(k)" in s.value for s in at.success)
+    at.toggle(key="check_feature_map").set_value(True).run()
+    assert any("d × d state" in s.value for s in at.success)
