@@ -76,8 +76,8 @@ def _nanogpt(by_format: dict, limits: Limits):
     (name, ckpt), source = next(iter(by_format["torch-zip"].items())), "nanoGPT checkpoint"
     vocab = {kind: list(by_format.get(kind, {}).items()) for kind in VOCABULARY}
     if len(vocab["pickle"]) + len(vocab["json"]) > 1:
-        names = ", ".join(n for kind in VOCABULARY for n, _ in vocab[kind])
-        raise UploadError(f"upload one vocabulary with {name}, not {names}")
+        names = " and ".join(n for kind in VOCABULARY for n, _ in vocab[kind])
+        raise UploadError(f"{name}: upload one vocabulary with it, not {names}")
     (meta_name, meta), (tok_name, tok) = (
         vocab[k][0] if vocab[k] else ("", None) for k in VOCABULARY
     )

@@ -36,7 +36,7 @@ from upload.limits import (
     WORKER_MEMORY_BYTES,
     Limits,
 )
-from upload.sizes import check_config_size, check_size, shrink_command
+from upload.sizes import check_config_size, check_size, shrink_advice
 from upload.tokenizer_spec import build, check_spec, vocab_note
 from upload.training_info import plain_training, training_note
 
@@ -112,7 +112,7 @@ def vocabulary_only(names: list[str]) -> str:
         f"{' and '.join(names)}: only a vocabulary; upload it together with its ckpt.pt. "
         f"The uploader refuses files over {MAX_UPLOAD_BYTES // 1_000_000} MB, and a nanoGPT "
         "ckpt.pt holds its optimizer state too: shrink it on your computer with "
-        + shrink_command("ckpt.pt", names[0])
+        + shrink_advice("ckpt.pt", names[0])
     )
 
 

@@ -13,15 +13,21 @@ CHECKPOINT_SUFFIXES = (".pt", ".pth", ".ckpt")  # PyTorch checkpoints (nanoGPT's
 
 def shrink_command(checkpoint: str = "ckpt.pt", vocabulary: str = "meta.pkl") -> str:
     """The command that turns a nanoGPT checkpoint (optimizer state and all) into one
-    compact upload file, and the file to upload then: "python -m upload.convert ckpt.pt
-    --meta meta.pkl --out converted/, then upload converted/ckpt.safetensors".
-    ``vocabulary`` ending in ``.json`` is passed as ``--tokenizer``."""
+    compact upload file: "python -m upload.convert ckpt.pt --meta meta.pkl --out
+    converted/"; ``vocabulary`` ending in ``.json`` is passed as ``--tokenizer``."""
     flag = "--tokenizer" if vocabulary.lower().endswith(".json") else "--meta"
-    stem = PurePath(checkpoint).stem or "ckpt"
-    return (
-        f"python -m upload.convert {checkpoint} {flag} {vocabulary} --out converted/, "
-        f"then upload converted/{stem}.safetensors"
-    )
+    return f"python -m upload.convert {checkpoint} {flag} {vocabulary} --out converted/"
+
+
+def converted_file(checkpoint: str = "ckpt.pt") -> str:
+    """The file :func:`shrink_command` writes: "converted/ckpt.safetensors"."""
+    return f"converted/{PurePath(checkpoint).stem or 'ckpt'}.safetensors"
+
+
+def shrink_advice(checkpoint: str = "ckpt.pt", vocabulary: str = "meta.pkl") -> str:
+    """The command and the file to upload then, in one phrase."""
+    command = shrink_command(checkpoint, vocabulary)
+    return f"{command}, then upload {converted_file(checkpoint)}"
 
 
 def shrink_hint(name: str) -> str:
@@ -31,7 +37,7 @@ def shrink_hint(name: str) -> str:
         return ""
     return (
         "; a nanoGPT checkpoint holds its optimizer state too (with AdamW twice the "
-        f"weights): shrink it on your computer with {shrink_command(name)}"
+        f"weights): shrink it on your computer with {shrink_advice(name)}"
     )
 
 

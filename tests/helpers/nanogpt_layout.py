@@ -22,13 +22,14 @@ def meta_bytes(stoi=STOI, itos=ITOS) -> bytes:
     return pickle.dumps({"vocab_size": len(stoi), "itos": itos, "stoi": stoi})
 
 
-def nanogpt_state(args: dict, seed: int = 0, mask_buffer: bool = False) -> dict:
-    """A random state dict in nanoGPT's GPT layout (lm_head tied to wte: the same tensor)."""
+def nanogpt_state(args: dict, seed: int = 0, mask_buffer: bool = False, std: float = 0.2) -> dict:
+    """A random state dict in nanoGPT's GPT layout (lm_head tied to wte: the same tensor),
+    weights of standard deviation ``std`` (nanoGPT initialises with 0.02)."""
     g = torch.Generator().manual_seed(seed)
     C, bs, bias = args["n_embd"], args["block_size"], args["bias"]
 
     def rnd(*shape, base=0.0):
-        return base + 0.2 * torch.randn(*shape, generator=g)
+        return base + std * torch.randn(*shape, generator=g)
 
     sd = {
         "transformer.wte.weight": rnd(args["vocab_size"], C),
@@ -105,3 +106,24 @@ def nanogpt_forward(sd: dict, args: dict, idx: torch.Tensor) -> torch.Tensor:
         h = F.gelu(linear(ln(x, p + ".ln_2"), p + ".mlp.c_fc"))  # (B, T, 4C), exact GELU
         x = x + linear(h, p + ".mlp.c_proj")  # (B, T, C)
     return F.linear(ln(x, "transformer.ln_f"), sd["lm_head.weight"])  # (B, T, V)
+
+
+# A character model whose ckpt.pt (weights + AdamW's two moments) is over the browser's
+# 50 MB while its weights (4.9M parameters, 19.5 MB) are well under it.
+LARGE_ARGS = dict(ARGS, n_layer=2, n_head=4, n_embd=448, block_size=64)
+
+
+def write_checkpoint(folder, args: dict, seed: int = 0, meta: bytes | None = None):
+    """nanoGPT's ``ckpt.pt`` (with its AdamW state) and ``meta.pkl`` written to ``folder``:
+    (state dict, ckpt path, meta path). ``meta`` defaults to :func:`meta_bytes`; the
+    weights are nanoGPT's initial scale (std 0.02), so that float32 logits of a wide
+    model agree within 1e-5 whatever the order of the sums."""
+    from pathlib import Path
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    sd = nanogpt_state(args, seed=seed, std=0.02)
+    ckpt, meta_path = folder / "ckpt.pt", folder / "meta.pkl"
+    ckpt.write_bytes(ckpt_bytes(sd, args))
+    meta_path.write_bytes(meta_bytes() if meta is None else meta)
+    return sd, ckpt, meta_path
