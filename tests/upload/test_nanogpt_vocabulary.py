@@ -5,8 +5,6 @@ numbers."""
 
 from __future__ import annotations
 
-import pickle
-
 import numpy as np
 import pytest
 import torch
@@ -16,8 +14,10 @@ from models.tokenizer import encode, tokenizer_kind
 from tests.helpers.gpt2_tokenizer import gpt2_style_tokenizer
 from tests.helpers.nanogpt_layout import (
     ARGS,
+    SHAKESPEARE_CHARS,
     ckpt_bytes,
     meta_bytes,
+    meta_of,
     nanogpt_forward,
     nanogpt_state,
 )
@@ -28,7 +28,6 @@ from upload.load import load_upload
 
 TOKENIZER = gpt2_style_tokenizer(50257).encode()  # GPT-2's 50,257 ids (338 trained here)
 TEXT = "ROMEO:\nO speak, the cat sat on the mat. <|endoftext|>"
-SHAKESPEARE_CHARS = "\n !$&',-.3:;?ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"  # 65
 
 
 def gpt2_checkpoint(vocab_size: int, seed: int = 3) -> tuple[dict, dict, bytes]:
@@ -80,13 +79,6 @@ def test_an_unpadded_gpt2_vocabulary_through_the_cli(tmp_path, capsys):
     _, spec, training = read_ours(data, "ckpt.safetensors")  # as the uploader reads it
     assert spec["kind"] == "bpe" and len(spec["vocab"]) == 338
     assert training["converted_from"] == "ckpt.pt" and training["iter_num"] == 250
-
-
-def meta_of(chars: str) -> bytes:
-    return pickle.dumps(
-        {"vocab_size": len(chars), "stoi": {c: i for i, c in enumerate(chars)},
-         "itos": dict(enumerate(chars))}
-    )  # fmt: skip
 
 
 def one_line_refusal(files: dict[str, bytes]) -> str:
