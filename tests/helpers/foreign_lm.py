@@ -3,7 +3,9 @@
 A GPT-style decoder (token and learned position embeddings, pre-LayerNorm blocks, GELU
 MLP, untied head) whose attention is either ``F.softmax`` over masked scores
 (``attention="softmax"``, nanoGPT's slow path) or ``F.scaled_dot_product_attention(...,
-is_causal=True)`` (``"sdpa"``, nanoGPT's fast path). :func:`export` writes it with
+is_causal=True)`` (``"sdpa"``, nanoGPT's fast path), or which has no attention at all
+(``"none"``: a softmax gate over the channels, (B, T, C), stands in for it, so the graph
+has Softmax nodes of another shape). :func:`export` writes it with
 ``torch.onnx.export`` (the dynamo exporter, torch's default, or ``dynamo=False``), no
 extra outputs: one input, one output, nothing named as our contract names things.
 
@@ -22,6 +24,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from models.tokenizer import char_tokenizer
+from tests.helpers.nanogpt_layout import STOI
+
+
+def char_tokenizer_json(stoi: dict[str, int] = STOI) -> bytes:
+    """A character vocabulary as a ``tokenizer.json`` (nanoGPT's Shakespeare characters)."""
+    return char_tokenizer(stoi).to_str().encode()
+
 
 class Attention(nn.Module):
     def __init__(self, C: int, H: int, T: int, kind: str):
@@ -35,6 +45,8 @@ class Attention(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         B, T, C = x.shape
         q, k, v = self.qkv(x).split(C, dim=2)  # (B, T, C) each
+        if self.kind == "none":
+            return self.proj(v * F.softmax(q, dim=-1))  # a gate over channels, no attention
         q, k, v = (t.view(B, T, self.H, C // self.H).transpose(1, 2) for t in (q, k, v))
         if self.kind == "sdpa":
             y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, H, T, D)
