@@ -137,7 +137,8 @@ def instrument(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[Candidate]
     Softmax's input), cast to float32, under the names :func:`candidates` gives.
 
     An Attention node is asked for its probabilities: its fourth output is named and
-    its ``qk_matmul_output_mode`` set to 3 (softmax output).
+    its ``qk_matmul_output_mode`` set to 3 (softmax output); where the graph itself uses
+    that output, a copy of the node is asked instead, so the graph computes what it did.
     """
     out = onnx.ModelProto()
     out.CopyFrom(model)
@@ -152,9 +153,16 @@ def instrument(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[Candidate]
         if c.op == "Softmax":
             added += [_cast(node.output[0], c.probs), _cast(node.input[0], c.scores)]
             continue
+        if len(node.output) > 3 and node.output[3]:  # the graph uses its own output 3:
+            node = helper.make_node("Attention", node.input, [f"{PREFIX}y_{i}"],  # ask a copy
+                                    name=f"{PREFIX}attention_{i}")  # fmt: skip
+            node.attribute.extend(
+                a for a in nodes[i].attribute if a.name != "qk_matmul_output_mode"
+            )
+            added.append(node)
         while len(node.output) < 4:
             node.output.append("")
-        node.output[3] = node.output[3] or f"{PREFIX}qk_{i}"
+        node.output[3] = f"{PREFIX}qk_{i}"
         mode = [a for a in node.attribute if a.name == "qk_matmul_output_mode"]
         if mode:
             mode[0].i = _PROBS_MODE
