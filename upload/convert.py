@@ -5,6 +5,7 @@ uploader does.
     python -m upload.convert ckpt.pt --tokenizer tokenizer.json --out converted/  # GPT-2 vocabulary
     python -m upload.convert mine.safetensors --out DIR --onnx    # ours -> ONNX graphs
     python -m upload.convert model.inspect.onnx [model.fast.onnx ...]  # check, print the card
+    python -m upload.convert model.onnx --tokenizer tokenizer.json  # any ONNX language model
 
 A checkpoint becomes ONE compact upload file, ``DIR/<name>.safetensors`` (float32
 weights, config, tokenizer, and the training record: a nanoGPT run's ``iter_num``,
@@ -42,6 +43,8 @@ def _print_card(card) -> None:
     rows = {"source": card.source, "parameters": card.parameters, **card.config}
     for key, value in rows.items():
         print(f"{key}: {value:,}" if type(value) is int else f"{key}: {value}")
+    for note in card.notes:
+        print(f"note: {note}")
 
 
 def _read(paths: list[Path]) -> dict[str, bytes]:
@@ -163,7 +166,7 @@ def _report(written: Written) -> None:
     for graph in written.graphs:
         print(f"wrote {graph} ({_mb(graph.stat().st_size)})")
     cfg, spec, _, training = read.converted
-    for note in card(cfg, written.parameters, read.source, "", spec, training).notes:
+    for note in card(cfg, written.parameters, read.source, "", spec, training=training).notes:
         print(f"note: {note}")
     if written.browser_refusal:
         print(
@@ -186,10 +189,12 @@ def _checkpoint(args: argparse.Namespace) -> None:
 
 
 def _graphs(args: argparse.Namespace) -> None:
-    """ONNX graphs: checked and test-run as the uploader does; the card is printed."""
+    """ONNX graphs (contract graphs, or one foreign language model with --tokenizer or
+    --meta): checked and test-run as the uploader does; the card is printed."""
     from upload.load import load_upload
 
-    model = load_upload(_read(list(args.files)))
+    paths = list(args.files) + [p for p in (args.meta, args.tokenizer) if p]
+    model = load_upload(_read(paths))
     try:
         print(f"accepted: {model.name.removeprefix('upload: ')}")
         _print_card(model.card)
@@ -198,14 +203,14 @@ def _graphs(args: argparse.Namespace) -> None:
 
 
 def input_kind(args: argparse.Namespace) -> str:
-    """Which of ``INPUT_KINDS`` the arguments are: "onnx" (graphs to check) or
-    "checkpoint" (one nanoGPT ``.pt`` or our ``.safetensors``).
+    """Which of ``INPUT_KINDS`` the arguments are: "onnx" (graphs to check, a foreign
+    one with its vocabulary) or "checkpoint" (one nanoGPT ``.pt`` or our ``.safetensors``).
 
     Raises:
         UploadError: any other combination.
     """
     suffixes = [p.suffix.lower() for p in args.files]
-    if all(s == ".onnx" for s in suffixes) and not (args.meta or args.tokenizer):
+    if ".onnx" in suffixes:
         return "onnx"
     if len(suffixes) == 1 and suffixes[0] in (*CHECKPOINT_SUFFIXES, ".safetensors"):
         return "checkpoint"
@@ -241,7 +246,8 @@ def parser() -> argparse.ArgumentParser:
         "--tokenizer",
         type=Path,
         default=None,
-        help="GPT-2's tokenizer.json, for a nanoGPT model with GPT-2's vocabulary",
+        help="tokenizer.json: GPT-2's, for a nanoGPT model with GPT-2's vocabulary; or that "
+        "of an ONNX language model not made here (its attention is found)",
     )
     p.add_argument("--out", type=Path, default=None, help="output folder (checkpoints)")
     p.add_argument("--onnx", action="store_true", help="also write the ONNX graphs")

@@ -90,7 +90,8 @@ def expect_format(name: str, data: bytes, expected: str | None = None) -> str:
     if expected is None:
         raise UploadError(
             f"{name}: unsupported file type; upload a .safetensors file, a nanoGPT "
-            "ckpt.pt with its meta.pkl or tokenizer.json, or .onnx graphs"
+            "ckpt.pt with its meta.pkl or tokenizer.json, .onnx graphs, or an .onnx language "
+            "model with its tokenizer.json"
         )
     try:
         found = sniff_format(data, name)

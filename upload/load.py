@@ -42,6 +42,8 @@ from upload.training_info import plain_training, training_note
 
 EXTENSIONS = (".safetensors", ".pt", ".pth", ".ckpt", ".pkl", ".json", ".onnx")
 VOCABULARY_SUFFIXES = (".pkl", ".json")  # a nanoGPT checkpoint's meta.pkl or tokenizer.json
+ONNX_SOURCES = ("ONNX", "ONNX (foreign)")  # a contract graph's, a foreign graph's
+MAX_NOTES, MAX_NOTE_CHARS = 8, 400  # what a worker may put on a model card
 GRAPH_ROLES = ("inspect", "fast", "step")
 EXPORT_MEMORY_BYTES = 2 * WORKER_MEMORY_BYTES  # torch's export of a model at the size cap
 EXPORT_FILE_BYTES = 4 * MAX_PARAMS + 2**26  # one graph holds the weights once
@@ -63,19 +65,23 @@ def card(
     source: str,
     checkpoint: str,
     spec: dict | None = None,
+    notes: list[str] | None = None,
     training: dict | None = None,
 ) -> ModelCard:
     """The model card of an upload (the shipped models' schema, without probes): its
-    config, parameters, source format and file name, its training record (a nanoGPT
-    run's iteration, best validation loss and settings), and notes: where the weights
-    come from (``upload.training_info.training_note``) and whether its token rows are
-    padded beyond its tokenizer (``spec``, ``upload.tokenizer_spec.vocab_note``)."""
+    config (fields the files do not tell as "unknown", ``ModelConfig.shown``),
+    parameters, source format and file name, its training record (a nanoGPT run's
+    iteration, best validation loss and settings), and notes: where the weights come
+    from (``upload.training_info.training_note``), ``notes`` (a worker's), and whether
+    its token rows are padded beyond its tokenizer (``spec``,
+    ``upload.tokenizer_spec.vocab_note``)."""
     training = training or {}
-    notes = [training_note(training), vocab_note(spec, cfg.vocab_size) if spec else None]
+    vocab = vocab_note(spec, cfg.vocab_size) if spec else None
+    notes = [training_note(training), *(notes or []), vocab]
     return ModelCard(
         checkpoint=checkpoint,
         source=source,
-        config=cfg.to_dict(),
+        config=cfg.shown(),
         parameters=parameters,
         training=training,
         notes=[n for n in notes if n],
@@ -99,7 +105,8 @@ def check_files(files: dict[str, bytes]) -> None:
         if PurePath(name).suffix.lower() not in EXTENSIONS:
             raise UploadError(
                 f"{name}: unsupported file type; upload a .safetensors file, a nanoGPT "
-                "ckpt.pt with its meta.pkl or tokenizer.json, or .onnx graphs"
+                "ckpt.pt with its meta.pkl or tokenizer.json, .onnx graphs, or an .onnx "
+                "language model with its tokenizer.json"
             )
     if all(PurePath(n).suffix.lower() in VOCABULARY_SUFFIXES for n in files):
         raise UploadError(vocabulary_only(list(files)))
@@ -218,7 +225,7 @@ def _export_and_open(name: str, converted: Converted, report) -> OnnxModel:
     graphs = export(name, cfg, spec, weights)
     report(0.9, "opening the graphs…")
     source = "safetensors checkpoint" if name.endswith(".safetensors") else "nanoGPT checkpoint"
-    info = card(cfg, cfg.num_parameters(), source, name, spec, training)
+    info = card(cfg, cfg.num_parameters(), source, name, spec, training=training)
     result = load_graphs(graphs["inspect"], graphs.get("fast"), graphs.get("step"), name, info)
     result.name = f"upload: {name}"
     result.weights = weights  # float32 by our parameter names, as the shipped models'
@@ -234,24 +241,38 @@ def _open_isolated(files: dict[str, bytes], what: str, report) -> IsolatedModel:
         tokenizer = build(spec)
         outputs = reply.get("outputs")
         parameters = reply.get("parameters")
+        source, notes = reply.get("source", "ONNX"), reply.get("notes", [])
         if (
             not isinstance(outputs, list)
             or not isinstance(reply.get("name"), str)
             or type(parameters) is not int
+            or source not in ONNX_SOURCES
+            or not _short_lines(notes)
         ):
             raise UploadError(f"{what}: the worker's answer is incomplete")
-        info = card(cfg, parameters, "ONNX", what, spec)
+        info = card(cfg, parameters, source, what, spec, notes)
         return IsolatedModel(worker, dict(files), reply, cfg, tokenizer, info)
     except BaseException:
         worker.stop()
         raise
 
 
+def _short_lines(notes: object) -> bool:
+    """A worker's card notes: a list of at most MAX_NOTES short strings."""
+    return (
+        isinstance(notes, list)
+        and len(notes) <= MAX_NOTES
+        and all(isinstance(n, str) and len(n) <= MAX_NOTE_CHARS for n in notes)
+    )
+
+
 def load_upload(files: dict[str, bytes], progress=None):
     """Uploaded files (name -> bytes) -> a runnable model (``OnnxModel`` or ``IsolatedModel``).
 
     Accepts one ``.safetensors`` (ours), a nanoGPT ``.pt`` with its ``meta.pkl`` or
-    ``tokenizer.json``, or one to three ``.onnx`` graphs. ``progress(fraction, message)`` is called at each stage.
+    ``tokenizer.json``, one to three contract ``.onnx`` graphs, or one foreign ``.onnx``
+    language model with its ``tokenizer.json`` or ``meta.pkl`` (opened, like every
+    graph, in its worker). ``progress(fraction, message)`` is called at each stage.
     The model's ``name`` is "upload: <file>"; its ``card`` is a
     :class:`~models.card.ModelCard` (config, parameters, source format, file name).
 
@@ -263,7 +284,7 @@ def load_upload(files: dict[str, bytes], progress=None):
     report(0.0, "checking files…")
     check_files(files)
     what = " + ".join(files)
-    if all(PurePath(n).suffix.lower() == ".onnx" for n in files):
+    if any(PurePath(n).suffix.lower() == ".onnx" for n in files):
         model = _open_isolated(files, what, report)
     else:
         model = _export_and_open(main_file(files), convert(files, what, report), report)
