@@ -109,7 +109,7 @@ def convert_files(
     stages = ["reading in an isolated worker", "converting", "writing"]
     stages += ["exporting ONNX graphs"] if onnx else []
     with tqdm(total=len(stages), unit="stage", disable=None if progress is None else not progress,
-              file=sys.stderr, bar_format="{desc}: {n}/{total} |{bar}| {elapsed}") as bar:  # fmt: skip
+              file=sys.stderr, bar_format="{desc}{n}/{total} stages |{bar}| {elapsed}") as bar:  # fmt: skip
         bar.set_description(stages[0])
         from upload.local import read_local
 
@@ -117,6 +117,7 @@ def convert_files(
         bar.update()
         bar.set_description(stages[1])
         path, graphs, model, tokenizer = _write(read, paths, out, bar, stages)
+        bar.set_description("done")
     return Written(path, graphs, model.num_parameters(), read, browser_refusal(path, model.cfg))
 
 

@@ -4,6 +4,9 @@ never read."""
 
 from __future__ import annotations
 
+import contextlib
+import io
+
 import numpy as np
 import pytest
 import torch
@@ -29,8 +32,11 @@ def large(tmp_path_factory):
     whose checkpoint is over 50 MB with its AdamW state."""
     folder = tmp_path_factory.mktemp("large")
     sd, ckpt, meta = write_checkpoint(folder, LARGE_ARGS)
-    written = convert_files({"ckpt.pt": ckpt, "meta.pkl": meta}, folder / "converted")
-    return sd, ckpt, meta, written
+    with contextlib.redirect_stderr(io.StringIO()) as bar:  # tqdm's, as on a terminal
+        written = convert_files(
+            {"ckpt.pt": ckpt, "meta.pkl": meta}, folder / "converted", progress=True
+        )
+    return sd, ckpt, meta, written, bar.getvalue()
 
 
 def weight_bytes(sd: dict) -> int:
@@ -38,7 +44,7 @@ def weight_bytes(sd: dict) -> int:
 
 
 def test_the_browser_refuses_the_checkpoint_and_names_the_command(large):
-    sd, ckpt, meta, _ = large
+    sd, ckpt, meta, _, _ = large
     assert ckpt.stat().st_size > MAX_UPLOAD_BYTES > weight_bytes(sd)
     with pytest.raises(UploadError) as refused:
         load_upload({"ckpt.pt": ckpt.read_bytes(), "meta.pkl": meta.read_bytes()})
@@ -53,7 +59,7 @@ def test_the_cli_does_not_read_the_optimizer_state(large, tmp_path):
     """The worker's peak memory while it reads the 58.6 MB checkpoint grows as much as for
     the same weights saved without AdamW's two moments (39 MB of the file): they stay
     unread pages of the memory-mapped file. torch.load without mmap would hold them."""
-    sd, ckpt, meta, written = large
+    sd, ckpt, meta, written, _ = large
     full = written.read
     bare = tmp_path / "ckpt.pt"
     bare.write_bytes(ckpt_bytes(sd, LARGE_ARGS, optimizer=False))
@@ -67,8 +73,10 @@ def test_the_cli_does_not_read_the_optimizer_state(large, tmp_path):
 
 
 def test_the_converted_file_uploads_and_matches_nanogpt(large):
-    sd, _, _, written = large
+    sd, _, _, written, bar = large
     assert written.path.name == "ckpt.safetensors" and written.graphs == []
+    stages = ("reading in an isolated worker: 0/3", "converting: 1/3", "writing: 2/3", "done: 3/3")
+    assert all(stage in bar for stage in stages), bar  # the progress bar's stages
     assert written.path.stat().st_size < MAX_UPLOAD_BYTES and written.browser_refusal == ""
     model = load_upload({"ckpt.safetensors": written.path.read_bytes()})
     try:
@@ -92,7 +100,7 @@ def test_a_model_the_browser_would_refuse_is_said_so(tmp_path):
 
 
 def test_cli_refuses_a_checkpoint_without_its_vocabulary_in_one_line(large, capsys):
-    _, ckpt, _, _ = large
+    _, ckpt, _, _, _ = large
     with pytest.raises(SystemExit) as exit_code:
         main([str(ckpt), "--out", str(ckpt.parent / "none")])
     assert exit_code.value.code == 2
