@@ -108,12 +108,13 @@ def _run_cli(folder: Path) -> tuple[float, int]:
     return seconds, kb * 1024
 
 
-def cli_conversion(runs: int = 3, folder: Path | None = None) -> dict:
+def cli_conversion(runs: int = 3, folder: Path | None = None, args: dict = BABY_GPT) -> dict:
     """Time the command line's conversion of the baby GPT's 129 MB checkpoint.
 
     Args:
         runs: how many times the command runs (the median is reported).
         folder: where the checkpoint and the output go (default: a temporary folder).
+        args: nanoGPT's ``model_args`` (a smaller model for a quick run; 65 characters).
 
     Returns:
         ``seconds`` (median wall time of ``python -m upload.convert``, interpreter start,
@@ -128,7 +129,7 @@ def cli_conversion(runs: int = 3, folder: Path | None = None) -> dict:
 
     with tempfile.TemporaryDirectory(prefix="bench-convert-") as tmp:
         folder = Path(folder or tmp)
-        ckpt, meta = write_baby_checkpoint(folder)
+        ckpt, meta = write_baby_checkpoint(folder, args)
         timed = [_run_cli(folder) for _ in range(runs)]
         written = convert_files({"ckpt.pt": ckpt, "meta.pkl": meta}, folder / "inproc")
         read = written.read
