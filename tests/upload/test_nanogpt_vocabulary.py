@@ -126,3 +126,19 @@ def test_two_vocabularies_or_a_vocabulary_alone_are_refused(padded):
         "python -m upload.convert ckpt.pt --tokenizer tokenizer.json --out converted/, then "
         "upload converted/ckpt.safetensors"
     )
+
+
+def test_the_cli_converts_a_model_beyond_the_uploads_limits_and_says_so(tmp_path, capsys):
+    """GPT-2's vocabulary at a context of 2,048: its logits alone are 103M float32 values
+    per sentence, more than an upload may ask for; the command line converts it anyway."""
+    args = dict(ARGS, vocab_size=50304, block_size=2048)
+    (tmp_path / "ckpt.pt").write_bytes(ckpt_bytes(nanogpt_state(args, seed=6), args))
+    (tmp_path / "tokenizer.json").write_bytes(TOKENIZER)
+    with pytest.raises(UploadError, match="would hold 136,937,472 float32 values"):
+        load_upload({"ckpt.pt": (tmp_path / "ckpt.pt").read_bytes(), "tokenizer.json": TOKENIZER})
+    main([str(tmp_path / "ckpt.pt"), "--tokenizer", str(tmp_path / "tokenizer.json")]
+         + ["--out", str(tmp_path / "converted")])  # fmt: skip
+    printed = capsys.readouterr().out
+    assert (tmp_path / "converted" / "ckpt.safetensors").exists()
+    assert "note: the app's uploader would refuse ckpt.safetensors (at its full context" in printed
+    assert "whoever runs the app's server can serve it to every session instead" in printed
