@@ -105,6 +105,15 @@ def mask_panels(name, result, layer, head) -> dict:
     )
 
 
+def softmax_input_panels(name, result, layer, head) -> dict:
+    """What one head's Softmax receives (mask included), the mask as measured and the
+    weights: a foreign ONNX graph's mask view."""
+    out = result.outputs
+    return vm.softmax_input_panels(
+        out["masked_scores"][layer, head], out["attn"][layer, head], result.display_tokens
+    )
+
+
 def recurrent_state(name, result, layer, head, i) -> dict:
     """The state S_i (d_head, d_head) of one head of a linear model after token i."""
     S = result.recurrent["state"][layer, head, i]  # (d_head, d_head)

@@ -3,6 +3,7 @@
     python -m upload.convert ckpt.pt --meta meta.pkl --out DIR   # nanoGPT -> ours + ONNX
     python -m upload.convert mine.safetensors --out DIR          # ours -> ONNX graphs
     python -m upload.convert model.inspect.onnx [model.fast.onnx ...]  # check, print the card
+    python -m upload.convert model.onnx --tokenizer tokenizer.json  # any ONNX language model
 
 Every file is read by the same isolated worker the app uses (``upload/worker.py``). A
 refused file prints one line on stderr, ``refused: <file>: <what is wrong>``, and exits
@@ -24,6 +25,8 @@ def _print_card(card) -> None:
     rows = {"source": card.source, "parameters": card.parameters, **card.config}
     for key, value in rows.items():
         print(f"{key}: {value:,}" if type(value) is int else f"{key}: {value}")
+    for note in card.notes:
+        print(f"note: {note}")
 
 
 def _read(paths: list[Path]) -> dict[str, bytes]:
@@ -58,9 +61,9 @@ def _convert_checkpoint(files: dict[str, bytes], out: Path) -> None:
 
 def run(args: argparse.Namespace) -> None:
     """Do what the arguments ask. Raises UploadError for a refused input."""
-    paths = list(args.files) + ([args.meta] if args.meta else [])
+    paths = list(args.files) + [p for p in (args.meta, args.tokenizer) if p]
     files = _read(paths)
-    if all(p.suffix.lower() == ".onnx" for p in paths):
+    if any(p.suffix.lower() == ".onnx" for p in paths):
         from upload.load import load_upload
 
         model = load_upload(files)
@@ -84,6 +87,12 @@ def main(argv: list[str] | None = None) -> None:
         "files", nargs="+", type=Path, help="nanoGPT ckpt.pt, our .safetensors, or .onnx graphs"
     )
     parser.add_argument("--meta", type=Path, default=None, help="nanoGPT meta.pkl")
+    parser.add_argument(
+        "--tokenizer",
+        type=Path,
+        default=None,
+        help="tokenizer.json of an ONNX language model not made here (its attention is found)",
+    )
     parser.add_argument("--out", type=Path, default=None, help="output folder (checkpoints)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     args = parser.parse_args(argv)
