@@ -197,8 +197,7 @@ def positional_view(sel: Selection) -> None:
     )
     dims = sel.options["dims"]
     if dims:
-        length = min(result.T, pe.shape[0])
-        vega_lite(specs.get(specs.pe_curves, name, result, list(dims), length))
+        vega_lite(specs.get(specs.pe_curves, name, result, list(dims), result.T))
     c1, c2 = st.columns(2)
     with c1:
         vega_lite(specs.get(specs.pe_heatmap, name, result))
