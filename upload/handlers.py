@@ -1,13 +1,16 @@
 """What the upload worker does for each request (worker side; see ``upload/worker.py``).
 
 ``convert``: checkpoint files -> plain float32 weights, a validated config and a
-tokenizer spec. ``export`` (a fresh worker, given only what the server checked): those
-weights -> our exporter's ONNX graphs. ``open``: ONNX graphs -> checked, test-run and kept open; after that
-``inspect``, ``logits``, ``recurrent`` and ``generate`` run them on token ids.
+tokenizer spec (``convert_local``: the same for the command line's local files, by
+path). ``export`` (a fresh worker, given only what the server checked): those
+weights -> our exporter's ONNX graphs. ``open``: ONNX graphs -> checked, test-run and kept
+open (contract graphs, or one foreign graph with its tokenizer: ``upload/onnx_foreign.py``);
+after that ``inspect``, ``logits``, ``recurrent`` and ``generate`` run them on token ids.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -15,21 +18,41 @@ import numpy as np
 from inference.sampling import Sampling
 from models import contract
 from upload.errors import UploadError
-from upload.intake import expect_format
-from upload.limits import MAX_FILES
-from upload.sizes import check_size
+from upload.intake import EXTENSIONS, expect_format, expect_zip_file
+from upload.limits import BROWSER, MAX_FILES, Limits
+from upload.sizes import check_file_size, check_size
 
 if TYPE_CHECKING:
     from inference.runtime import OnnxModel
 
 ACCEPTED = (
-    "upload one model at a time: a .safetensors file, a ckpt.pt with its meta.pkl, or .onnx graphs"
+    "upload one model at a time: a .safetensors file, a ckpt.pt with its meta.pkl or "
+    "tokenizer.json, .onnx graphs, or one .onnx language model with its tokenizer.json "
+    "(or meta.pkl)"
 )
+VOCABULARY = ("pickle", "json")  # a nanoGPT checkpoint's meta.pkl or tokenizer.json
 
 
-def sort_files(files: dict[str, bytes]) -> dict[str, dict[str, bytes]]:
-    """format ("safetensors", "torch-zip", "pickle", "onnx") -> {name: bytes}, each file's
-    format judged by its content and checked against its extension.
+def _read_local(name: str, path: Path, limits: Limits) -> bytes | Path:
+    """A local file of the command line: a PyTorch checkpoint stays a path (it is
+    memory-mapped later); any other file is read, once its size is within ``limits``."""
+    if EXTENSIONS.get(path.suffix.lower()) == "torch-zip":
+        expect_zip_file(name, path, limits)
+        return path
+    try:
+        check_file_size(name, path.stat().st_size, limits.file_bytes)
+        return path.read_bytes()
+    except OSError as exc:
+        raise UploadError(f"{name}: cannot be read ({exc.strerror or exc})") from None
+
+
+def sort_files(
+    files: dict[str, bytes | Path], limits: Limits = BROWSER
+) -> dict[str, dict[str, bytes | Path]]:
+    """format ("safetensors", "torch-zip", "pickle", "json", "onnx") -> {name: bytes},
+    each file's format judged by its content and checked against its extension. A
+    ``Path`` (the command line's local file) is read here, except a PyTorch checkpoint,
+    which stays a path checked by its first bytes.
 
     Raises:
         UploadError: no files, too many, a file too large or of another format.
@@ -38,63 +61,117 @@ def sort_files(files: dict[str, bytes]) -> dict[str, dict[str, bytes]]:
         raise UploadError("no files were uploaded")
     if len(files) > MAX_FILES:
         raise UploadError(f"too many files ({len(files)}); upload at most {MAX_FILES}")
-    by_format: dict[str, dict[str, bytes]] = {}
+    by_format: dict[str, dict[str, bytes | Path]] = {}
     for name, data in files.items():
-        check_size(name, data)
+        if isinstance(data, Path):
+            data = _read_local(name, data, limits)
+            if isinstance(data, Path):
+                by_format.setdefault("torch-zip", {})[name] = data
+                continue
+        check_size(name, data, limits.file_bytes)
         by_format.setdefault(expect_format(name, data), {})[name] = data
     return by_format
 
 
-def convert(files: dict[str, bytes]) -> tuple[dict, dict[str, np.ndarray]]:
+def _nanogpt(by_format: dict, limits: Limits):
+    from upload.formats.nanogpt import read_nanogpt
+
+    (name, ckpt), source = next(iter(by_format["torch-zip"].items())), "nanoGPT checkpoint"
+    vocab = {kind: list(by_format.get(kind, {}).items()) for kind in VOCABULARY}
+    if len(vocab["pickle"]) + len(vocab["json"]) > 1:
+        names = " and ".join(n for kind in VOCABULARY for n, _ in vocab[kind])
+        raise UploadError(f"{name}: upload one vocabulary with it, not {names}")
+    (meta_name, meta), (tok_name, tok) = (
+        vocab[k][0] if vocab[k] else ("", None) for k in VOCABULARY
+    )
+    cfg, state, spec, training = read_nanogpt(
+        ckpt, meta, name, tokenizer=tok, vocab_names=(meta_name, tok_name), limits=limits
+    )
+    return name, source, cfg, state, spec, training
+
+
+def convert(
+    files: dict[str, bytes | Path], limits: Limits = BROWSER
+) -> tuple[dict, dict[str, np.ndarray]]:
     """Checkpoint files -> (header, float32 weights by our parameter names).
 
-    The header holds ``config`` (dict), ``tokenizer`` (spec), ``source``, ``name`` and
-    ``parameters``. Tied ``lm_head.weight`` is left out (it is ``wte.weight``).
+    ``files`` maps names to bytes (uploads), or to local paths (the command line, with
+    ``limits`` sized to its files: ``upload.limits.local_file_limits``).
+    The header holds ``config`` (dict), ``tokenizer`` (spec), ``training`` (plain data),
+    ``source``, ``name`` and ``parameters``. Tied ``lm_head.weight`` is left out (it is
+    ``wte.weight``).
 
     Raises:
         UploadError: naming the file and the problem.
     """
-    by_format = sort_files(files)
+    by_format = sort_files(files, limits)
     kinds = set(by_format)
     if kinds == {"safetensors"} and len(files) == 1:
         from upload.formats.ours import read_ours
 
-        (name, data), source = next(iter(files.items())), "safetensors checkpoint"
-        model, spec = read_ours(data, name)
-    elif kinds <= {"torch-zip", "pickle"} and len(by_format.get("torch-zip", {})) == 1:
-        from upload.formats.nanogpt import convert_nanogpt
-
-        (name, ckpt), source = next(iter(by_format["torch-zip"].items())), "nanoGPT checkpoint"
-        metas = list(by_format.get("pickle", {}).values())
-        if len(metas) > 1:
-            raise UploadError("upload only one meta.pkl")
-        model, spec = convert_nanogpt(ckpt, metas[0] if metas else None, name)
-    elif kinds == {"pickle"}:
-        raise UploadError("meta.pkl is only the vocabulary: upload it together with ckpt.pt")
+        (name, data), source = (
+            next(iter(by_format["safetensors"].items())),
+            "safetensors checkpoint",
+        )
+        model, spec, training = read_ours(data, name, limits)
+        cfg, state = model.cfg, model.state_dict()
+    elif kinds <= {"torch-zip", *VOCABULARY} and len(by_format.get("torch-zip", {})) == 1:
+        name, source, cfg, state, spec, training = _nanogpt(by_format, limits)
+    elif kinds <= set(VOCABULARY):
+        names = " and ".join(files)
+        raise UploadError(f"{names}: only a vocabulary; upload it together with its ckpt.pt")
     else:
         raise UploadError(ACCEPTED)
-    state = {
+    weights = {  # float32 as read (a mapped file's pages): no copy unless another dtype
         k: np.ascontiguousarray(v.detach().float().numpy())
-        for k, v in model.state_dict().items()
-        if not (model.cfg.tie_weights and k == "lm_head.weight")
+        for k, v in state.items()
+        if not (cfg.tie_weights and k == "lm_head.weight")
     }
     header = {
-        "config": model.cfg.to_dict(),
+        "config": cfg.to_dict(),
         "tokenizer": spec,
+        "training": training,
         "source": source,
         "name": name,
-        "parameters": model.num_parameters(),
+        "parameters": cfg.num_parameters(),
     }
-    return header, state
+    return header, weights
+
+
+def convert_local(header: dict) -> tuple[dict, dict[str, np.ndarray]]:
+    """The command line's ``convert_local``: ``header["paths"]`` (name -> absolute path
+    of a file its user chose) converted as :func:`convert` does, with
+    ``header["limits"]`` (``upload.limits.Limits.to_dict``). A checkpoint is
+    memory-mapped, so only the tensors the model needs are read; the reply's ``memory``
+    says what this process held: ``rss_bytes`` before reading (torch imported) and
+    ``peak_bytes`` (``upload.memory``).
+
+    Raises:
+        UploadError: naming the file and the problem.
+    """
+    import torch  # noqa: F401 - imported before the reading is measured
+
+    from upload import memory
+
+    paths = header.get("paths")
+    if not isinstance(paths, dict) or not all(isinstance(p, str) for p in paths.values()):
+        raise ValueError("convert_local needs paths")
+    limits = Limits.from_dict(header.get("limits"))
+    before = memory.reset_peak()
+    reply, state = convert({str(n): Path(p) for n, p in paths.items()}, limits)
+    reply["memory"] = {"rss_bytes": before, "peak_bytes": memory.peak()}
+    return reply, state
 
 
 def open_graphs(files: dict[str, bytes]) -> tuple[dict, OnnxModel]:
-    """One to three contract graphs -> (header, a model that runs them in this process).
+    """One to three contract graphs, or one foreign graph with its tokenizer -> (header,
+    a model that runs them in this process).
 
-    Each graph is checked statically (``upload/onnx_checks.py``), opened on the CPU and
-    run on its trial inputs (``upload/onnx_contract.py``). The header holds ``config``,
-    ``tokenizer`` (spec), ``name``, ``parameters``, ``has_step`` and ``outputs`` (the
-    contract outputs the inspect graph returns).
+    Each contract graph is checked statically (``upload/onnx_checks.py``), opened on the
+    CPU and run on its trial inputs (``upload/onnx_contract.py``). The header holds
+    ``config``, ``tokenizer`` (spec), ``name``, ``parameters``, ``has_step`` and
+    ``outputs`` (the contract outputs the inspect graph returns); a foreign graph's
+    (``upload.onnx_foreign.open_foreign``) also ``source`` and ``notes``.
 
     Raises:
         UploadError: naming the file and the problem.
@@ -104,6 +181,11 @@ def open_graphs(files: dict[str, bytes]) -> tuple[dict, OnnxModel]:
     from upload.onnx_contract import graph_role, run_trial
 
     by_format = sort_files(files)
+    tokenizers = {"json", "pickle"} & set(by_format)
+    if tokenizers and set(by_format) - tokenizers == {"onnx"} and len(by_format["onnx"]) == 1:
+        from upload.onnx_foreign import open_foreign
+
+        return open_foreign(files, {n: f for f, named in by_format.items() for n in named})
     if set(by_format) != {"onnx"}:
         raise UploadError(ACCEPTED)
     roles: dict[str, tuple[str, object, bytes]] = {}
@@ -121,7 +203,7 @@ def open_graphs(files: dict[str, bytes]) -> tuple[dict, OnnxModel]:
         raise UploadError("an inspect graph is needed (input_ids -> logits, attn, q, k, v, ...)")
     name, inspect_proto, _ = roles["inspect"]
     cfg = graph_config(inspect_proto)
-    sessions = {role: (fname, _session(data)) for role, (fname, _, data) in roles.items()}
+    sessions = {role: (fname, upload_session(data)) for role, (fname, _, data) in roles.items()}
     run_trial(sessions, cfg)
     outputs = [o.name for o in sessions["inspect"][1].get_outputs()]
     header = {
@@ -170,7 +252,8 @@ def export(header: dict, weights: dict[str, np.ndarray]) -> tuple[dict, dict[str
     return {"parameters": model.num_parameters()}, graphs
 
 
-def _session(data: bytes):
+def upload_session(data: bytes):
+    """An onnxruntime session of an uploaded graph: CPU, one thread, no log, no arena."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -194,7 +277,7 @@ def analyse(model: OnnxModel, op: str, header: dict) -> tuple[dict, dict[str, np
     ids = [int(i) for i in header.get("ids", [])]
     if op == "inspect":
         outputs = model.inspect(ids)
-        wanted = contract.inspect_outputs(model.config.attention)
+        wanted = {*contract.inspect_outputs(model.config.attention), *contract.FOREIGN_OUTPUTS}
         return {}, {k: v.astype(np.float32, copy=False) for k, v in outputs.items() if k in wanted}
     if op == "logits":
         return {}, {"logits": model.logits(ids).astype(np.float32, copy=False)}

@@ -2,20 +2,61 @@
 
 from __future__ import annotations
 
+from pathlib import PurePath
+
 from models.config import ModelConfig
 from upload.errors import UploadError
-from upload.limits import MAX_ACTIVATION_ELEMENTS, MAX_ONNX_DIM, MAX_PARAMS, MAX_UPLOAD_BYTES
+from upload.limits import BROWSER, MAX_ONNX_DIM, MAX_UPLOAD_BYTES, Limits
+
+CHECKPOINT_SUFFIXES = (".pt", ".pth", ".ckpt")  # PyTorch checkpoints (nanoGPT's ckpt.pt)
 
 
-def check_size(name: str, data: bytes) -> None:
-    """Raises UploadError if ``data`` is empty or larger than MAX_UPLOAD_BYTES."""
-    if not data:
+def shrink_command(checkpoint: str = "ckpt.pt", vocabulary: str = "meta.pkl") -> str:
+    """The command that turns a nanoGPT checkpoint (optimizer state and all) into one
+    compact upload file: "python -m upload.convert ckpt.pt --meta meta.pkl --out
+    converted/"; ``vocabulary`` ending in ``.json`` is passed as ``--tokenizer``."""
+    flag = "--tokenizer" if vocabulary.lower().endswith(".json") else "--meta"
+    return f"python -m upload.convert {checkpoint} {flag} {vocabulary} --out converted/"
+
+
+def converted_file(checkpoint: str = "ckpt.pt") -> str:
+    """The file :func:`shrink_command` writes: "converted/ckpt.safetensors"."""
+    return f"converted/{PurePath(checkpoint).stem or 'ckpt'}.safetensors"
+
+
+def shrink_advice(checkpoint: str = "ckpt.pt", vocabulary: str = "meta.pkl") -> str:
+    """The command and the file to upload then, in one phrase."""
+    command = shrink_command(checkpoint, vocabulary)
+    return f"{command}, then upload {converted_file(checkpoint)}"
+
+
+def shrink_hint(name: str) -> str:
+    """For a checkpoint ``name`` (``.pt``, ``.pth``, ``.ckpt``): the sentence that says
+    how to shrink it for an upload; "" for any other file."""
+    if PurePath(name).suffix.lower() not in CHECKPOINT_SUFFIXES:
+        return ""
+    return (
+        "; a nanoGPT checkpoint holds its optimizer state too (with AdamW twice the "
+        f"weights): shrink it on your computer with {shrink_advice(name)}"
+    )
+
+
+def check_file_size(name: str, size: int, limit: int = MAX_UPLOAD_BYTES) -> None:
+    """Raises UploadError if a file of ``size`` bytes is empty or larger than ``limit``;
+    a checkpoint's message says which command shrinks it (:func:`shrink_hint`)."""
+    if size <= 0:
         raise UploadError(f"{name}: the file is empty")
-    if len(data) > MAX_UPLOAD_BYTES:
+    if size > limit:
         raise UploadError(
-            f"{name}: too large ({len(data):,} bytes); the limit is "
-            f"{MAX_UPLOAD_BYTES:,} bytes ({MAX_UPLOAD_BYTES // 1_000_000} MB) per file"
+            f"{name}: too large ({size:,} bytes); the limit is {limit:,} bytes "
+            f"({limit // 1_000_000} MB) per file{shrink_hint(name)}"
         )
+
+
+def check_size(name: str, data: bytes, limit: int = MAX_UPLOAD_BYTES) -> None:
+    """Raises UploadError if ``data`` is empty or larger than ``limit`` (default
+    MAX_UPLOAD_BYTES, the browser's)."""
+    check_file_size(name, len(data), limit)
 
 
 def activation_elements(cfg: ModelConfig, T: int | None = None) -> int:
@@ -35,28 +76,30 @@ def activation_elements(cfg: ModelConfig, T: int | None = None) -> int:
     return n
 
 
-def check_config_size(name: str, cfg: ModelConfig) -> None:
+def check_config_size(name: str, cfg: ModelConfig, limits: Limits = BROWSER) -> None:
     """Refuse configs too large to build or to run here, before anything is allocated.
 
-    Limits: ``cfg.num_parameters()`` <= MAX_PARAMS values, ``context_length`` <=
-    MAX_ONNX_DIM tokens, and ``activation_elements(cfg)`` (the inspect outputs at the
-    full context) <= MAX_ACTIVATION_ELEMENTS float32 values (256 MB).
+    Limits (``limits``, by default the browser's): ``cfg.num_parameters()`` <=
+    ``limits.params`` values (MAX_PARAMS), ``context_length`` <= MAX_ONNX_DIM tokens, and
+    ``activation_elements(cfg)`` (the inspect outputs at the full context) <=
+    ``limits.activations`` float32 values (MAX_ACTIVATION_ELEMENTS: 256 MB; unchecked
+    when None).
 
     Raises:
         UploadError: naming the file, the size the config asks for and the limit.
     """
     n = cfg.num_parameters()
-    if n > MAX_PARAMS or cfg.context_length > MAX_ONNX_DIM:
+    if n > limits.params or cfg.context_length > MAX_ONNX_DIM:
         raise UploadError(
             f"{name}: refused: the config describes {n:,} parameters and a context of "
-            f"{cfg.context_length} tokens (limits {MAX_PARAMS:,} and {MAX_ONNX_DIM})"
+            f"{cfg.context_length} tokens (limits {limits.params:,} and {MAX_ONNX_DIM})"
         )
     acts = activation_elements(cfg)
-    if acts > MAX_ACTIVATION_ELEMENTS:
+    if limits.activations is not None and acts > limits.activations:
         raise UploadError(
             f"{name}: refused: at its full context of {cfg.context_length} tokens the "
             f"attention outputs the app shows ({cfg.n_layer} layers x {cfg.n_head} heads x "
             f"T x T, Q/K/V, ...) would hold {acts:,} float32 values "
-            f"({acts * 4 / 2**20:,.0f} MB; limit {MAX_ACTIVATION_ELEMENTS * 4 // 2**20} MB); "
+            f"({acts * 4 / 2**20:,.0f} MB; limit {limits.activations * 4 // 2**20} MB); "
             "a shorter context_length or fewer layers or heads would fit"
         )
