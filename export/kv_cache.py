@@ -22,7 +22,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from export.graphs import _export, check_graph
+from export.graphs import check_graph, export_module
 from models.attention import merge_heads
 from models.transformer import Transformer
 
@@ -80,6 +80,6 @@ def export_kv_cache(model: Transformer, out_dir: Path) -> Path:
     dynamic = {"token": None, "position": None, "past_k": {2: P}, "past_v": {2: P}}
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "softmax.kvcache.onnx"
-    _export(KVCacheDecoder(model), args, path, KV_INPUTS, KV_OUTPUTS, dynamic)
+    export_module(KVCacheDecoder(model), args, path, KV_INPUTS, KV_OUTPUTS, dynamic)
     check_graph(path, {"past_k": 2, "past_v": 2})
     return path

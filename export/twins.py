@@ -16,7 +16,7 @@ import numpy as np
 import onnxruntime as ort
 import torch
 
-from export.graphs import FastGraph, _export, check_graph
+from export.graphs import FastGraph, check_graph, export_module
 from export.kv_cache import export_kv_cache
 from inference.decode import OnnxKVDecoder
 from inference.runtime import OnnxModel, make_session
@@ -70,7 +70,7 @@ def make_twin(kind: str, model: OnnxModel, folder: Path, tmp: Path, kv: bool = F
         T = torch.export.Dim("T", min=1, max=1 << 16)
         example = torch.randint(0, model.config.vocab_size, (1, 8))  # (1, T)
         names = [contract.INPUT_NAME]
-        _export(FastGraph(net), (example,), path, names, ["logits"], {"input_ids": {1: T}})
+        export_module(FastGraph(net), (example,), path, names, ["logits"], {"input_ids": {1: T}})
         check_graph(path, {contract.INPUT_NAME: 1})
         fast = make_session(path)
     ids = np.arange(16, dtype=np.int64)[None, :] % model.config.vocab_size  # (1, 16)

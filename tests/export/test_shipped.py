@@ -45,7 +45,8 @@ def card(exported_dir):
 
 def test_exported_folder_is_small_and_self_contained(exported_dir):
     files = list(exported_dir.iterdir())
-    assert sum(f.stat().st_size for f in files) < 20_000_000  # 20 MB
+    total = sum(f.stat().st_size for f in files)  # the decoder-only and translation models
+    assert total <= 30_000_000, f"exported/ holds {total:,} bytes; issue #10 allows 30 MB"
     assert not [f for f in files if f.name.endswith(".data")]
     for kind in SHIPPED_KINDS:
         assert (exported_dir / contract.graph_file(kind, "inspect")).exists()

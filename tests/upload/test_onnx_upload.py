@@ -80,7 +80,9 @@ def test_good_graphs_load_and_the_activation_bound_is_exact(linear):
 
 
 def test_shipped_graphs_use_only_exporter_operators():
-    for path in sorted(EXPORTED.glob("*.onnx")):
+    """The decoder-only graphs, which a student may upload again (the translation graphs
+    use ONNX's GRU operator and are never uploaded)."""
+    for path in sorted(p for p in EXPORTED.glob("*.onnx") if not p.name.startswith("seq2seq_")):
         model, _ = validate_onnx(path.read_bytes(), path.name)  # softmax graphs keep a scalar -inf
         assert {n.op_type for n in model.graph.node} <= EXPORTER_OPS, path.name
 
