@@ -104,6 +104,8 @@ class Worker:
         memory_bytes: the worker's address-space limit.
         idle_s: the worker exits after this long without a request.
         file_bytes: the largest file it may write (its stderr log; the exporter's graphs).
+        reply_bytes: the most one reply's arrays may hold (the command line's converter
+            of a large local checkpoint: its weights).
     """
 
     def __init__(
@@ -112,9 +114,10 @@ class Worker:
         memory_bytes: int = WORKER_MEMORY_BYTES,
         idle_s: float = WORKER_IDLE_S,
         file_bytes: int = 2**20,
+        reply_bytes: int = MAX_REPLY_BYTES,
     ):
         self.what, self.memory_bytes, self.idle_s = what, memory_bytes, idle_s
-        self.file_bytes = file_bytes
+        self.file_bytes, self.reply_bytes = file_bytes, reply_bytes
         self.proc: subprocess.Popen | None = None
         self._lock = threading.Lock()
         self._stderr = None
@@ -212,7 +215,7 @@ class Worker:
                 reply = protocol.read_header(fd, deadline, MAX_HEADER_BYTES)
                 if reply.get("ok"):
                     check = expect(reply) if expect is not None else (lambda name, shape: False)
-                    out = protocol.read_payload(fd, reply, deadline, MAX_REPLY_BYTES, check)[0]
+                    out = protocol.read_payload(fd, reply, deadline, self.reply_bytes, check)[0]
             except WorkerError as exc:
                 raise self._failure(exc, deadline) from None
             except OSError as exc:  # a broken pipe: the worker is gone
@@ -220,7 +223,7 @@ class Worker:
             except BaseException:  # the caller refused the reply: the protocol is out of step
                 self.stop()
                 raise
-            if header.get("op") == "convert":
+            if header.get("op") in ("convert", "convert_folder"):
                 self.stop()  # a convert worker exits after its one answer
             if not reply.get("ok"):
                 raise UploadError(str(reply.get("error", "refused"))[:600])

@@ -2,6 +2,7 @@
 
     python -m upload.convert ckpt.pt --meta meta.pkl --out DIR   # nanoGPT -> ours + ONNX
     python -m upload.convert mine.safetensors --out DIR          # ours -> ONNX graphs
+    python -m upload.convert path/to/gpt2 --out DIR [--onnx]    # a GPT-2-family folder -> ours
     python -m upload.convert model.inspect.onnx [model.fast.onnx ...]  # check, print the card
 
 Every file is read by the same isolated worker the app uses (``upload/worker.py``). A
@@ -56,8 +57,41 @@ def _convert_checkpoint(files: dict[str, bytes], out: Path) -> None:
         print(f"wrote {graph} ({graph.stat().st_size / 1e6:.2f} MB)")
 
 
+def _mb(n: int) -> str:
+    return f"{n / 1e6:,.1f} MB"
+
+
+def _folder(args: argparse.Namespace) -> None:
+    """A GPT-2-family folder (``upload/folders.py``) -> one upload file (and, with
+    ``--onnx``, its graphs), and whether the browser would accept it."""
+    from upload.folders import convert_folder
+
+    if len(args.files) != 1 or args.out is None or args.meta is not None:
+        raise UploadError("convert one GPT-2-family folder at a time, with --out DIR")
+    folder = args.files[0]
+    done = convert_folder(folder, args.out, onnx=args.onnx, report=print)
+    peak = done.read.peak_bytes
+    memory = f"; the worker's peak memory {_mb(peak)}" if peak else ""
+    print(
+        f"read {folder.name}/ in an isolated worker ({_mb(done.read.file_bytes)} of weights{memory})"
+    )
+    print(f"wrote {done.path} ({_mb(done.path.stat().st_size)}, {done.parameters:,} parameters)")
+    for graph in done.graphs:
+        print(f"wrote {graph} ({_mb(graph.stat().st_size)})")
+    if done.browser_refusal:
+        print(
+            f"too large for a browser upload ({done.browser_refusal}): whoever runs the "
+            f"server can serve it to every session with make run MODEL={folder}"
+        )
+    else:
+        print(f"the browser accepts it: upload {done.path} under Inspect your own model")
+
+
 def run(args: argparse.Namespace) -> None:
     """Do what the arguments ask. Raises UploadError for a refused input."""
+    if any(p.is_dir() for p in args.files):  # a GPT-2-family folder: its own input kind
+        _folder(args)
+        return
     paths = list(args.files) + ([args.meta] if args.meta else [])
     files = _read(paths)
     if all(p.suffix.lower() == ".onnx" for p in paths):
@@ -78,13 +112,20 @@ def run(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> None:
     """CLI entry. Exits 2 with one line on stderr when an input is refused."""
     parser = argparse.ArgumentParser(
-        description="Convert a checkpoint to ours + ONNX graphs, or check ONNX graphs."
+        description="Convert a checkpoint or a GPT-2-family folder to ours (+ ONNX graphs), "
+        "or check ONNX graphs."
     )
     parser.add_argument(
-        "files", nargs="+", type=Path, help="nanoGPT ckpt.pt, our .safetensors, or .onnx graphs"
+        "files",
+        nargs="+",
+        type=Path,
+        help="nanoGPT ckpt.pt, our .safetensors, .onnx graphs, or a GPT-2-family folder",
     )
     parser.add_argument("--meta", type=Path, default=None, help="nanoGPT meta.pkl")
     parser.add_argument("--out", type=Path, default=None, help="output folder (checkpoints)")
+    parser.add_argument(
+        "--onnx", action="store_true", help="a folder: also write the ONNX graphs beside it"
+    )
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     args = parser.parse_args(argv)
     try:

@@ -1,13 +1,15 @@
 """What the upload worker does for each request (worker side; see ``upload/worker.py``).
 
 ``convert``: checkpoint files -> plain float32 weights, a validated config and a
-tokenizer spec. ``export`` (a fresh worker, given only what the server checked): those
+tokenizer spec (``convert_folder``: the same for the command line's GPT-2-family folder,
+read by path). ``export`` (a fresh worker, given only what the server checked): those
 weights -> our exporter's ONNX graphs. ``open``: ONNX graphs -> checked, test-run and kept open; after that
 ``inspect``, ``logits``, ``recurrent`` and ``generate`` run them on token ids.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -73,19 +75,53 @@ def convert(files: dict[str, bytes]) -> tuple[dict, dict[str, np.ndarray]]:
         raise UploadError("meta.pkl is only the vocabulary: upload it together with ckpt.pt")
     else:
         raise UploadError(ACCEPTED)
-    state = {
+    return _reply(model.cfg, model.state_dict(), spec, source, name)
+
+
+def _reply(cfg, state: dict, spec: dict, source: str, name: str) -> tuple[dict, dict]:
+    """(header, float32 weights) of a conversion: the weights by our parameter names (a
+    tied ``lm_head.weight`` left out: it is ``wte.weight``), the header with ``config``,
+    ``tokenizer`` (spec), ``source``, ``name`` and ``parameters``."""
+    weights = {  # float32 as read: no copy unless another dtype
         k: np.ascontiguousarray(v.detach().float().numpy())
-        for k, v in model.state_dict().items()
-        if not (model.cfg.tie_weights and k == "lm_head.weight")
+        for k, v in state.items()
+        if not (cfg.tie_weights and k == "lm_head.weight")
     }
     header = {
-        "config": model.cfg.to_dict(),
+        "config": cfg.to_dict(),
         "tokenizer": spec,
         "source": source,
         "name": name,
-        "parameters": model.num_parameters(),
+        "parameters": cfg.num_parameters(),
     }
-    return header, state
+    return header, weights
+
+
+def convert_folder(header: dict) -> tuple[dict, dict[str, np.ndarray]]:
+    """The command line's ``convert_folder``: ``header["folder"]`` (the absolute path of a
+    GPT-2-family folder its user chose) read by ``upload.formats.hf_gpt2.read_folder``
+    with ``header["limits"]`` (``upload.limits.Limits.to_dict``, sized to the folder).
+    The reply's ``memory`` says what this process held: ``rss_bytes`` before reading
+    (torch imported) and ``peak_bytes`` (``upload.memory``).
+
+    Raises:
+        UploadError: naming the file and the problem.
+    """
+    import torch  # noqa: F401 - imported before the reading is measured
+
+    from upload import memory
+    from upload.formats.hf_gpt2 import SOURCE, read_folder
+    from upload.limits import Limits
+
+    folder = header.get("folder")
+    if not isinstance(folder, str) or not Path(folder).is_absolute():
+        raise ValueError("convert_folder needs an absolute folder path")
+    limits = Limits.from_dict(header.get("limits"))
+    before = memory.reset_peak()
+    cfg, spec, state = read_folder(Path(folder), limits)
+    reply, weights = _reply(cfg, state, spec, SOURCE, Path(folder).name)
+    reply["memory"] = {"rss_bytes": before, "peak_bytes": memory.peak()}
+    return reply, weights
 
 
 def open_graphs(files: dict[str, bytes]) -> tuple[dict, OnnxModel]:

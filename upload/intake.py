@@ -242,7 +242,7 @@ def safe_torch_load(name: str, data: bytes) -> dict:
     return obj
 
 
-def check_state_dict(name: str, state: object) -> None:
+def check_state_dict(name: str, state: object, max_values: int = MAX_PARAMS) -> None:
     """Every entry of a checkpoint's ``model`` is a string key and a plain, dense tensor
     that owns its values, before anything compares or copies one.
 
@@ -252,7 +252,7 @@ def check_state_dict(name: str, state: object) -> None:
 
     Raises:
         UploadError: "not a dict", "a key that is not a string", "a sparse tensor",
-            "more values than its storage holds", or more than MAX_PARAMS values.
+            "more values than its storage holds", or more than ``max_values`` values.
     """
     import torch
 
@@ -267,8 +267,8 @@ def check_state_dict(name: str, state: object) -> None:
             raise UploadError(f"{name}: '{key[:80]}' is not a tensor")
         if tensor.layout != torch.strided:
             raise UploadError(f"{name}: '{key[:80]}' is a sparse tensor; save dense weights")
-        if tensor.numel() > MAX_PARAMS:
-            raise UploadError(f"{name}: '{key[:80]}' holds more than {MAX_PARAMS:,} values")
+        if tensor.numel() > max_values:
+            raise UploadError(f"{name}: '{key[:80]}' holds more than {max_values:,} values")
         stored = tensor.untyped_storage().nbytes()
         if tensor.numel() * tensor.element_size() > stored:
             raise UploadError(

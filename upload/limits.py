@@ -10,6 +10,7 @@ the browser and the code never disagree. docs/security.md lists them all.
 from __future__ import annotations
 
 import os
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import tomllib
@@ -71,3 +72,73 @@ WORKER_IDLE_S = _env("WORKER_IDLE_S", 600.0)  # an idle ONNX worker exits (resta
 WAIT_FACTOR = _env("WORKER_WAIT_FACTOR", 3.0)
 MAX_REPLY_BYTES = 4 * MAX_ACTIVATION_ELEMENTS + 4 * MAX_PARAMS  # one answer's arrays (bytes)
 MAX_HEADER_BYTES = 32 * 2**20  # one answer's JSON header (a vocabulary and merges)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one conversion may read and build; the browser's are the defaults.
+
+    Attributes:
+        file_bytes: the largest file (bytes).
+        unpacked_bytes: a zip checkpoint's members unpacked, in all (bytes).
+        params: float32 values a config or one tensor may ask for.
+        activations: float32 values of the inspect outputs at the full context, or None
+            to leave them unchecked (the command line converts a model the browser would
+            refuse and says so; whoever runs the server can serve it).
+    """
+
+    file_bytes: int = MAX_UPLOAD_BYTES
+    unpacked_bytes: int = MAX_ZIP_UNCOMPRESSED
+    params: int = MAX_PARAMS
+    activations: int | None = MAX_ACTIVATION_ELEMENTS
+
+    def to_dict(self) -> dict:
+        """Plain JSON for a worker request (``from_dict`` reads it back)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: object) -> Limits:
+        """The limits a request carries; the browser's where ``data`` is not a dict of
+        positive integers (and None for ``activations``).
+
+        Raises:
+            ValueError: for a field that is not a positive integer.
+        """
+        if not isinstance(data, dict):
+            return BROWSER
+        fields = {k: data.get(k, v) for k, v in asdict(BROWSER).items()}
+        for key, value in fields.items():
+            if not (value is None and key == "activations") and (
+                type(value) is not int or value <= 0
+            ):
+                raise ValueError(f"limit {key} must be a positive integer")
+        return cls(**fields)
+
+
+BROWSER = Limits()  # every upload through the app
+
+
+def local_file_limits(largest_file_bytes: int) -> Limits:
+    """Limits for the command line, sized to the files its user chose on their own disk:
+    any file size, its zip members unpacked up to the file's own size (torch stores them
+    uncompressed), as many parameters as the file could hold at 2 bytes each (float16),
+    activations unchecked. The browser's limits where they are larger."""
+    size = max(int(largest_file_bytes), 1)
+    return Limits(
+        file_bytes=max(MAX_UPLOAD_BYTES, size),
+        unpacked_bytes=max(MAX_ZIP_UNCOMPRESSED, size),
+        params=max(MAX_PARAMS, size // 2),
+        activations=None,
+    )
+
+
+def local_worker_memory(largest_file_bytes: int) -> int:
+    """Address space (bytes) of a command-line worker reading a file of that size: the
+    browser worker's plus five times the file (the checkpoint mapped once, its weights as
+    float32 twice at most, the model built from them)."""
+    return WORKER_MEMORY_BYTES + 5 * int(largest_file_bytes)
+
+
+def local_cpu_seconds(largest_file_bytes: int) -> float:
+    """CPU seconds for a command-line conversion: the browser's budget plus 60 s per GB."""
+    return CONVERT_TIMEOUT_S + 60.0 * largest_file_bytes / 1e9

@@ -26,11 +26,13 @@ from upload.errors import UploadError
 from upload.export_cache import EXPORTS, export_key
 from upload.isolated import IsolatedModel
 from upload.limits import (
+    BROWSER,
     CONVERT_TIMEOUT_S,
     EXPORT_TIMEOUT_S,
     MAX_FILES,
     MAX_PARAMS,
     WORKER_MEMORY_BYTES,
+    Limits,
 )
 from upload.sizes import check_config_size, check_size
 from upload.tokenizer_spec import build, check_spec, vocab_note
@@ -76,8 +78,9 @@ def check_files(files: dict[str, bytes]) -> None:
             )
 
 
-def checked_config(reply: dict, what: str) -> tuple[ModelConfig, dict]:
-    """The reply's config and tokenizer spec, checked again on the server side.
+def checked_config(reply: dict, what: str, limits: Limits = BROWSER) -> tuple[ModelConfig, dict]:
+    """The reply's config and tokenizer spec, checked again on the server side, the
+    config's size within ``limits`` (the browser's by default).
 
     Raises:
         UploadError: a config that does not build or is too large, a bad tokenizer spec.
@@ -86,7 +89,7 @@ def checked_config(reply: dict, what: str) -> tuple[ModelConfig, dict]:
         cfg = ModelConfig.from_dict(reply.get("config"))
     except (ValueError, TypeError) as exc:
         raise UploadError(f"{what}: bad config: {exc}") from None
-    check_config_size(what, cfg)
+    check_config_size(what, cfg, limits)
     return cfg, check_spec(reply.get("tokenizer"), cfg.vocab_size, what)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from models.config import ModelConfig
 from upload.errors import UploadError
-from upload.limits import MAX_ACTIVATION_ELEMENTS, MAX_ONNX_DIM, MAX_PARAMS, MAX_UPLOAD_BYTES
+from upload.limits import BROWSER, MAX_ONNX_DIM, MAX_UPLOAD_BYTES, Limits
 
 
 def check_size(name: str, data: bytes) -> None:
@@ -35,28 +35,30 @@ def activation_elements(cfg: ModelConfig, T: int | None = None) -> int:
     return n
 
 
-def check_config_size(name: str, cfg: ModelConfig) -> None:
+def check_config_size(name: str, cfg: ModelConfig, limits: Limits = BROWSER) -> None:
     """Refuse configs too large to build or to run here, before anything is allocated.
 
-    Limits: ``cfg.num_parameters()`` <= MAX_PARAMS values, ``context_length`` <=
-    MAX_ONNX_DIM tokens, and ``activation_elements(cfg)`` (the inspect outputs at the
-    full context) <= MAX_ACTIVATION_ELEMENTS float32 values (256 MB).
+    Limits (``limits``, by default the browser's): ``cfg.num_parameters()`` <=
+    ``limits.params`` values (MAX_PARAMS), ``context_length`` <= MAX_ONNX_DIM tokens, and
+    ``activation_elements(cfg)`` (the inspect outputs at the full context) <=
+    ``limits.activations`` float32 values (MAX_ACTIVATION_ELEMENTS: 256 MB; unchecked
+    when None).
 
     Raises:
         UploadError: naming the file, the size the config asks for and the limit.
     """
     n = cfg.num_parameters()
-    if n > MAX_PARAMS or cfg.context_length > MAX_ONNX_DIM:
+    if n > limits.params or cfg.context_length > MAX_ONNX_DIM:
         raise UploadError(
             f"{name}: refused: the config describes {n:,} parameters and a context of "
-            f"{cfg.context_length} tokens (limits {MAX_PARAMS:,} and {MAX_ONNX_DIM})"
+            f"{cfg.context_length} tokens (limits {limits.params:,} and {MAX_ONNX_DIM})"
         )
     acts = activation_elements(cfg)
-    if acts > MAX_ACTIVATION_ELEMENTS:
+    if limits.activations is not None and acts > limits.activations:
         raise UploadError(
             f"{name}: refused: at its full context of {cfg.context_length} tokens the "
             f"attention outputs the app shows ({cfg.n_layer} layers x {cfg.n_head} heads x "
             f"T x T, Q/K/V, ...) would hold {acts:,} float32 values "
-            f"({acts * 4 / 2**20:,.0f} MB; limit {MAX_ACTIVATION_ELEMENTS * 4 // 2**20} MB); "
+            f"({acts * 4 / 2**20:,.0f} MB; limit {limits.activations * 4 // 2**20} MB); "
             "a shorter context_length or fewer layers or heads would fit"
         )

@@ -19,10 +19,11 @@ protobuf, checks, trial runs, and every run of an uploaded ONNX graph.
 Requests and replies are ``upload/protocol.py`` messages on stdin and on a private copy
 of stdout (fd 1 itself is pointed at stderr, so a library's print cannot corrupt the
 protocol). A request's header has ``op`` (``convert``, ``open``, ``inspect``, ``logits``,
-``recurrent``, ``generate``, and ``export`` for checked weights) and ``cpu_s``; the reply is ``{"ok": true, ...}`` with
+``recurrent``, ``generate``, ``export`` for checked weights, and ``convert_folder`` for
+the command line's GPT-2-family folder, read by path) and ``cpu_s``; the reply is ``{"ok": true, ...}`` with
 arrays, or ``{"ok": false, "error": "one line"}``. Any exception, ``BaseException``
 from native code included (the tokenizers library's ``PanicException``), becomes such
-a line. After ``convert`` or ``export`` the worker exits; after ``open`` it serves analyses until
+a line. After ``convert``, ``convert_folder`` or ``export`` the worker exits; after ``open`` it serves analyses until
 stdin closes or it has been idle for IDLE_S seconds.
 """
 
@@ -33,6 +34,7 @@ import sys
 from pathlib import Path
 
 LIFETIME_CPU_S = 3600  # hard CPU limit of one worker; past it, the next request starts a new one
+READS = ("convert", "convert_folder", "open")  # requests that read a user's files
 
 
 def _yield_cpu() -> None:
@@ -72,7 +74,7 @@ def _one_line(exc: BaseException, op: object) -> str:
         text = "refused: it needed more memory than an upload may use"
     elif isinstance(exc, RecursionError):
         text = "refused: it is nested too deeply to read"
-    elif op not in ("convert", "open") and isinstance(exc, ValueError):
+    elif op not in READS and isinstance(exc, ValueError):
         text = str(exc)
     else:
         text = f"could not be read ({type(exc).__name__}: {str(exc)[:200]})"
@@ -104,6 +106,8 @@ def serve(memory_bytes: int, idle_s: float, file_bytes: int) -> None:
         try:
             if op == "convert":
                 reply, out = handlers.convert(blobs)
+            elif op == "convert_folder":  # the command line: a folder by path, never the app
+                reply, out = handlers.convert_folder(header)
             elif op == "export":
                 reply, out = handlers.export(header, arrays)
             elif op == "open":
@@ -118,12 +122,13 @@ def serve(memory_bytes: int, idle_s: float, file_bytes: int) -> None:
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
             line = _one_line(exc, op)
-            if op in ("convert", "open") and not any(line.startswith(n) for n in blobs):
-                line = f"{' + '.join(blobs)}: {line}"  # name the file
+            names = list(blobs) or [f"{Path(str(header.get('folder', '?'))).name}/"]
+            if op in READS and not any(line.startswith(n) for n in names):
+                line = f"{' + '.join(names)}: {line}"  # name the file
             reply, out = {"ok": False, "error": line[:600]}, {}
         del arrays, blobs
         protocol.write(reply_fd, reply, out)
-        if op in ("convert", "export") or (op == "open" and not reply["ok"]):
+        if op in ("convert", "convert_folder", "export") or (op == "open" and not reply["ok"]):
             return
 
 
