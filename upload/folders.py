@@ -49,7 +49,7 @@ def folder_files(folder: Path) -> dict[str, Path]:
             ..."); sharded weights are named as such.
     """
     if not folder.is_dir():
-        raise UploadError(f"{folder}: not a folder; {NEEDS}")
+        raise UploadError(f"{folder.name or folder}: not a folder; {NEEDS}")
     weights = next((n for n in WEIGHTS if (folder / n).is_file()), None)
     missing = [n for n in (CONFIG, TOKENIZER) if not (folder / n).is_file()]
     if weights is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from inference.analysis import analyze, head_table, induction_probe, probe_tokens
 from inference.runtime import load_graphs
@@ -85,3 +86,28 @@ def test_text_keeps_its_newlines_and_tabs_and_every_change_is_stated():
     assert notice == (
         "Left out 4 character(s) the model's vocabulary does not have: “é” ×2, “👍”, “\\x0b”."
     )
+
+
+@pytest.mark.parametrize("kind", ["softmax", "linear"])
+def test_an_analysis_that_keeps_fewer_outputs_draws_the_same_scores(exported_dir, kind):
+    """A served model's analyses keep no ``scores`` or ``logits``; one head's scores are
+    then computed from the graph's q and k (softmax) or phi_q and phi_k (linear), equal
+    to the graph's own within float32 rounding."""
+    from pathlib import Path
+
+    from inference.analysis import head_scores
+    from inference.runtime import load_shipped
+
+    model = load_shipped(Path(exported_dir), kind)
+    text = "the keys to the old cabinet are on the table ."
+    full = analyze(model, text, recurrent=False)
+    keep = ("attn", "q", "k", "v", "head_out", "pos_enc", "attn_in", "phi_q", "phi_k")
+    lean = analyze(model, text, recurrent=False, keep=keep)
+    assert "scores" not in lean.outputs and "logits" not in lean.outputs
+    np.testing.assert_array_equal(lean.probs, full.probs)
+    np.testing.assert_array_equal(lean.outputs["attn"], full.outputs["attn"])
+    for layer, head in [(0, 0), (2, 3)]:
+        graph = full.outputs["scores"][layer, head]  # (T, T)
+        np.testing.assert_array_equal(head_scores(full, layer, head), graph)  # the graph's
+        computed = head_scores(lean, layer, head)  # (T, T)
+        assert np.abs(computed - graph).max() <= 1e-5 * max(1.0, np.abs(graph).max())
