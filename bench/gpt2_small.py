@@ -122,36 +122,35 @@ def convert(folder: Path, out: Path) -> dict:
 
 
 _MEASURE = """
-import json, statistics, sys, time
+import json, sys, time
 from pathlib import Path
+from inference.analysis import LEAN_OUTPUTS, analyze
 from inference.runtime import load_graphs
-from inference.analysis import analyze
 from models.tokenizer import encode
 from upload import memory
-inspect, fast, T, n, keep = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-model = load_graphs(Path(inspect), Path(fast))
+inspect, fast, T, n, served = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "served"
+model = load_graphs(Path(inspect), None if served else Path(fast))
 text = (" a" * ((T + 1) // 2)).removeprefix(" " if T % 2 else "")  # T tokens: "a", " a" = Ġ a
 assert len(encode(model.tokenizer, text).ids) == T, "the sentence is not T tokens long"
 loaded = memory.reset_peak()
-keep = None if keep == "all" else tuple(keep.split(","))
 times = []
 for _ in range(n):
     start = time.perf_counter()
-    result = analyze(model, text, recurrent=False, keep=keep)
+    result = analyze(model, text, recurrent=False, keep=LEAN_OUTPUTS if served else None)
     times.append(time.perf_counter() - start)
     held = sum(a.nbytes for a in result.outputs.values()) + result.probs.nbytes
     del result
-print(json.dumps({"T_asked": T, "times_s": times, "loaded_rss": loaded,
-                  "peak_rss": memory.peak(), "held_bytes": held}))
+print(json.dumps({"times_s": times, "loaded_rss": loaded, "peak_rss": memory.peak(), "held_bytes": held}))
 """
 
 
-def measure(out: Path, stem: str, T: int, rounds: int = 3, keep: str = "all") -> dict:
+def measure(out: Path, stem: str, T: int, rounds: int = 3, served: bool = True) -> dict:
     """``analyze`` of a T-token sentence on the graphs in ``out``, ``rounds`` times, in a
     fresh process: median seconds, that process's resident memory once the graphs are
     open, its peak during the analyses (``VmHWM``), and the bytes one analysis holds
-    (the arrays a cache would keep). ``keep``: "all", or the comma-separated outputs to
-    keep (``ui/served.py`` keeps no ``scores`` or ``logits``)."""
+    (the arrays a cache keeps). ``served``: as the server opens an operator's model
+    (``ui/served.py``: the inspect graph only, lean analyses without ``scores`` and
+    ``logits``); else both graphs and every output."""
     root = Path(__file__).resolve().parents[1]
     cmd = [
         sys.executable,
@@ -161,12 +160,13 @@ def measure(out: Path, stem: str, T: int, rounds: int = 3, keep: str = "all") ->
         str(out / f"{stem}.fast.onnx"),
         str(T),
         str(rounds),
-        keep,
+        "served" if served else "all",
     ]
     done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=True)
     raw = json.loads(done.stdout.strip().splitlines()[-1])
     return {
         "T": T,
+        "served": served,
         "median_s": statistics.median(raw["times_s"]),
         "loaded_rss_mb": raw["loaded_rss"] / 1e6,
         "peak_rss_mb": raw["peak_rss"] / 1e6,
@@ -184,10 +184,7 @@ def main(argv: list[str] | None = None) -> None:
             write_folder(folder)
         print(json.dumps(convert(folder, out)), flush=True)
     for T in lengths:
-        for keep in ("all", "attn,q,k,v,head_out,pos_enc,attn_in"):
-            print(
-                json.dumps({"keep": keep, **measure(out, "gpt2-small", T, keep=keep)}), flush=True
-            )
+        print(json.dumps(measure(out, "gpt2-small", T)), flush=True)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,10 @@ from inference.runtime import OnnxModel
 from models.tokenizer import UNK, closest_words, encode, token_text
 
 MAX_CHARS = 2_000
+# The inspect outputs a lean analysis keeps (``analyze(keep=...)``; a large model's, as the
+# server's operator models): what the views draw, less ``scores`` (one head's are computed
+# from its q and k: :func:`head_scores`) and ``logits`` (``probs`` holds them).
+LEAN_OUTPUTS = ("attn", "q", "k", "v", "head_out", "pos_enc", "attn_in", "phi_q", "phi_k")
 
 
 @dataclass

@@ -17,6 +17,7 @@ import numpy as np
 import streamlit as st
 
 from inference.analysis import (
+    LEAN_OUTPUTS,
     Analysis,
     analyze,
     id_to_token,
@@ -121,10 +122,6 @@ def _shipped_recurrent(kind: str, text: str, _result: Analysis) -> Analysis:
 
 
 UPLOAD_ANALYSES = 2  # sentences whose analysis an upload's session keeps
-# What a served model's analysis keeps: everything a view draws except ``scores`` (the
-# mask view computes one head's from its q and k: ``inference.analysis.head_scores``)
-# and ``logits`` (``probs`` holds the same information).
-SERVED_KEEP = ("attn", "q", "k", "v", "head_out", "pos_enc", "attn_in")
 
 
 def analysis_bytes(result: Analysis) -> int:
@@ -155,7 +152,7 @@ def get_analysis(name: str, text: str) -> Analysis:
     if is_served(name):
         model = server_model(name)
         return _served_analyses().get(
-            (name, text), lambda: analyze(model, text, recurrent=False, keep=SERVED_KEEP)
+            (name, text), lambda: analyze(model, text, recurrent=False, keep=LEAN_OUTPUTS)
         )
     return _kept(
         st.session_state.setdefault(UPLOAD_CACHE, {}),

@@ -23,6 +23,7 @@ probabilities, and the caches of analyses and figures are bounded by bytes
 from __future__ import annotations
 
 import argparse
+import atexit
 import hashlib
 import os
 import re
@@ -45,6 +46,7 @@ CACHE_VERSION = "1"  # part of every cache key: bump when the conversion's outpu
 RESERVED = ("softmax", "linear", "upload")  # keys a served model never takes
 AT_ONCE = 1  # analyses, probes and generations of served models running at the same time
 _RUNS = threading.BoundedSemaphore(AT_ONCE)
+_CONVERTING: set[subprocess.Popen] = set()  # conversions running now (stopped at exit)
 
 
 def _megabytes(variable: str, default: float) -> int:
@@ -166,6 +168,7 @@ class ServedModels:
         return entry.model if entry is not None else None
 
     def _prepare_all(self) -> None:
+        remove_stale(self.root)
         for entry in self.entries.values():
             start = time.monotonic()
             try:
@@ -186,6 +189,31 @@ class ServedModels:
         return open_converted(entry.key, entry.folder, dest)
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
+
+
+def remove_stale(root: Path) -> None:
+    """Remove half-written conversions (``.<key>-<digest>.<pid>.tmp``) whose server is gone."""
+    for tmp in root.glob(".*.tmp") if root.is_dir() else []:
+        pid = tmp.name.rsplit(".", 2)[-2]
+        if pid.isascii() and pid.isdecimal() and not _alive(int(pid)):
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+@atexit.register
+def _stop_conversions() -> None:
+    """A server that stops ends its conversions (their workers end with their pipes)."""
+    for proc in list(_CONVERTING):
+        proc.kill()
+
+
 def convert_into(folder: Path, dest: Path) -> None:
     """``python -m upload.convert folder --out <tmp> --onnx`` in a child process (low
     priority), then the finished folder renamed to ``dest`` (a half-written conversion
@@ -200,11 +228,15 @@ def convert_into(folder: Path, dest: Path) -> None:
     proc = subprocess.Popen(
         cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
+    _CONVERTING.add(proc)
     try:
         os.setpriority(os.PRIO_PROCESS, proc.pid, 10)  # the classroom's requests first
     except OSError:
         pass
-    out, err = proc.communicate()
+    try:
+        out, err = proc.communicate()
+    finally:
+        _CONVERTING.discard(proc)
     if proc.returncode != 0:
         shutil.rmtree(tmp, ignore_errors=True)
         lines = [line for line in (err or out).splitlines() if line.strip()]

@@ -15,7 +15,7 @@ as for every other checkpoint) and, when asked, the ONNX graphs of the contract.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from models.config import ModelConfig
@@ -152,7 +152,7 @@ class FolderConversion:
         path: the upload file ``<out>/<folder name>.safetensors``.
         graphs: the ONNX graphs beside it (inspect, fast), if asked for.
         parameters: the model's distinct parameters.
-        read: the worker's reading (sizes, peak memory).
+        read: the worker's reading (sizes, peak memory; its weights already dropped).
         browser_refusal: why the app's uploader would refuse ``path``, or "".
     """
 
@@ -185,7 +185,8 @@ def convert_folder(folder: Path, out: Path, onnx: bool = True, report=print) -> 
     tokenizer = build(read.spec)
     weights = {k: torch.from_numpy(v) for k, v in read.weights.items()}
     model = build_model(read.cfg, weights, f"{folder.name}/")
-    del weights
+    del weights  # the model holds its own copy: the received arrays go before the export
+    read = replace(read, weights={})
     stem = safe_filename(folder.name, "") if folder.name else "gpt2"
     path = out / f"{stem}.safetensors"
     save_checkpoint(path, model, tokenizer, {"converted_from": f"{folder.name}/", "source": SOURCE})

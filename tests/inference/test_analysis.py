@@ -95,14 +95,13 @@ def test_an_analysis_that_keeps_fewer_outputs_draws_the_same_scores(exported_dir
     to the graph's own within float32 rounding."""
     from pathlib import Path
 
-    from inference.analysis import head_scores
+    from inference.analysis import LEAN_OUTPUTS, head_scores
     from inference.runtime import load_shipped
 
     model = load_shipped(Path(exported_dir), kind)
     text = "the keys to the old cabinet are on the table ."
     full = analyze(model, text, recurrent=False)
-    keep = ("attn", "q", "k", "v", "head_out", "pos_enc", "attn_in", "phi_q", "phi_k")
-    lean = analyze(model, text, recurrent=False, keep=keep)
+    lean = analyze(model, text, recurrent=False, keep=LEAN_OUTPUTS)
     assert "scores" not in lean.outputs and "logits" not in lean.outputs
     np.testing.assert_array_equal(lean.probs, full.probs)
     np.testing.assert_array_equal(lean.outputs["attn"], full.outputs["attn"])

@@ -144,3 +144,14 @@ def test_the_app_serves_the_folder_in_every_view(app_with_served):
     assert any(plain("tiny-gpt2 (served)") in m.value for m in at.markdown)  # beside linear
     open_page("merged", at)  # the lesson reads the memory-mapped weights
     assert not at.exception, [e.value for e in at.exception]
+
+
+def test_half_written_conversions_of_a_stopped_server_are_removed(tmp_path):
+    import os
+
+    gone = tmp_path / ".gpt2-0123.999999999.tmp"  # no such process
+    mine = tmp_path / f".gpt2-0123.{os.getpid()}.tmp"  # still converting
+    for folder in (gone, mine, tmp_path / "gpt2-0123"):
+        folder.mkdir()
+    served.remove_stale(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [mine.name, "gpt2-0123"]
