@@ -32,6 +32,7 @@ import plotly.io
 from inference.analysis import Analysis, analyze, top_next_columns, with_recurrent
 from inference.runtime import OnnxModel
 from viz import attention as va
+from viz import grid as vg
 from viz import mask as vm
 from viz import positional as vp
 from viz import shapes as vs
@@ -111,7 +112,7 @@ def attention(page: Page, timer: Timer) -> None:
     """View 1: selected head with one query's row under it, every head."""
     attn, tokens, T = page.result.outputs["attn"], page.result.display_tokens, page.result.T
     _plot(timer, "attention_with_row", va.attention_with_row, attn[0, 0], tokens, T - 1)  # (T, T)
-    _plot(timer, "head_grid", va.head_grid, attn, tokens)  # (L, H, T, T)
+    _plot(timer, "head_grid", vg.head_grid, attn, tokens)  # (L, H, T, T)
 
 
 def compare(page: Page, timer: Timer) -> None:
@@ -138,7 +139,7 @@ def positional(page: Page, timer: Timer) -> None:
     """View 4: encoding curves (default dimensions); the PE matrix and its similarity
     depend on the model only (cached once per server in the app: not timed)."""
     pe, cfg = page.pos_enc, page.models[page.kind].config  # pe: (P, C)
-    sin, length = cfg.position_scheme == "sinusoidal", min(page.result.T, pe.shape[0])
+    sin, length = cfg.position_scheme == "sinusoidal", page.result.T
     dims = default_dims(pe.shape[1])
     _chart(timer, "pe_curves", vp.pe_curves, pe, dims, sin, sentence_length=length)
 

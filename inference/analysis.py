@@ -220,6 +220,14 @@ def with_recurrent(model: OnnxModel, result: Analysis) -> Analysis:
     return dataclasses.replace(result, recurrent=rec, recurrent_max_diff=float(max(diffs)))
 
 
+def has_head_scores(result: Analysis) -> bool:
+    """Whether :func:`head_scores` can give a head's pre-mask scores: the analysis kept
+    them, or the q and k (phi_q and phi_k) they are made of. A foreign ONNX graph's
+    analysis has neither."""
+    out = result.outputs
+    return "scores" in out or {"phi_q", "phi_k"} <= set(out) or {"q", "k"} <= set(out)
+
+
 def head_scores(result: Analysis, layer: int, head: int) -> np.ndarray:
     """The pre-mask scores (T, T) of one head: the graph's ``scores[layer, head]`` when the
     analysis kept them, else the same product computed from the graph's own outputs of

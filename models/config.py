@@ -26,6 +26,8 @@ ACTIVATIONS = ("gelu", "gelu_new")
 QUIET_DEFAULTS = {"activation": "gelu", "ln_eps": 1e-5}
 # Keys that older checkpoints and graph metadata wrote for today's field names.
 LEGACY_KEYS = {"pos_enc": "position_scheme"}
+# Fields a config may mark ``unknown`` (set after the class below).
+_FIELD_NAMES: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,10 @@ class ModelConfig:
             nanoGPT) or ``"gelu_new"`` (the tanh approximation; GPT-2).
         ln_eps: the epsilon LayerNorm adds to the variance (1e-5: torch's default, ours,
             nanoGPT and GPT-2's ``layer_norm_epsilon``).
+        unknown: names of fields the model's files do not tell (a foreign ONNX graph
+            gives its layers, heads, vocabulary and context, not its d_model, MLP,
+            positions or biases): their values are placeholders that pass validation,
+            and every view shows them as unknown, never as facts (``shown``).
 
     Raises:
         ValueError: on an unknown attention kind or positional encoding, a
@@ -77,8 +83,12 @@ class ModelConfig:
     eps: float = 1e-6
     activation: str = "gelu"
     ln_eps: float = 1e-5
+    unknown: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "unknown", tuple(self.unknown))  # a JSON list, too
+        if any(name not in _FIELD_NAMES for name in self.unknown):
+            raise ValueError(f"unknown must name config fields, got {list(self.unknown)!r}")
         if self.attention not in ATTENTION_KINDS:
             raise ValueError(f"attention must be one of {ATTENTION_KINDS}, got {self.attention!r}")
         if self.position_scheme not in POSITION_SCHEMES:
@@ -118,12 +128,25 @@ class ModelConfig:
 
     def to_dict(self) -> dict:
         """Plain dict of the fields plus the derived ``d_head`` (for model cards); the
-        fields of :data:`QUIET_DEFAULTS` only where they differ from their default."""
+        fields of :data:`QUIET_DEFAULTS` only where they differ from their default, and
+        ``unknown`` only when some field is."""
         data = {**asdict(self), "d_head": self.d_head}
         for name, default in QUIET_DEFAULTS.items():
             if data[name] == default:
                 del data[name]
+        if self.unknown:
+            data["unknown"] = list(self.unknown)
+        else:
+            del data["unknown"]
         return data
+
+    def shown(self) -> dict:
+        """``to_dict()`` as it is shown: each field in ``unknown`` (and ``d_head`` with
+        ``d_model``) as the string "unknown" instead of its placeholder value."""
+        hidden = set(self.unknown) | ({"d_head"} if "d_model" in self.unknown else set())
+        data = self.to_dict()
+        data.pop("unknown", None)
+        return {k: "unknown" if k in hidden else v for k, v in data.items()}
 
     def to_json(self) -> str:
         """``to_dict()`` as compact JSON with sorted keys (checkpoint and ONNX metadata)."""
@@ -166,3 +189,6 @@ class ModelConfig:
         except json.JSONDecodeError as exc:
             raise ValueError(f"config is not valid JSON: {exc}") from exc
         return cls.from_dict(data)
+
+
+_FIELD_NAMES = frozenset(f.name for f in fields(ModelConfig)) - {"unknown"}

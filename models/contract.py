@@ -42,6 +42,13 @@ Step graph (``linear.step.onnx``, linear attention only), one token at a time:
 inputs ``token`` int64 (1, 1), ``position`` int64 (1,), ``state`` (L, H, D, D),
 ``normalizer`` (L, H, D); outputs ``logits`` (1, V), ``state_out`` (L, H, D, D),
 ``normalizer_out`` (L, H, D). Start from zeros; O(1) work per token.
+
+A foreign ONNX language model (one not made by this project, ``upload/onnx_foreign.py``)
+gives what can be found in it, under the same names: ``logits`` (1, T, V), ``attn``
+(L, H, T, T) (its attention Softmax outputs, layers in graph order) and, where the
+Softmax input is a tensor of the graph, ``masked_scores`` (L, H, T, T): what the
+Softmax receives, the graph's own mask included (−inf or a large negative number
+where a key is blocked). It has no q, k, v, scores, head_out or pos_enc.
 """
 
 from __future__ import annotations
@@ -76,6 +83,10 @@ OUTPUT_AXES = {
 }
 STEP_OUTPUT_AXES = {"logits": "1V", "state_out": "LHDD", "normalizer_out": "LHD"}
 STEP_INPUT_AXES = {"token": "11", "position": "1", "state": "LHDD", "normalizer": "LHD"}
+
+# What a foreign graph gives (``masked_scores`` only where every Softmax input is a tensor).
+FOREIGN_OUTPUT_AXES = {"logits": "1TV", "attn": "LHTT", "masked_scores": "LHTT"}
+FOREIGN_OUTPUTS = tuple(FOREIGN_OUTPUT_AXES)
 
 # Rank of every inspect output, used to validate foreign graphs.
 OUTPUT_RANKS = {name: len(axes) for name, axes in OUTPUT_AXES.items()}

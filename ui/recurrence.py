@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from inference.analysis import Analysis, visible
+from inference.analysis import Analysis, has_head_scores, visible
 from ui import downloads, loaders, specs
 from ui.figures import plot
 from ui.generation import generation_panel
@@ -30,11 +30,9 @@ def mask_options(sel: Selection) -> dict:
     return {"step": st.slider(label, 0, lin.T - 1, lin.T - 1, key="rec_step", format="%d")}
 
 
-def mask_view(sel: Selection) -> None:
-    """Raw scores, the causal mask and the masked result; beside it the linear model's
-    recurrent state S_i, normalizer z_i and output y_i, stepping token by token."""
-    name, result, layer, head = sel.name, sel.result, sel.layer, sel.head
-    kind = sel.model.config.attention
+def _scores_and_mask(sel: Selection) -> None:
+    """Our graphs: pre-mask scores, the causal mask, the weights."""
+    kind, layer, head = sel.model.config.attention, sel.layer, sel.head
     st.markdown(
         f"**{kind.capitalize()} model, layer {layer}, head {head}.** "
         + (
@@ -45,7 +43,44 @@ def mask_view(sel: Selection) -> None:
             "plus ε (φ(q_i)ᵀz_i + ε) they give the implied attention matrix."
         )
     )
-    plot(specs.get(specs.mask_panels, name, result, layer, head), key="mask_panels")
+    plot(specs.get(specs.mask_panels, sel.name, sel.result, layer, head), key="mask_panels")
+
+
+def _foreign_mask(sel: Selection) -> None:
+    """A foreign ONNX graph: its mask is inside what its Softmax receives."""
+    layer, head = sel.layer, sel.head
+    if "masked_scores" not in sel.result.outputs:
+        st.info(
+            f"Layer {layer}, head {head}: this graph computes its scores and mask inside "
+            "ONNX's Attention operator, which returns only the probabilities; they are "
+            "shown here, the scores it masked are not in the graph."
+        )
+        plot(specs.get(specs.compare, sel.name, sel.result, layer, head), key="mask_panels")
+        return
+    st.markdown(
+        f"**Softmax model, layer {layer}, head {head}.** This graph was not made by this "
+        "project, so its pre-mask scores are not known: the left panel is **what its "
+        "Softmax receives, the mask included** (the graph's own −∞ or large negative "
+        "number where a key is blocked; those cells are blank). The middle panel is the "
+        "mask as measured: the keys the Softmax gave weight exactly 0. The right panel is "
+        "the Softmax output, the attention weights."
+    )
+    plot(
+        specs.get(specs.softmax_input_panels, sel.name, sel.result, layer, head),
+        key="mask_panels",
+    )
+
+
+def mask_view(sel: Selection) -> None:
+    """Raw scores, the causal mask and the masked result (for a foreign ONNX graph: what
+    its Softmax receives, the mask as measured, the weights); beside it the linear
+    model's recurrent state S_i, normalizer z_i and output y_i, stepping token by token."""
+    name, result, layer, head = sel.name, sel.result, sel.layer, sel.head
+    kind = sel.model.config.attention
+    if has_head_scores(result):  # kept, or made from q and k (a served model)
+        _scores_and_mask(sel)
+    else:
+        _foreign_mask(sel)
     lin_name, lin = _linear(sel)  # the recurrent view needs a linear model
     if lin_name != name:
         why = (

@@ -155,16 +155,16 @@ def model_card(model) -> None:
     The name, config strings and file name of an upload come from its files: they are
     shown as plain text.
     """
-    cfg = model.config
+    cfg = model.config.shown()  # a field the files do not tell reads "unknown"
     card = model.card
     with st.expander("Model card", expanded=False):
         st.markdown(
             f"**{plain(model.name)}**  \n"
-            f"{cfg.n_layer} layers × {cfg.n_head} heads, d_model {cfg.d_model}, "
-            f"d_head {cfg.d_head}, context {cfg.context_length} tokens  \n"
-            f"attention: **{plain(cfg.attention)}**, positions: **{plain(cfg.position_scheme)}**, "
-            f"vocabulary {cfg.vocab_size}"
-            + (f", MLP activation {plain(cfg.activation)}" if cfg.activation != "gelu" else "")
+            f"{cfg['n_layer']} layers × {cfg['n_head']} heads, d_model {cfg['d_model']}, "
+            f"d_head {cfg['d_head']}, context {cfg['context_length']} tokens  \n"
+            f"attention: **{plain(cfg['attention'])}**, "
+            f"positions: **{plain(cfg['position_scheme'])}**, vocabulary {cfg['vocab_size']}"
+            + (f", MLP {plain(cfg['activation'])}" if "activation" in cfg else "")
         )
         if card is None:
             return
@@ -191,7 +191,8 @@ def model_card(model) -> None:
 
 
 def upload_panel() -> None:
-    """Upload our .safetensors, a nanoGPT ckpt.pt (+ meta.pkl) or a contract ONNX file.
+    """Upload our .safetensors, a nanoGPT ckpt.pt (+ meta.pkl), a contract ONNX file, or
+    any ONNX language model with its tokenizer.json (or meta.pkl).
 
     The model lives in this browser session only; a refused file leaves the
     previous model in place and says why.
@@ -201,11 +202,13 @@ def upload_panel() -> None:
     ):
         files = st.file_uploader(
             "Checkpoint files",
-            type=["safetensors", "pt", "pkl", "onnx"],
+            type=["safetensors", "pt", "pkl", "onnx", "json"],
             accept_multiple_files=True,
             key="upload_files",
-            help="This project's .safetensors, a nanoGPT ckpt.pt with its meta.pkl, "
-            "or an ONNX file following the inspection contract. Max 50 MB each.",
+            help="This project's .safetensors, a nanoGPT ckpt.pt with its meta.pkl, an "
+            "ONNX file following the inspection contract, or any ONNX language model (e.g. "
+            "torch.onnx.export of a GPT) with its tokenizer.json or meta.pkl: its attention "
+            "Softmax nodes are found and shown. Max 50 MB each.",
         )
         if files and st.button("Load uploaded model", key="upload_go", type="primary"):
             from upload.load import load_upload  # torch is imported only for uploads

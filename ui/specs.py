@@ -27,6 +27,7 @@ from inference.analysis import Analysis, head_scores, head_table, top_next_colum
 from ui import loaders, served
 from ui.shared import SharedCache
 from viz import attention as va
+from viz import grid as vg
 from viz import mask as vm
 from viz import positional as vp
 from viz import shapes as vs
@@ -62,7 +63,7 @@ def attention(name, result, layer, head, mode, query) -> dict:
 
 def head_grid(name, result) -> dict:
     """Every layer and head of the sentence as small multiples."""
-    return va.head_grid(result.outputs["attn"], result.display_tokens)
+    return vg.head_grid(result.outputs["attn"], result.display_tokens)
 
 
 def compare(name, result, layer, head) -> dict:
@@ -102,6 +103,15 @@ def mask_panels(name, result, layer, head) -> dict:
         result.display_tokens,
         cfg.attention,
         cfg.eps,
+    )
+
+
+def softmax_input_panels(name, result, layer, head) -> dict:
+    """What one head's Softmax receives (mask included), the mask as measured and the
+    weights: a foreign ONNX graph's mask view."""
+    out = result.outputs
+    return vm.softmax_input_panels(
+        out["masked_scores"][layer, head], out["attn"][layer, head], result.display_tokens
     )
 
 
@@ -161,9 +171,11 @@ PER_SENTENCE = {head_grid, shape_flow, top_next, head_stats}
 MODEL_ONLY = {pe_curves, pe_heatmap, pe_similarity}
 
 
-# Sizes at T = 64 (JSON): a head's heatmap 24 kB, its row 3 kB, the mask panels 120 kB
-# (T x T hover text), a head grid 290 kB. At most 256 x 0.12 + 48 x 0.29 = 45 MB; a class
-# on the attention view (2 models, 12 heads, a sentence each) uses a few MB.
+# Sizes at T = 64 (JSON): a head's heatmap 24 kB, its row 3 kB, the mask panels 60 kB, a
+# head grid 290 kB. At most 256 x 0.06 + 48 x 0.29 = 30 MB; a class on the attention view
+# (2 models, 12 heads, a sentence each) uses a few MB. An upload's, in its session, at
+# T = 256: a head's heatmap 0.37 MB, the mask panels 0.82 MB, the grid (an overview) at
+# most 0.9 MB; at T = 1024: 5.8 MB, 13 MB and 0.9 MB.
 PER_HEAD_ENTRIES, PER_SENTENCE_ENTRIES = 256, 48
 
 

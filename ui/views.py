@@ -15,6 +15,7 @@ import streamlit as st
 from inference.analysis import Analysis, visible
 from ui import downloads, loaders, specs
 from ui.figures import plot, vega_lite
+from ui.lacking import lacks
 from ui.recurrence import mask_options, mask_view, predict_options, predict_view
 from ui.selection import Selection
 from ui.text import plain
@@ -157,6 +158,8 @@ def shapes_options(sel: Selection) -> dict:
 def shapes_view(sel: Selection) -> None:
     """View 3: the multi-head reshape with this model's numbers, and Q/K/V of one head."""
     name, result = sel.name, sel.result
+    if lacks(sel, QKV, "The Q/K/V shapes view"):
+        return
     # Full width: each box is one line of text and sizes itself to it.
     plot(specs.get(specs.shape_flow, name, result), key="shape_flow")
     which = sel.options["tensor"]
@@ -167,6 +170,8 @@ def shapes_view(sel: Selection) -> None:
 
 def positional_options(sel: Selection) -> dict:
     """The encoding dimensions the curves show."""
+    if "pos_enc" not in sel.result.outputs:  # the view says why
+        return {"dims": ()}
     pe = loaders.get_pos_enc(sel.name)  # (P, C)
     sinusoidal = sel.model.config.position_scheme == "sinusoidal"
     options = list(range(pe.shape[1]))
@@ -186,6 +191,8 @@ def positional_options(sel: Selection) -> dict:
 def positional_view(sel: Selection) -> None:
     """View 4: positional-encoding curves, the PE matrix and position similarity."""
     name, result = sel.name, sel.result
+    if lacks(sel, ["pos_enc"], "The positional-encoding view"):
+        return
     pe = loaders.get_pos_enc(name)  # (P, C): the model's own encoding over its context
     kind = (
         "sinusoidal"
@@ -199,8 +206,7 @@ def positional_view(sel: Selection) -> None:
     )
     dims = sel.options["dims"]
     if dims:
-        length = min(result.T, pe.shape[0])
-        vega_lite(specs.get(specs.pe_curves, name, result, list(dims), length))
+        vega_lite(specs.get(specs.pe_curves, name, result, list(dims), result.T))
     c1, c2 = st.columns(2)
     with c1:
         vega_lite(specs.get(specs.pe_heatmap, name, result))

@@ -4,6 +4,7 @@
     python -m upload.convert mine.safetensors --out DIR          # ours -> ONNX graphs
     python -m upload.convert path/to/gpt2 --out DIR [--onnx]    # a GPT-2-family folder -> ours
     python -m upload.convert model.inspect.onnx [model.fast.onnx ...]  # check, print the card
+    python -m upload.convert model.onnx --tokenizer tokenizer.json  # any ONNX language model
 
 Every file is read by the same isolated worker the app uses (``upload/worker.py``). A
 refused file prints one line on stderr, ``refused: <file>: <what is wrong>``, and exits
@@ -25,6 +26,8 @@ def _print_card(card) -> None:
     rows = {"source": card.source, "parameters": card.parameters, **card.config}
     for key, value in rows.items():
         print(f"{key}: {value:,}" if type(value) is int else f"{key}: {value}")
+    for note in card.notes:
+        print(f"note: {note}")
 
 
 def _read(paths: list[Path]) -> dict[str, bytes]:
@@ -66,7 +69,7 @@ def _folder(args: argparse.Namespace) -> None:
     ``--onnx``, its graphs), and whether the browser would accept it."""
     from upload.folders import convert_folder
 
-    if len(args.files) != 1 or args.out is None or args.meta is not None:
+    if len(args.files) != 1 or args.out is None or args.meta or args.tokenizer:
         raise UploadError("convert one GPT-2-family folder at a time, with --out DIR")
     folder = args.files[0]
     done = convert_folder(folder, args.out, onnx=args.onnx, report=print)
@@ -92,9 +95,9 @@ def run(args: argparse.Namespace) -> None:
     if any(p.is_dir() for p in args.files):  # a GPT-2-family folder: its own input kind
         _folder(args)
         return
-    paths = list(args.files) + ([args.meta] if args.meta else [])
+    paths = list(args.files) + [p for p in (args.meta, args.tokenizer) if p]
     files = _read(paths)
-    if all(p.suffix.lower() == ".onnx" for p in paths):
+    if any(p.suffix.lower() == ".onnx" for p in paths):
         from upload.load import load_upload
 
         model = load_upload(files)
@@ -122,6 +125,12 @@ def main(argv: list[str] | None = None) -> None:
         help="nanoGPT ckpt.pt, our .safetensors, .onnx graphs, or a GPT-2-family folder",
     )
     parser.add_argument("--meta", type=Path, default=None, help="nanoGPT meta.pkl")
+    parser.add_argument(
+        "--tokenizer",
+        type=Path,
+        default=None,
+        help="tokenizer.json of an ONNX language model not made here (its attention is found)",
+    )
     parser.add_argument("--out", type=Path, default=None, help="output folder (checkpoints)")
     parser.add_argument(
         "--onnx", action="store_true", help="a folder: also write the ONNX graphs beside it"

@@ -3,8 +3,9 @@
 ``convert``: checkpoint files -> plain float32 weights, a validated config and a
 tokenizer spec (``convert_folder``: the same for the command line's GPT-2-family folder,
 read by path). ``export`` (a fresh worker, given only what the server checked): those
-weights -> our exporter's ONNX graphs. ``open``: ONNX graphs -> checked, test-run and kept open; after that
-``inspect``, ``logits``, ``recurrent`` and ``generate`` run them on token ids.
+weights -> our exporter's ONNX graphs. ``open``: ONNX graphs -> checked, test-run and kept
+open (contract graphs, or one foreign graph with its tokenizer: ``upload/onnx_foreign.py``);
+after that ``inspect``, ``logits``, ``recurrent`` and ``generate`` run them on token ids.
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ if TYPE_CHECKING:
     from inference.runtime import OnnxModel
 
 ACCEPTED = (
-    "upload one model at a time: a .safetensors file, a ckpt.pt with its meta.pkl, or .onnx graphs"
+    "upload one model at a time: a .safetensors file, a ckpt.pt with its meta.pkl, .onnx "
+    "graphs, or one .onnx language model with its tokenizer.json (or meta.pkl)"
 )
 
 
 def sort_files(files: dict[str, bytes]) -> dict[str, dict[str, bytes]]:
-    """format ("safetensors", "torch-zip", "pickle", "onnx") -> {name: bytes}, each file's
+    """format ("safetensors", "torch-zip", "pickle", "onnx", "json") -> {name: bytes}, each file's
     format judged by its content and checked against its extension.
 
     Raises:
@@ -125,12 +127,14 @@ def convert_folder(header: dict) -> tuple[dict, dict[str, np.ndarray]]:
 
 
 def open_graphs(files: dict[str, bytes]) -> tuple[dict, OnnxModel]:
-    """One to three contract graphs -> (header, a model that runs them in this process).
+    """One to three contract graphs, or one foreign graph with its tokenizer -> (header,
+    a model that runs them in this process).
 
-    Each graph is checked statically (``upload/onnx_checks.py``), opened on the CPU and
-    run on its trial inputs (``upload/onnx_contract.py``). The header holds ``config``,
-    ``tokenizer`` (spec), ``name``, ``parameters``, ``has_step`` and ``outputs`` (the
-    contract outputs the inspect graph returns).
+    Each contract graph is checked statically (``upload/onnx_checks.py``), opened on the
+    CPU and run on its trial inputs (``upload/onnx_contract.py``). The header holds
+    ``config``, ``tokenizer`` (spec), ``name``, ``parameters``, ``has_step`` and
+    ``outputs`` (the contract outputs the inspect graph returns); a foreign graph's
+    (``upload.onnx_foreign.open_foreign``) also ``source`` and ``notes``.
 
     Raises:
         UploadError: naming the file and the problem.
@@ -140,6 +144,11 @@ def open_graphs(files: dict[str, bytes]) -> tuple[dict, OnnxModel]:
     from upload.onnx_contract import graph_role, run_trial
 
     by_format = sort_files(files)
+    tokenizers = {"json", "pickle"} & set(by_format)
+    if tokenizers and set(by_format) - tokenizers == {"onnx"} and len(by_format["onnx"]) == 1:
+        from upload.onnx_foreign import open_foreign
+
+        return open_foreign(files, {n: f for f, named in by_format.items() for n in named})
     if set(by_format) != {"onnx"}:
         raise UploadError(ACCEPTED)
     roles: dict[str, tuple[str, object, bytes]] = {}
@@ -157,7 +166,7 @@ def open_graphs(files: dict[str, bytes]) -> tuple[dict, OnnxModel]:
         raise UploadError("an inspect graph is needed (input_ids -> logits, attn, q, k, v, ...)")
     name, inspect_proto, _ = roles["inspect"]
     cfg = graph_config(inspect_proto)
-    sessions = {role: (fname, _session(data)) for role, (fname, _, data) in roles.items()}
+    sessions = {role: (fname, upload_session(data)) for role, (fname, _, data) in roles.items()}
     run_trial(sessions, cfg)
     outputs = [o.name for o in sessions["inspect"][1].get_outputs()]
     header = {
@@ -206,7 +215,8 @@ def export(header: dict, weights: dict[str, np.ndarray]) -> tuple[dict, dict[str
     return {"parameters": model.num_parameters()}, graphs
 
 
-def _session(data: bytes):
+def upload_session(data: bytes):
+    """An onnxruntime session of an uploaded graph: CPU, one thread, no log, no arena."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -230,7 +240,7 @@ def analyse(model: OnnxModel, op: str, header: dict) -> tuple[dict, dict[str, np
     ids = [int(i) for i in header.get("ids", [])]
     if op == "inspect":
         outputs = model.inspect(ids)
-        wanted = contract.inspect_outputs(model.config.attention)
+        wanted = {*contract.inspect_outputs(model.config.attention), *contract.FOREIGN_OUTPUTS}
         return {}, {k: v.astype(np.float32, copy=False) for k, v in outputs.items() if k in wanted}
     if op == "logits":
         return {}, {"logits": model.logits(ids).astype(np.float32, copy=False)}

@@ -39,17 +39,20 @@ EXTENSIONS = {
     ".ckpt": "torch-zip",
     ".pkl": "pickle",
     ".onnx": "onnx",
+    ".json": "json",
 }
 DESCRIPTIONS = {
     "safetensors": "a safetensors checkpoint",
     "torch-zip": "a PyTorch checkpoint",
     "onnx": "an ONNX file",
     "pickle": "a pickle file",
+    "json": "a JSON file",
 }
 
 
 def sniff_format(data: bytes, name: str = "the file") -> str:
-    """The file's format judged by its content: "safetensors" | "torch-zip" | "onnx" | "pickle".
+    """The file's format judged by its content: "safetensors" | "torch-zip" | "onnx" |
+    "pickle" | "json" (a JSON object: a tokenizer).
 
     Raises:
         UploadError: if the bytes are none of these (or too damaged to tell).
@@ -61,13 +64,15 @@ def sniff_format(data: bytes, name: str = "the file") -> str:
         return "torch-zip"
     if data[:1] == b"\x80":
         return "pickle"
+    if data[:64].lstrip()[:1] == b"{":
+        return "json"  # a tokenizer.json; parsed only by upload.tokenizer_spec
     try:
         if check_wire(name, data):
             return "onnx"
     except UploadError as exc:
         if "refused" in str(exc):
             raise
-    raise UploadError("not a safetensors, PyTorch, ONNX or pickle file")
+    raise UploadError("not a safetensors, PyTorch, ONNX, pickle or JSON file")
 
 
 def expect_format(name: str, data: bytes, expected: str | None = None) -> str:
@@ -81,8 +86,9 @@ def expect_format(name: str, data: bytes, expected: str | None = None) -> str:
     expected = expected or EXTENSIONS.get(PurePath(name).suffix.lower())
     if expected is None:
         raise UploadError(
-            f"{name}: unsupported file type; upload a .safetensors file, "
-            "a nanoGPT ckpt.pt with its meta.pkl, or .onnx graphs"
+            f"{name}: unsupported file type; upload a .safetensors file, a nanoGPT "
+            "ckpt.pt with its meta.pkl, .onnx graphs, or an .onnx language model with its "
+            "tokenizer.json"
         )
     try:
         found = sniff_format(data, name)

@@ -42,9 +42,8 @@ class IsolatedModel:
         self.name = f"upload: {reply['name']}"
         self.config, self.tokenizer, self.card = cfg, tokenizer, card
         self.has_step = bool(reply.get("has_step"))
-        self._outputs = tuple(
-            n for n in contract.inspect_outputs(cfg.attention) if n in reply["outputs"]
-        )
+        known = (*contract.inspect_outputs(cfg.attention), *contract.FOREIGN_OUTPUTS)
+        self._outputs = tuple(n for n in dict.fromkeys(known) if n in reply["outputs"])
         self._finalizer = weakref.finalize(self, worker.stop)
 
     def close(self) -> None:
@@ -79,7 +78,8 @@ class IsolatedModel:
             ValueError: empty or longer than the context. ModelRunError: the worker failed.
         """
         self._check_length(ids)
-        axes = {n: contract.OUTPUT_AXES[n] for n in self._outputs}
+        every = {**contract.OUTPUT_AXES, **contract.FOREIGN_OUTPUT_AXES}
+        axes = {n: every[n] for n in self._outputs}
         _, out = self._call({"op": "inspect", "ids": list(ids)}, self._shapes(axes, len(ids)))
         if set(out) != set(self._outputs):
             raise ModelRunError(f"{self.name}: the worker returned {sorted(out)}")

@@ -50,6 +50,7 @@ MAX_ZIP_RATIO = 100  # uncompressed / compressed size of one member
 MAX_PARAMS = 50_000_000  # float32 values a model's config may ask for
 MAX_ONNX_DIM = 65536  # largest declared dimension in an ONNX graph, longest context
 MAX_ACTIVATION_ELEMENTS = 64 * 2**20  # float32 values of the inspect outputs at full context
+MAX_FOREIGN_CONTEXT = 1024  # longest sentence a foreign ONNX graph is tried at (GPT-2's)
 MAX_ONNX_NODES = 20_000  # nodes in an ONNX graph, counted on the wire before parsing
 MAX_ONNX_PARTS = 100_000  # protobuf messages of any kind (the shipped inspect graph: ~2,800)
 MAX_JSON_BYTES = 16 * 2**20  # a tokenizer or config JSON string

@@ -37,25 +37,33 @@ from upload.limits import (
 from upload.sizes import check_config_size, check_size
 from upload.tokenizer_spec import build, check_spec, vocab_note
 
-EXTENSIONS = (".safetensors", ".pt", ".pth", ".ckpt", ".pkl", ".onnx")
+EXTENSIONS = (".safetensors", ".pt", ".pth", ".ckpt", ".pkl", ".onnx", ".json")
+ONNX_SOURCES = ("ONNX", "ONNX (foreign)")  # a contract graph's, a foreign graph's
+MAX_NOTES, MAX_NOTE_CHARS = 8, 400  # what a worker may put on a model card
 GRAPH_ROLES = ("inspect", "fast", "step")
 EXPORT_MEMORY_BYTES = 2 * WORKER_MEMORY_BYTES  # torch's export of a model at the size cap
 EXPORT_FILE_BYTES = 4 * MAX_PARAMS + 2**26  # one graph holds the weights once
 
 
 def card(
-    cfg: ModelConfig, parameters: int, source: str, checkpoint: str, spec: dict | None = None
+    cfg: ModelConfig,
+    parameters: int,
+    source: str,
+    checkpoint: str,
+    spec: dict | None = None,
+    notes: list[str] | None = None,
 ) -> ModelCard:
     """The model card of an upload (the shipped models' schema, without training record
-    or probes): its config, parameters, source format and file name, and a note when its
-    token rows are padded beyond its tokenizer (``spec``)."""
+    or probes): its config (fields the files do not tell as "unknown",
+    ``ModelConfig.shown``), parameters, source format and file name, ``notes``, and a
+    note when its token rows are padded beyond its tokenizer (``spec``)."""
     note = vocab_note(spec, cfg.vocab_size) if spec is not None else None
     return ModelCard(
         checkpoint=checkpoint,
         source=source,
-        config=cfg.to_dict(),
+        config=cfg.shown(),
         parameters=parameters,
-        notes=[note] if note else [],
+        notes=[*(notes or []), *([note] if note else [])],
     )
 
 
@@ -73,8 +81,9 @@ def check_files(files: dict[str, bytes]) -> None:
         check_size(name, data)
         if PurePath(name).suffix.lower() not in EXTENSIONS:
             raise UploadError(
-                f"{name}: unsupported file type; upload a .safetensors file, "
-                "a nanoGPT ckpt.pt with its meta.pkl, or .onnx graphs"
+                f"{name}: unsupported file type; upload a .safetensors file, a nanoGPT "
+                "ckpt.pt with its meta.pkl, .onnx graphs, or an .onnx language model with "
+                "its tokenizer.json"
             )
 
 
@@ -184,24 +193,38 @@ def _open_isolated(files: dict[str, bytes], what: str, report) -> IsolatedModel:
         tokenizer = build(spec)
         outputs = reply.get("outputs")
         parameters = reply.get("parameters")
+        source, notes = reply.get("source", "ONNX"), reply.get("notes", [])
         if (
             not isinstance(outputs, list)
             or not isinstance(reply.get("name"), str)
             or type(parameters) is not int
+            or source not in ONNX_SOURCES
+            or not _short_lines(notes)
         ):
             raise UploadError(f"{what}: the worker's answer is incomplete")
-        info = card(cfg, parameters, "ONNX", what, spec)
+        info = card(cfg, parameters, source, what, spec, notes)
         return IsolatedModel(worker, dict(files), reply, cfg, tokenizer, info)
     except BaseException:
         worker.stop()
         raise
 
 
+def _short_lines(notes: object) -> bool:
+    """A worker's card notes: a list of at most MAX_NOTES short strings."""
+    return (
+        isinstance(notes, list)
+        and len(notes) <= MAX_NOTES
+        and all(isinstance(n, str) and len(n) <= MAX_NOTE_CHARS for n in notes)
+    )
+
+
 def load_upload(files: dict[str, bytes], progress=None):
     """Uploaded files (name -> bytes) -> a runnable model (``OnnxModel`` or ``IsolatedModel``).
 
-    Accepts one ``.safetensors`` (ours), a nanoGPT ``.pt`` with its ``meta.pkl``, or one
-    to three ``.onnx`` graphs. ``progress(fraction, message)`` is called at each stage.
+    Accepts one ``.safetensors`` (ours), a nanoGPT ``.pt`` with its ``meta.pkl``, one
+    to three contract ``.onnx`` graphs, or one foreign ``.onnx`` language model with its
+    ``tokenizer.json`` or ``meta.pkl`` (opened, like every graph, in its worker).
+    ``progress(fraction, message)`` is called at each stage.
     The model's ``name`` is "upload: <file>"; its ``card`` is a
     :class:`~models.card.ModelCard` (config, parameters, source format, file name).
 
@@ -213,7 +236,7 @@ def load_upload(files: dict[str, bytes], progress=None):
     report(0.0, "checking files…")
     check_files(files)
     what = " + ".join(files)
-    if all(PurePath(n).suffix.lower() == ".onnx" for n in files):
+    if any(PurePath(n).suffix.lower() == ".onnx" for n in files):
         model = _open_isolated(files, what, report)
     else:
         cfg, spec, weights = convert(files, what, report)

@@ -41,13 +41,17 @@ EXPORTER_OPS = frozenset(
 )
 # ...plus the plain tensor operators other exporters use for the same architecture.
 # No control flow (If, Loop, Scan), no sequences, no random numbers, no custom domains.
-ALLOWED_OPS = EXPORTER_OPS | frozenset(
-    "Abs And CastLike Ceil Constant ConstantOfShape Einsum Elu Equal "
-    "Flatten Floor GatherElements Gelu Gemm GreaterOrEqual HardSigmoid Identity Less "
-    "LessOrEqual Log LogSoftmax Max Mean Min Mod Neg Or Pow Reciprocal ReduceL2 ReduceMax "
-    "ReduceMean ReduceMin ReduceProd Relu Sigmoid Sign Size Softplus Split Sqrt Sub Sum Tanh "
-    "Tile Xor".split()
-)
+ALLOWED_OPS = (
+    EXPORTER_OPS
+    | frozenset(
+        "Abs And CastLike Ceil Constant ConstantOfShape Einsum Elu Equal "
+        "Flatten Floor GatherElements Gelu Gemm GreaterOrEqual HardSigmoid Identity Less "
+        "LessOrEqual Log LogSoftmax Max Mean Min Mod Neg Or Pow Reciprocal ReduceL2 ReduceMax "
+        "ReduceMean ReduceMin ReduceProd Relu Sigmoid Sign Size Softplus Split Sqrt Sub Sum Tanh "
+        "Tile Xor".split()
+    )
+    | {"Attention"}
+)  # opset 23's, which torch.onnx.export emits for SDPA from opset 23 on
 # Operator -> positions of the inputs that set its output's size (not just its values).
 _SIZE_INPUTS = {"Range": (0, 1, 2), "ConstantOfShape": (0,), "Expand": (1,), "Tile": (1,)}
 _FLOAT_TYPES = {
@@ -222,26 +226,15 @@ def graph_config(model: onnx.ModelProto) -> ModelConfig:
     return ModelConfig.from_json({p.key: p.value for p in model.metadata_props}["config"])
 
 
-def validate_onnx(data: bytes, name: str = "model.onnx") -> tuple[onnx.ModelProto, dict]:
-    """Check an uploaded ONNX graph (bytes, at most MAX_UPLOAD_BYTES) without running
-    or resolving anything.
-
-    Runs in the upload worker. Order: size; nodes and parts counted on the wire
-    (``upload/onnx_wire.py``); parse; at most MAX_PARTS protobuf messages; no tensor anywhere
-    with external data (never opened, before
-    ``onnx.checker``); only standard domains and allowed operator types; bounded
-    dims and stored bytes; no NaN/inf in stored float tensors; ``onnx.checker``;
-    no Range/ConstantOfShape/Expand/Tile sized by the inputs' values;
-    ``config`` and ``tokenizer`` metadata valid, the config within
-    ``check_config_size`` and every token id below ``vocab_size``; the inspection
-    contract (inspect, fast or step graph). Run :func:`upload.onnx_contract.run_trial`
-    afterwards to check what the graph really returns.
-
-    Returns:
-        The parsed ModelProto and its tokenizer as a spec (``upload/tokenizer_spec.py``).
+def check_graph(data: bytes, name: str = "model.onnx") -> onnx.ModelProto:
+    """The static checks every uploaded graph passes, contract or foreign (worker side):
+    size; nodes and parts counted on the wire; parse; at most MAX_PARTS messages; no
+    external data (before ``onnx.checker``); standard domains and allowed operators;
+    bounded dims and stored bytes; no NaN/inf stored; ``onnx.checker``; no sizes set by
+    the inputs' values. Nothing is opened or run.
 
     Raises:
-        UploadError: naming the file and the problem, e.g. "missing outputs: attn, scores".
+        UploadError: naming the file and the problem.
     """
     check_size(name, data)
     if not check_wire(name, data):
@@ -263,12 +256,38 @@ def validate_onnx(data: bytes, name: str = "model.onnx") -> tuple[onnx.ModelProt
     except Exception as exc:  # onnx raises several checker error types
         raise UploadError(f"{name}: not a valid ONNX model ({str(exc)[:300]})") from None
     _check_value_dependent_sizes(name, model)
+    return model
+
+
+def validate_onnx(data: bytes, name: str = "model.onnx") -> tuple[onnx.ModelProto, dict]:
+    """Check an uploaded ONNX graph (bytes, at most MAX_UPLOAD_BYTES) without running
+    or resolving anything.
+
+    Runs in the upload worker. Order: size; nodes and parts counted on the wire
+    (``upload/onnx_wire.py``); parse; at most MAX_PARTS protobuf messages; no tensor anywhere
+    with external data (never opened, before
+    ``onnx.checker``); only standard domains and allowed operator types; bounded
+    dims and stored bytes; no NaN/inf in stored float tensors; ``onnx.checker``;
+    no Range/ConstantOfShape/Expand/Tile sized by the inputs' values;
+    ``config`` and ``tokenizer`` metadata valid, the config within
+    ``check_config_size`` and every token id below ``vocab_size``; the inspection
+    contract (inspect, fast or step graph). Run :func:`upload.onnx_contract.run_trial`
+    afterwards to check what the graph really returns.
+
+    Returns:
+        The parsed ModelProto and its tokenizer as a spec (``upload/tokenizer_spec.py``).
+
+    Raises:
+        UploadError: naming the file and the problem, e.g. "missing outputs: attn, scores".
+    """
+    model = check_graph(data, name)
     meta = {p.key: p.value for p in model.metadata_props}
     for key in ("config", "tokenizer"):
         if key not in meta:
             raise UploadError(
-                f"{name}: has no '{key}' metadata; export it with export/graphs.py "
-                "(or add config and tokenizer JSON to metadata_props)"
+                f"{name}: has no '{key}' metadata; export it with export/graphs.py, or "
+                "upload a language model's graph together with its tokenizer.json (or "
+                "nanoGPT meta.pkl) to have its attention found"
             )
     cfg, spec = read_metadata(meta["config"], meta["tokenizer"], name)
     check_contract(name, model, cfg)

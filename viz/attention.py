@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from viz import spec, style
-from viz.heat import HOVER_ATTN, check_tokens, heat_trace, numeric, square
+from viz import fit, spec, style
+from viz.heat import check_tokens, heat_trace, square
 
 
 def attention_heatmap(
@@ -27,7 +27,11 @@ def attention_heatmap(
     colorscale: str | None = None,
     colorbar_title: str = "attention weight",
 ) -> spec.Spec:
-    """Heatmap of one attention pattern.
+    """Heatmap of one attention pattern, sized for any T (``viz.fit``): 22 px a row
+    until the heatmap is as tall as it is wide in half the page (the compare view),
+    smaller rows after that; on a long sentence every k-th token labels the axes
+    (plotly draws more as the user zooms in) and the hover still names both tokens and
+    the weight of every cell.
 
     Args:
         weights: (T, T) array, row i = query token i, column j = key token j.
@@ -42,96 +46,29 @@ def attention_heatmap(
     """
     w = square(weights, "weights")
     check_tokens(tokens, w.shape[0], "weights")
-    labels = style.token_labels(tokens)
-    cbar = {"title": {"text": colorbar_title, "side": "right"}}  # vertical: leaves room for T
-    scale = colorscale or style.SEQUENTIAL
-    trace = heat_trace(w, labels, labels, zmin=zmin, zmax=zmax, colorscale=scale, colorbar=cbar)
-    x, y = spec.heat_axes(**spec.titled("key"))
-    layout = {"xaxis": x, "yaxis": {**y, **spec.titled("query")}}
-    # One readable row per token, whatever T is: 22 px a row plus room for the tick labels.
-    return spec.figure([trace], layout, title=title, height=max(480, 22 * w.shape[0] + 260))
+    colors = {"zmin": zmin, "zmax": zmax, "colorscale": colorscale or style.SEQUENTIAL}
+    return _heatmap(w, style.token_labels(tokens), title, 0, colors, colorbar_title, fit.HALF_PX)
 
 
-def _grid_cell(k: int, x0: float, y1: float, width: float, height: float) -> tuple[dict, dict]:
-    """(xaxis, yaxis) domains of small multiple ``k`` (1-based) with its top-left
-    corner at (x0, y1) in paper coordinates."""
-    x = {"domain": [x0, min(1.0, x0 + width)], "anchor": "y" if k == 1 else f"y{k}"}
-    y = {"domain": [max(0.0, y1 - height), y1], "anchor": "x" if k == 1 else f"x{k}"}
-    return x, y
-
-
-def head_grid(attn: object, tokens: Sequence[object], max_tokens_label: int = 12) -> spec.Spec:
-    """Small multiples of every head: rows = layers, columns = heads.
-
-    Args:
-        attn: (L, H, T, T) attention weights.
-        tokens: T token strings.
-        max_tokens_label: tick labels are drawn only when T <= this (else hidden);
-            y labels on the first column and x labels on the last row only.
-
-    Returns:
-        Spec with L*H heatmaps sharing one colour axis fixed to 0..1; subplot
-        titles ``"L0 H1"``.
-
-    Raises:
-        ValueError: if attn is not (L, H, T, T) or ``len(tokens) != T``.
-    """
-    a = numeric(attn)
-    if a.ndim != 4 or a.shape[2] != a.shape[3]:
-        raise ValueError(f"attn must have shape (L, H, T, T), got {a.shape}")
-    n_layers, n_heads, t, _ = a.shape
-    check_tokens(tokens, t, "attn")
-    labels = style.token_labels(tokens)
-    show = t <= max_tokens_label
-    h_gap, v_gap = 0.03, (0.08 if n_layers > 1 else 0.0)
-    width = (1.0 - h_gap * (n_heads - 1)) / n_heads
-    height = (1.0 - v_gap * (n_layers - 1)) / n_layers
-    small = {"size": style.SMALL_TICK_SIZE}
-    traces, layout, titles = [], {}, []
-    for layer in range(n_layers):
-        for head in range(n_heads):
-            k = layer * n_heads + head + 1
-            x0 = head * (width + h_gap)
-            y1 = 1.0 - layer * (height + v_gap)  # layer 0 on top
-            x, y = _grid_cell(k, x0, y1, width, height)
-            suffix = "" if k == 1 else str(k)
-            traces.append(
-                {
-                    "type": "heatmap",
-                    "z": a[layer, head],  # (T, T)
-                    "x": labels,
-                    "y": labels,
-                    "coloraxis": "coloraxis",
-                    "hovertemplate": f"L{layer} H{head}<br>" + HOVER_ATTN,
-                    "xaxis": f"x{suffix}",
-                    "yaxis": f"y{suffix}",
-                }
-            )
-            layout[f"xaxis{suffix}"] = {
-                **x,
-                "type": "category",
-                "tickangle": -45,
-                "automargin": True,
-                "tickfont": small,
-                "showticklabels": show and layer == n_layers - 1,
-            }
-            layout[f"yaxis{suffix}"] = {
-                **y,
-                "type": "category",
-                "autorange": "reversed",  # first token at the top
-                "automargin": True,
-                "tickfont": small,
-                "showticklabels": show and head == 0,
-            }
-            titles.append(spec.subplot_title(f"L{layer} H{head}", x0 + width / 2, y1))
-    layout["annotations"] = titles
-    layout["coloraxis"] = {
-        "cmin": 0.0,
-        "cmax": 1.0,
-        "colorscale": style.colorscale(style.SEQUENTIAL),
-        "colorbar": {"title": {"text": "weight", "side": "right"}},
-    }
-    return spec.figure(traces, layout, height=max(300, 230 * n_layers + 120))
+def _heatmap(
+    w: np.ndarray,
+    labels: list[str],
+    title: str,
+    room_px: int,
+    colors: dict,
+    colorbar: str,
+    width_px: int,
+) -> spec.Spec:
+    """The (T, T) heatmap of ``w`` expected ``width_px`` wide, its figure ``room_px``
+    taller for plots under it."""
+    t = w.shape[0]
+    height = fit.heat_height(t, room_px, width_px)
+    cbar = {"title": {"text": colorbar, "side": "right"}}  # vertical: leaves room for T
+    trace = heat_trace(w, labels, labels, **colors, colorbar=cbar)
+    x, y = spec.heat_axes(**spec.titled("key"), **fit.label_ticks(t, width_px))
+    rows_px = height - fit.MARGINS_PX - room_px  # the heatmap's own height
+    layout = {"xaxis": x, "yaxis": {**y, **spec.titled("query"), **fit.label_ticks(t, rows_px)}}
+    return spec.figure([trace], layout, title=title, height=height)
 
 
 ROW_PX = 190  # height of the query-row bars under the heatmap
@@ -162,17 +99,17 @@ def attention_with_row(
     check_tokens(tokens, t, "weights")
     if not 0 <= query_index < t:
         raise ValueError(f"query_index {query_index} outside [0, {t})")
-    fig = attention_heatmap(w, tokens, title=title)
-    labels = fig["data"][0]["x"]
-    heat_px = fig["layout"]["height"] - style.MARGIN["t"] - style.MARGIN["b"]  # its plot area
-    plot_px = heat_px + ROW_GAP_PX + ROW_PX
+    colors = {"zmin": 0.0, "zmax": 1.0, "colorscale": style.SEQUENTIAL}
+    labels = style.token_labels(tokens)
+    room = ROW_GAP_PX + ROW_PX
+    fig = _heatmap(w, labels, title, room, colors, "attention weight", fit.COLUMN_PX)
+    plot_px = fig["layout"]["height"] - style.MARGIN["t"] - style.MARGIN["b"]  # both plots
     row_top = ROW_PX / plot_px  # paper y where the bars end and the gap begins
     heat_bottom = (ROW_PX + ROW_GAP_PX) / plot_px
     bars = _row_bars(w[query_index], labels, query_index)  # (T,) weights of one query
     fig["data"].append(bars)
     fig["data"][0]["colorbar"].update(y=(1 + heat_bottom) / 2, len=1 - heat_bottom)
     layout = fig["layout"]
-    layout["height"] += ROW_GAP_PX + ROW_PX
     layout["xaxis"] = {**layout["xaxis"], "anchor": "y2"}  # key labels under the bars
     layout["yaxis"] = {**layout["yaxis"], "domain": [heat_bottom, 1.0]}
     layout["yaxis2"] = {
@@ -189,24 +126,25 @@ def attention_with_row(
 
 
 def _row_bars(row: np.ndarray, labels: list[str], query_index: int) -> dict:
-    """Bars of one query's (T,) weights on the key axis ``x`` and the y axis ``y2``."""
+    """Bars of one query's (T,) weights on the key axis ``x`` and the y axis ``y2``,
+    with their values as text while the bars are wide enough for it."""
     colors = [
         style.HIGHLIGHT_COLOR if j == query_index else style.BAR_COLOR for j in range(len(row))
     ]
-    return {
+    bars = {
         "type": "bar",
         "x": labels,
         "y": row,
         "xaxis": "x",
         "yaxis": "y2",
         "marker": {"color": colors},
-        "text": [f"{v:.2f}" for v in row],
-        "textposition": "outside",
-        "textfont": {"size": style.SMALL_TICK_SIZE},
-        "cliponaxis": False,
         "showlegend": False,
         "hovertemplate": "key: %{x}<br>weight: %{y:.3f}<extra></extra>",
     }
+    if fit.bars_fit_text(len(row)):  # each bar's weight on it; thinner bars: in the hover
+        text = {"text": [f"{v:.2f}" for v in row], "textposition": "outside"}
+        bars.update(text, textfont={"size": style.SMALL_TICK_SIZE}, cliponaxis=False)
+    return bars
 
 
 def _row_outline(query_index: int, t: int) -> dict:

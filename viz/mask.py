@@ -1,5 +1,7 @@
 """The causal mask as three panels: raw scores, the mask, the masked and normalized
-weights (softmax, or linear attention's division by the row sum plus ε).
+weights (softmax, or linear attention's division by the row sum plus ε); for a graph
+whose mask is already in its scores (a foreign ONNX graph), what its Softmax receives,
+the mask as measured and the weights.
 
 Pure functions: arrays in, a plain plotly spec out (``viz.spec``); labels are
 HTML-escaped (user text).
@@ -11,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from viz import spec, style
+from viz import fit, spec, style
 from viz.heat import check_tokens, heat_trace, square
 
 MASK_PANELS = {
@@ -25,6 +27,7 @@ MASK_PANELS = {
     ),
 }
 _PANEL_GAP = 0.06  # horizontal space between the three panels (paper fraction)
+PANEL_PX = {"x": 260, "y": 320}  # a panel's plot in px (full width of a 1500 px window)
 
 
 def causal_mask_panels(
@@ -51,8 +54,10 @@ def causal_mask_panels(
         eps: linear attention's normalizer epsilon (the model's ``cfg.eps``).
 
     Returns:
-        Spec with three heatmaps: scores, mask (1 = allowed, 0 = blocked, key j > query i),
-        weights. Each has its own horizontal colour bar (mask has none).
+        Spec with three heatmaps: scores, mask (1 = allowed, 0 = blocked, key j > query i;
+        its hover gives the 0/1 and what a blocked entry becomes), weights. Each has its
+        own horizontal colour bar (mask has none). On a long sentence every k-th token
+        labels the axes (``viz.fit.label_ticks``); the hover names every cell's tokens.
 
     Raises:
         ValueError: on non-square inputs, shape mismatch, wrong token count or an
@@ -77,14 +82,21 @@ def causal_mask_panels(
     else:  # phi(q)·phi(k) > 0: the true range is 0 .. max
         score_colors = {"zmin": 0.0, "zmax": hi, "colorscale": style.SEQUENTIAL}
     grey_green = {"zmin": 0, "zmax": 1, "colorscale": [[0, "#bbbbbb"], [1, "#2ca02c"]]}
-    status = np.where(mask == 1, "allowed", blocked).tolist()  # (T, T) hover text
     score_hover = hover + "score: %{z:.3f}<extra></extra>"
+    # The mask's hover reads its 0/1 value: T x T words of hover text would be 16 MB at T = 1024.
+    mask_hover = hover + f"mask: %{{z}} (1 = allowed, 0 = {blocked})<extra></extra>"
     panels = [
         heat_trace(s, labels, labels, **score_colors, hovertemplate=score_hover),
-        heat_trace(mask, labels, labels, **grey_green, showscale=False, customdata=status),
+        heat_trace(mask, labels, labels, **grey_green, showscale=False, hovertemplate=mask_hover),
         heat_trace(w, labels, labels, zmin=0.0, zmax=1.0, colorscale=style.SEQUENTIAL),
     ]
-    panels[1]["hovertemplate"] = hover + "%{customdata}<extra></extra>"
+    return _three_panels(panels, titles)
+
+
+def _three_panels(panels: list[dict], titles: Sequence[str]) -> spec.Spec:
+    """Scores, mask and weights side by side, each with its horizontal colour bar; on a
+    long sentence every k-th token labels the axes (``viz.fit.label_ticks``)."""
+    t = len(panels[0]["x"])
     bar = {"orientation": "h", "y": -0.3, "yanchor": "top", "len": 0.28, "thickness": 14}
     width = (1.0 - 2 * _PANEL_GAP) / 3
     layout: dict = {"annotations": [], "margin": {"b": 160}}  # room for the colour bars
@@ -94,9 +106,76 @@ def causal_mask_panels(
         trace["colorbar"] = {**bar, "x": x, "title": {"text": text, "side": "top"}}
         trace["xaxis"], trace["yaxis"] = f"x{suffix}", f"y{suffix}"
         x0 = (col - 1) * (width + _PANEL_GAP)
-        xaxis, yaxis = spec.heat_axes(**spec.titled("key"))
+        xaxis, yaxis = spec.heat_axes(**spec.titled("key"), **fit.label_ticks(t, PANEL_PX["x"]))
+        yaxis.update(fit.label_ticks(t, PANEL_PX["y"]))
         layout[f"xaxis{suffix}"] = {**xaxis, "domain": [x0, x0 + width], "anchor": f"y{suffix}"}
         layout[f"yaxis{suffix}"] = {**yaxis, "domain": [0.0, 1.0], "anchor": f"x{suffix}"}
         layout["annotations"].append(spec.subplot_title(titles[col - 1], x0 + width / 2, 1.0))
     layout["yaxis"].update(spec.titled("query"))
     return spec.figure(panels, layout, height=600)
+
+
+SOFTMAX_INPUT_TITLES = (
+    "what the Softmax receives (mask included)",
+    "mask as measured: weight exactly 0",
+    "Softmax output (weights)",
+)
+
+
+def softmax_input_panels(
+    softmax_input: object, weights: object, tokens: Sequence[object]
+) -> spec.Spec:
+    """Three panels for a graph whose mask is inside its scores (a foreign ONNX graph):
+    what its Softmax receives, the mask as measured, and the Softmax output.
+
+    The graph's own mask is already in its Softmax input, as −inf or a large negative
+    number (−3.4e38 from ``scaled_dot_product_attention``'s decomposition), which no
+    colour scale can show beside ordinary scores. So the mask is *measured*: a key is
+    blocked where the softmax gave it weight exactly 0 (its input was −inf or so far
+    below the row's largest that exp underflowed); those cells are left blank in the
+    first panel, whose colours span the remaining scores.
+
+    Args:
+        softmax_input: (T, T) what the Softmax node receives (``masked_scores``).
+        weights: (T, T) its output, the attention weights (0..1).
+        tokens: T token strings.
+
+    Raises:
+        ValueError: on non-square inputs, a shape mismatch or a wrong token count.
+    """
+    s = square(softmax_input, "softmax input")
+    w = square(weights, "weights")
+    if s.shape != w.shape:
+        raise ValueError(f"softmax input {s.shape} and weights {w.shape} differ")
+    t = s.shape[0]
+    check_tokens(tokens, t, "softmax input")
+    labels = style.token_labels(tokens)
+    blocked = w == 0  # (T, T): exp underflowed to exactly 0
+    shown = np.where(blocked, np.nan, s).astype(np.float32)  # (T, T) blank where blocked
+    lo, hi = style.symmetric_range(shown)
+    hover = "query: %{y}<br>key: %{x}<br>"
+    green = [[0, "#bbbbbb"], [1, "#2ca02c"]]
+    panels = [
+        heat_trace(
+            shown,
+            labels,
+            labels,
+            zmin=lo,
+            zmax=hi,
+            zmid=0.0,
+            colorscale=style.DIVERGING,
+            hovertemplate=hover + "Softmax input: %{z:.3f}<extra></extra>",
+        ),
+        heat_trace(
+            (~blocked).astype(np.uint8),
+            labels,
+            labels,
+            zmin=0,
+            zmax=1,
+            colorscale=green,
+            showscale=False,
+            hovertemplate=hover + "mask: %{z} (1 = allowed, 0 = blocked: weight 0)<extra></extra>",
+        ),  # fmt: skip
+        heat_trace(w, labels, labels, zmin=0.0, zmax=1.0, colorscale=style.SEQUENTIAL),
+    ]
+    return _three_panels(panels, SOFTMAX_INPUT_TITLES)

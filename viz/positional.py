@@ -80,7 +80,8 @@ def pe_curves(
         pos_enc: (P, C) positional encoding over P positions (e.g. the whole context).
         dims: dimension indices in [0, C) to draw.
         sinusoidal: name the lines ``dim 2 (sin)``, ``dim 3 (cos)``.
-        sentence_length: if given, a dashed rule at the sentence's last position.
+        sentence_length: if given, a dashed rule at the sentence's last position (at
+            the last of the P positions, saying where the sentence ends, when it is longer).
 
     Returns:
         Chart (a layer when ``sentence_length`` is given) with fields ``position``
@@ -116,12 +117,18 @@ def pe_curves(
         )
     )
     if sentence_length is not None:
-        rule = pd.DataFrame({"position": [sentence_length - 1], "label": ["end of your sentence"]})
+        end = min(sentence_length, t) - 1
+        label = "end of your sentence"
+        if sentence_length > t:
+            label = f"your sentence goes on to position {sentence_length - 1}"
+        rule = pd.DataFrame({"position": [end], "label": [label]})
+        # the label beside the rule, on the side with room for it
+        side = {"align": "left", "dx": 4} if end < t / 2 else {"align": "right", "dx": -4}
         base = alt.Chart(rule).encode(x="position:Q")
         chart = alt.layer(
             chart,
             base.mark_rule(strokeDash=[6, 4], color=style.FONT_COLOR),
-            base.mark_text(align="left", dx=4, dy=-8, fontSize=style.TICK_SIZE).encode(
+            base.mark_text(fontSize=style.TICK_SIZE, dy=-8, **side).encode(
                 y=alt.value(0), text="label:N"
             ),
         )

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from viz import spec, style
+from viz import fit, spec, style
 from viz.heat import axis_labels, heat_trace, numeric
 
 
@@ -33,6 +33,10 @@ def matrix_heatmap(
         diverging: True -> ``style.DIVERGING`` centred at 0 with symmetric true range
             ``±max|x|``; False -> ``style.SEQUENTIAL`` over the data min..max.
 
+    Plotly's default height (450 px) up to 145 rows, then 2 px a row up to 900 px
+    (``viz.fit.matrix_height``) with every k-th row labelled; columns (d_head) thinned
+    the same way when they outnumber the labels a full-width plot can hold.
+
     Raises:
         ValueError: if matrix is not 2-D or label counts do not match.
     """
@@ -52,8 +56,11 @@ def matrix_heatmap(
     cbar = {"title": {"text": "value"}}
     trace = heat_trace(m, cols, rows, zmin=lo, zmax=hi, colorbar=cbar, **extra)
     trace["hovertemplate"] = hover + "value: %{z:.3f}<extra></extra>"
-    x, y = spec.heat_axes(**spec.titled(x_title))
-    return spec.figure([trace], {"xaxis": x, "yaxis": {**y, **spec.titled(y_title)}}, title=title)
+    height = fit.matrix_height(m.shape[0])  # None: plotly's default, its labels every 19 px
+    rows = fit.label_ticks(m.shape[0], height - fit.MARGINS_PX) if height else {}
+    x, y = spec.heat_axes(**spec.titled(x_title), **fit.label_ticks(m.shape[1], fit.WIDE_PX))
+    y = {**y, **spec.titled(y_title), **rows}
+    return spec.figure([trace], {"xaxis": x, "yaxis": y}, title=title, height=height)
 
 
 def vector_bar(

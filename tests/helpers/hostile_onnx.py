@@ -210,13 +210,13 @@ def slow(n: int = 2048, repeats: int = 60):
     return build
 
 
-def fails_on_token(token_id: int):
+def fails_on_token(token_id: int, input_name: str = "input_ids"):
     """Builder for :func:`rewire_output` on ``logits``: a Reshape that fails whenever
-    ``input_ids`` contains ``token_id``, and is the identity otherwise."""
+    the input ``input_name`` contains ``token_id``, and is the identity otherwise."""
 
     def build(original: str, name: str):
         nodes = [
-            helper.make_node("Equal", ["input_ids", "h_token"], ["h_eq"]),
+            helper.make_node("Equal", [input_name, "h_token"], ["h_eq"]),
             helper.make_node("Cast", ["h_eq"], ["h_eq_int"], to=onnx.TensorProto.INT64),
             helper.make_node("ReduceMax", ["h_eq_int"], ["h_any_int"], keepdims=0),
             helper.make_node("Cast", ["h_any_int"], ["h_any"], to=onnx.TensorProto.BOOL),

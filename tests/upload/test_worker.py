@@ -145,19 +145,30 @@ def test_a_tokenizer_with_its_own_regex_never_leaves_the_worker(tmp_path):
 
 
 def test_the_server_side_imports_no_reader_of_user_bytes(tmp_path, graphs):
-    """Loading both kinds of upload in a fresh process never imports the worker's readers,
-    nor torch (the exporter runs in a worker too)."""
+    """Loading every kind of upload (a checkpoint, a contract graph, a foreign graph with
+    its tokenizer.json) in a fresh process never imports the worker's readers, nor torch
+    (the exporter runs in a worker too)."""
+    from tests.helpers.foreign_lm import char_tokenizer_json, export, tiny_lm
+    from tests.helpers.nanogpt_layout import V
+
     good = tiny_checkpoint(tmp_path / "good.safetensors")
     onnx_path = tmp_path / "w.inspect.onnx"
     onnx.save(graphs["inspect"], str(onnx_path))
+    foreign, tok = tmp_path / "lm.onnx", tmp_path / "tokenizer.json"
+    foreign.write_bytes(export(tiny_lm(V)))
+    tok.write_bytes(char_tokenizer_json())
     code = f"""
 import sys
 from upload.load import load_upload
 m = load_upload({{"good.safetensors": open({str(good)!r}, "rb").read()}})
 i = load_upload({{"w.inspect.onnx": open({str(onnx_path)!r}, "rb").read()}})
 i.inspect([1, 2]); i.close()
+f = load_upload({{"lm.onnx": open({str(foreign)!r}, "rb").read(),
+                 "tokenizer.json": open({str(tok)!r}, "rb").read()}})
+f.inspect([1, 2]); f.close()
 readers = ["upload.intake", "upload.handlers", "upload.onnx_checks", "upload.formats.nanogpt",
-           "upload.formats.ours", "upload.onnx_wire", "torch"]
+           "upload.formats.ours", "upload.onnx_wire", "upload.onnx_attention",
+           "upload.onnx_foreign", "onnx", "torch"]
 print([name for name in readers if name in sys.modules])
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

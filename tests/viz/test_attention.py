@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from viz import attention, style
+from viz import attention, grid, style
 
 TOKENS = ["the", "cat", "<img src=x onerror=alert(1)>", "the", "dog"]
 T = len(TOKENS)
@@ -84,7 +84,7 @@ def test_attention_heatmap_errors():
 def test_head_grid_has_l_times_h_heatmaps_with_shared_axis():
     L, H = 2, 3
     attn = np.stack([np.stack([causal(T, seed=i * H + h) for h in range(H)]) for i in range(L)])
-    fig = figure(attention.head_grid(attn, TOKENS))
+    fig = figure(grid.head_grid(attn, TOKENS))
     maps = heatmaps(fig)
     assert len(maps) == L * H
     assert all(m.coloraxis == "coloraxis" for m in maps)
@@ -94,12 +94,12 @@ def test_head_grid_has_l_times_h_heatmaps_with_shared_axis():
     np.testing.assert_allclose(np.asarray(maps[4].z), attn[1, 1])
     assert "<img" not in all_text(fig)
     with pytest.raises(ValueError):
-        attention.head_grid(attn[0], TOKENS)
+        grid.head_grid(attn[0], TOKENS)
 
 
 def test_head_grid_hides_labels_for_long_inputs():
     attn = causal(20)[None, None]
-    fig = figure(attention.head_grid(attn, [f"t{i}" for i in range(20)], max_tokens_label=10))
+    fig = figure(grid.head_grid(attn, [f"t{i}" for i in range(20)], max_tokens_label=10))
     assert fig.layout.xaxis.showticklabels is False
 
 

@@ -22,8 +22,8 @@ def test_causal_mask_panels():
     assert s.colorscale == go.Heatmap(colorscale=style.DIVERGING).colorscale
     allowed = np.asarray(m.z)
     np.testing.assert_array_equal(allowed, np.tril(np.ones((T, T))))
-    assert np.asarray(m.customdata)[0, 1].startswith("blocked")
-    assert np.asarray(m.customdata)[1, 0] == "allowed"
+    assert "%{z} (1 = allowed, 0 = blocked (−∞))" in m.hovertemplate  # hover reads the 0/1
+    assert m.customdata is None  # no T x T hover text
     assert (a.zmin, a.zmax) == (0.0, 1.0)
     np.testing.assert_allclose(np.asarray(a.z), w)
     assert "<img" not in all_text(fig)
@@ -41,6 +41,29 @@ def test_causal_mask_panels_for_linear_attention_say_what_linear_does():
     assert "softmax" not in titles[2]
     assert titles[2] == "masked ÷ (row sum + ε), ε = 1e-05"  # what the model divides by
     assert (s.zmin, s.zmax) == (0.0, pytest.approx(scores.max()))
-    assert np.asarray(m.customdata)[0, 1] == "blocked (set to 0)"
+    assert "0 = blocked (set to 0)" in m.hovertemplate
     with pytest.raises(ValueError):
         mask.causal_mask_panels(scores, causal(T), TOKENS, attention="rnn")
+
+
+def test_softmax_input_panels_measure_the_mask_a_foreign_graph_put_in_its_scores():
+    rng = np.random.default_rng(2)
+    scores = rng.uniform(-2.0, 2.0, size=(T, T)).astype(np.float32)
+    above = np.triu(np.ones((T, T), bool), 1)
+    scores[above] = np.finfo(np.float32).min  # SDPA's decomposition masks with -3.4e38
+    scores[0, 1] = -np.inf  # F.softmax over masked_fill(-inf)
+    w = np.exp(scores - scores.max(-1, keepdims=True))
+    w /= w.sum(-1, keepdims=True)  # (T, T): exactly 0 above the diagonal
+    fig = figure(mask.softmax_input_panels(scores, w, TOKENS))
+    s, m, a = heatmaps(fig)
+    shown = np.asarray(s.z, dtype=float)
+    assert np.isnan(shown[above]).all()  # blocked cells are blank, not -3.4e38
+    np.testing.assert_allclose(shown[~above], scores[~above])
+    assert s.zmax == -s.zmin == pytest.approx(np.abs(scores[~above]).max())  # finite scores
+    np.testing.assert_array_equal(np.asarray(m.z), np.tril(np.ones((T, T))))  # as measured
+    assert "%{z} (1 = allowed, 0 = blocked: weight 0)" in m.hovertemplate  # no T x T text
+    np.testing.assert_allclose(np.asarray(a.z), w)
+    titles = [t.text for t in fig.layout.annotations]
+    assert titles[0] == "what the Softmax receives (mask included)"
+    with pytest.raises(ValueError):
+        mask.softmax_input_panels(scores, w[:3, :3], TOKENS)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from viz import attention, lessons, mask, style, tensors
+from viz import attention, grid, lessons, mask, style, tensors
 
 TOKEN = "<b>x</b>"
 ESCAPED = "&lt;b&gt;x&lt;/b&gt;"
@@ -19,7 +19,7 @@ W = np.tril(np.full((T, T), 0.25))
 
 BUILDERS = {
     "attention_heatmap": lambda: attention.attention_heatmap(W, TOKENS),
-    "head_grid": lambda: attention.head_grid(np.stack([np.stack([W, W])] * 2), TOKENS),
+    "head_grid": lambda: grid.head_grid(np.stack([np.stack([W, W])] * 2), TOKENS),
     "attention_with_row": lambda: attention.attention_with_row(W, TOKENS, 1),
     "causal_mask_softmax": lambda: mask.causal_mask_panels(W, W, TOKENS),
     "causal_mask_linear": lambda: mask.causal_mask_panels(W, W, TOKENS, "linear"),

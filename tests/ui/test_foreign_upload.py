@@ -1,0 +1,72 @@
+"""A foreign ONNX language model (a plain torch export, with its tokenizer.json) through the
+app's own uploader (AppTest): every view and lesson draws or says in one line what the
+graph lacks; a graph without attention is refused with what was looked for."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.helpers.foreign_lm import char_tokenizer_json, export, tiny_lm
+from tests.helpers.nanogpt_layout import V
+from tests.helpers.pages import open_page
+from tests.ui.test_upload import assert_usable, refused_and_still_usable, upload
+from ui.visualizer import VIEWS
+
+
+@pytest.fixture(scope="module")
+def foreign_files() -> list[tuple[str, bytes]]:
+    graph = export(tiny_lm(V, "softmax", seed=5, L=2, H=3, C=24))
+    return [("model.onnx", graph), ("tokenizer.json", char_tokenizer_json())]
+
+
+def errors(at) -> list:
+    return [e.value for e in [*at.exception, *at.error]]
+
+
+def chart(at, key: str) -> dict:
+    return json.loads(next(c for c in at.get("plotly_chart") if c.key == key).proto.spec)
+
+
+def test_a_foreign_graph_drives_every_view_and_lesson(foreign_files):
+    at = upload(foreign_files)
+    assert not errors(at), errors(at)
+    assert at.radio(key="model").value == "upload"
+    assert at.selectbox(key="layer").options == ["0", "1"]
+    assert at.selectbox(key="head").options == ["0", "1", "2"]  # 3 heads found per Softmax
+    card = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
+    assert "d\\_model unknown" in card or "d_model unknown" in card
+    assert "ONNX \\(foreign\\)" in card and "2 attention layers found" in card
+    at.text_area(key="text").set_value("Speak, speak.").run()
+    assert_usable(at)
+    assert chart(at, "attn_big")["layout"]["title"]["text"] == "Layer 0, head 0"
+    lacking = {
+        "shapes": "needs queries Q, keys K, values V",
+        "positional": "needs the positional encoding",
+    }
+    for view in VIEWS:
+        at.segmented_control(key="view").set_value(view).run()
+        assert not errors(at), (view, errors(at))
+        infos = " ".join(i.value for i in at.info)
+        if view in lacking:
+            assert lacking[view] in infos and "not made by this project" in infos, view
+    at.segmented_control(key="view").set_value("mask").run()
+    titles = [a["text"] for a in chart(at, "mask_panels")["layout"]["annotations"]]
+    assert titles[0] == "what the Softmax receives (mask included)"
+    assert any("softmax attention, which has no recurrence" in c.value for c in at.caption)
+    at.segmented_control(key="view").set_value("stats").run()
+    assert len(at.dataframe[0].value) == 2 * 3  # one row per head
+    for page in ("soft-hard", "scoring", "kernel", "merged"):
+        open_page(page, at)
+        assert not at.exception, (page, [e.value for e in at.exception])
+        assert at.radio(key="model").value == "upload"
+        assert any("needs queries Q, keys K" in i.value for i in at.info), page
+
+
+def test_a_graph_without_attention_is_refused_with_one_line():
+    graph = export(tiny_lm(V, "none"), dynamo=False)
+    at = upload([("model.onnx", graph), ("tokenizer.json", char_tokenizer_json())])
+    refused_and_still_usable(
+        at, "model.onnx: no attention found: looked for Softmax nodes whose output is"
+    )

@@ -1,0 +1,289 @@
+"""A foreign ONNX language model: one graph not made by this project, plus its tokenizer
+(worker side: the graph is user code and stays in its worker for good).
+
+The graph passes the same static checks as a contract graph
+(``upload.onnx_checks.check_graph``), then ``upload/onnx_attention.py`` finds its token
+input, logits and attention probabilities, which are added as graph outputs. Trial runs
+tell which Softmax outputs are (…, T, T) and how long a sentence the graph takes: its
+fixed token axis, or the longest T it runs at (at most ``MAX_FOREIGN_CONTEXT``, and
+no more than the attention outputs the app may hold at once, ``upload/limits.py``).
+:class:`ForeignModel` then answers with the contract's names: ``logits`` (1, T, V),
+``attn`` (L, H, T, T) and, where every Softmax input is a tensor, ``masked_scores``
+(L, H, T, T).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from inference.runtime import ModelRunError, OnnxModel, short_error
+from models.config import ModelConfig
+from upload.errors import UploadError
+from upload.limits import MAX_ACTIVATION_ELEMENTS, MAX_FOREIGN_CONTEXT
+from upload.onnx_attention import (
+    Candidate,
+    TokenInput,
+    classify,
+    instrument,
+    is_logits,
+    not_found_line,
+    token_input,
+)
+
+TRIAL_T = (3, 5)  # two lengths that tell T-axes from every other axis
+SOURCE = "ONNX (foreign)"
+# What the graph does not tell: placeholders in the config, "unknown" on screen.
+UNKNOWN = ("d_model", "d_mlp", "position_scheme", "bias", "ln_bias", "tie_weights",
+           "scale_embedding")  # fmt: skip
+
+
+@dataclass
+class ForeignModel(OnnxModel):
+    """``OnnxModel``'s interface over a foreign graph with its attention outputs added.
+
+    Attributes (besides OnnxModel's): ``feed`` (the token input), ``logits_name``,
+    ``attention`` (the Softmax/Attention outputs found, graph order) and ``n_head``.
+    """
+
+    feed: TokenInput | None = None
+    logits_name: str = ""
+    attention: list[Candidate] = field(default_factory=list)
+
+    @property
+    def has_scores(self) -> bool:
+        """True when every attention node's input is a tensor (Softmax nodes only)."""
+        return all(c.scores is not None for c in self.attention)
+
+    def _run(self, names: list[str], ids: list[int]) -> list[np.ndarray]:
+        array = np.asarray(ids, dtype=self.feed.dtype)  # (T,)
+        feed = {self.feed.name: array if self.feed.rank == 1 else array[None, :]}
+        try:
+            return self.inspect_session.run(names, feed)
+        except Exception as exc:  # onnxruntime's errors derive from Exception only
+            raise ModelRunError(short_error(str(exc))) from exc
+
+    def inspect(self, ids: list[int]) -> dict[str, np.ndarray]:
+        """``logits`` (1, T, V), ``attn`` (L, H, T, T) and, when the graph has them,
+        ``masked_scores`` (L, H, T, T), float32.
+
+        Raises:
+            ValueError: no tokens or more than the context. ModelRunError: onnxruntime failed.
+        """
+        self._check_length(ids)
+        T, H = len(ids), self.config.n_head
+        probs = [c.probs for c in self.attention]
+        scores = [c.scores for c in self.attention] if self.has_scores else []
+        out = self._run([self.logits_name, *probs, *scores], ids)
+        L = len(probs)
+        result = {
+            "logits": _float32(out[0]).reshape(1, T, -1),  # (1, T, V)
+            "attn": np.stack([a.reshape(H, T, T) for a in out[1 : 1 + L]]),  # (L, H, T, T)
+        }
+        if scores:
+            result["masked_scores"] = np.stack([s.reshape(H, T, T) for s in out[1 + L :]])
+        return result
+
+    def logits(self, ids: list[int]) -> np.ndarray:
+        """Next-token logits at every position: (T, V)."""
+        self._check_length(ids)
+        return _float32(self._run([self.logits_name], ids)[0]).reshape(len(ids), -1)
+
+    def recurrent(self, ids: list[int]) -> dict[str, np.ndarray]:
+        """A foreign graph has no recurrent step graph.
+
+        Raises:
+            RuntimeError: always.
+        """
+        raise RuntimeError(f"{self.name} has no recurrent step graph")
+
+
+def _float32(a: np.ndarray) -> np.ndarray:
+    return np.asarray(a, dtype=np.float32)
+
+
+def read_tokenizer(files: dict[str, bytes], formats: dict[str, str]) -> tuple[str, dict]:
+    """(file name, tokenizer spec) of the one ``tokenizer.json`` or nanoGPT ``meta.pkl``.
+
+    Raises:
+        UploadError: none or several, or one ``upload/tokenizer_spec.py`` refuses.
+    """
+    from upload.tokenizer_spec import spec_from_json
+
+    names = [n for n, f in formats.items() if f in ("json", "pickle")]
+    if len(names) != 1:
+        raise UploadError("upload one tokenizer.json (or nanoGPT meta.pkl) with the .onnx graph")
+    name = names[0]
+    if formats[name] == "pickle":
+        from upload.formats.nanogpt import load_meta_pkl
+
+        return name, {"kind": "char", "stoi": dict(load_meta_pkl(files[name], name)["stoi"])}
+    try:
+        text = files[name].decode("utf-8")
+    except UnicodeDecodeError:
+        raise UploadError(f"{name}: the tokenizer is not UTF-8 text") from None
+    return name, spec_from_json(text, name)
+
+
+def _shapes(session, names: list[str], feed: TokenInput, lengths: list[int], what: str):
+    """Each output's shape on each trial length (and the last run's arrays)."""
+    shapes: dict[str, list[tuple[int, ...]]] = {n: [] for n in names}
+    for T in lengths:
+        ids = np.arange(T, dtype=feed.dtype) % 2  # ids 0 and 1: in every vocabulary
+        try:
+            out = session.run(names, {feed.name: ids if feed.rank == 1 else ids[None, :]})
+        except Exception as exc:  # onnxruntime's errors derive from Exception only
+            raise UploadError(
+                f"{what}: refused: on a {T}-token test input onnxruntime failed: "
+                f"{short_error(str(exc))}"
+            ) from None
+        for n, a in zip(names, out, strict=True):
+            shapes[n].append(tuple(int(d) for d in np.shape(a)))
+    return shapes
+
+
+def _pick_logits(shapes, outputs: list[str], lengths: list[int], what: str) -> str:
+    found = [n for n in outputs if is_logits(shapes[n], lengths)]
+    if not found:
+        raise UploadError(
+            f"{what}: no logits found: looked for a float output of shape (…, T, V); "
+            f"its outputs are {', '.join(f'{n} {shapes[n][0]}' for n in outputs)[:300]}"
+        )
+    return next((n for n in found if n == "logits"), max(found, key=lambda n: shapes[n][0][-1]))
+
+
+def _runs_at(model: ForeignModel, T: int) -> bool:
+    try:
+        model.logits(list(np.arange(T) % 2))
+        return True
+    except (ModelRunError, ValueError):
+        return False
+
+
+def _context(model: ForeignModel, V: int, L: int, H: int, n_out: int) -> tuple[int, str]:
+    """(context, how it was found): a fixed token axis, or the longest T it runs at."""
+    fixed = model.feed.fixed_T
+    if fixed is not None:
+        return fixed, f"context: {fixed} tokens (the input's token axis is fixed)"
+    fits = max(T for T in range(max(TRIAL_T), MAX_FOREIGN_CONTEXT + 1)
+               if T * V + n_out * L * H * T * T <= MAX_ACTIVATION_ELEMENTS)  # fmt: skip
+    limit = f"tried up to {fits}" + (
+        f", the most whose attention outputs the app holds ({MAX_ACTIVATION_ELEMENTS:,} values)"
+        if fits < MAX_FOREIGN_CONTEXT
+        else ""
+    )
+    model.config = ModelConfig(**_config_fields(V, L, H, fits))
+    if _runs_at(model, fits):
+        return fits, f"context: {fits} tokens, the longest input tried ({limit})"
+    lo, hi = max(TRIAL_T), fits  # runs at lo, fails at hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if _runs_at(model, mid) else (lo, mid)
+    return lo, f"context: {lo} tokens, the longest input it runs at ({limit})"
+
+
+def _config_fields(V: int, L: int, H: int, context: int) -> dict:
+    """The config of a foreign graph: what it tells, placeholders marked ``unknown``."""
+    return {
+        "vocab_size": V,
+        "n_layer": L,
+        "n_head": H,
+        "d_model": H,  # placeholder (d_head 1): never shown, see ModelConfig.unknown
+        "d_mlp": 1,
+        "context_length": context,
+        "attention": "softmax",
+        "position_scheme": "learned",
+        "unknown": UNKNOWN,
+    }
+
+
+def open_foreign(files: dict[str, bytes], formats: dict[str, str]) -> tuple[dict, ForeignModel]:
+    """One foreign .onnx graph and its tokenizer -> (header, a model running it here).
+
+    The header holds ``config`` (with ``unknown``), ``tokenizer`` (spec), ``name``,
+    ``parameters``, ``has_step`` (False), ``outputs``, ``source`` ("ONNX (foreign)")
+    and ``notes`` (what was found, for the model card).
+
+    Raises:
+        UploadError: naming the file: the static checks, a graph whose input or logits
+            are not a language model's, no attention found ("looked for …; found 0"),
+            a tokenizer that does not fit the logits, or a failed trial run.
+    """
+    from upload.handlers import upload_session
+    from upload.onnx_checks import check_graph, stored_parameters
+    from upload.tokenizer_spec import check_spec
+
+    (name,) = [n for n, f in formats.items() if f == "onnx"]
+    tok_name, spec = read_tokenizer(files, formats)
+    proto = check_graph(files[name], name)
+    feed = token_input(proto, name)
+    outputs = [o.name for o in proto.graph.output]
+    instrumented, found = instrument(proto)
+    sess = upload_session(instrumented.SerializeToString())
+    del instrumented
+    lengths = [feed.fixed_T] if feed.fixed_T else list(TRIAL_T)
+    names = outputs + [n for c in found for n in (c.probs, c.scores) if n]
+    shapes = _shapes(sess, names, feed, lengths, name)
+    logits_name = _pick_logits(shapes, outputs, lengths, name)
+    try:
+        attention = classify(found, shapes, lengths)
+    except UploadError as exc:
+        raise UploadError(f"{name}: {exc}") from None
+    if not attention.attention:
+        raise UploadError(not_found_line(name, attention))
+    V, L, H = shapes[logits_name][0][-1], len(attention.attention), attention.n_head
+    check_spec(spec, V, f"{name} + {tok_name}")
+    model = ForeignModel(name, ModelConfig(**_config_fields(V, L, H, max(lengths))), None, sess)
+    model.feed, model.logits_name, model.attention = feed, logits_name, attention.attention
+    n_out = 2 if model.has_scores else 1
+    context, how = _context(model, V, L, H, n_out)
+    model.config = ModelConfig(**_config_fields(V, L, H, context))
+    _final_trial(model, name)
+    header = {
+        "config": model.config.to_dict(),
+        "tokenizer": spec,
+        "name": name,
+        "parameters": stored_parameters(proto),
+        "has_step": False,
+        "outputs": ["logits", "attn"] + (["masked_scores"] if model.has_scores else []),
+        "source": SOURCE,
+        "notes": _notes(model, how),
+    }
+    return header, model
+
+
+def _final_trial(model: ForeignModel, name: str) -> None:
+    """Run every output at the full context: logits and attention finite, rows sum to 1."""
+    T = model.config.context_length
+    try:
+        out = model.inspect(list(np.arange(T) % 2))
+    except ModelRunError as exc:
+        raise UploadError(f"{name}: refused: on a {T}-token test input {exc}") from None
+    for key in ("logits", "attn"):
+        if not np.isfinite(out[key]).all():
+            raise UploadError(f"{name}: refused: its {key} contain NaN or inf on a test input")
+    if not np.allclose(out["attn"].sum(-1), 1.0, atol=1e-3):
+        raise UploadError(f"{name}: refused: the attention found does not sum to 1 over keys")
+
+
+def _notes(model: ForeignModel, how: str) -> list[str]:
+    L, H = model.config.n_layer, model.config.n_head
+    kinds = sorted({c.op for c in model.attention})
+    what = " and ".join(
+        "softmaxes" if k == "Softmax" else "ONNX Attention operators" for k in kinds
+    )
+    notes = [
+        f"{L} attention layers found ({what} whose output is T × T over the keys): layers "
+        f"in graph order, {H} heads each (the axes before T × T).",
+        how + ".",
+        "Not in the graph, so shown as unknown: d_model, d_head, the MLP width, the "
+        "positional encoding and biases; it gives no Q, K, V, pre-mask scores or "
+        "positional encoding.",
+    ]
+    if not model.has_scores:
+        notes.append(
+            "ONNX's Attention operator computes its scores inside itself: the mask view "
+            "shows its probabilities only."
+        )
+    return notes
