@@ -26,17 +26,15 @@ command line sizes them to the folder its user chose: ``upload.limits.local_file
 from __future__ import annotations
 
 import json
-import math
 import re
-import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from models.config import ModelConfig
 from upload.errors import UploadError
 from upload.folders import CONFIG, TOKENIZER, folder_files
-from upload.intake import check_state_dict
-from upload.limits import MAX_JSON_BYTES, MAX_ZIP_MEMBERS, Limits
+from upload.formats.local_weights import read_safetensors, read_torch_zip
+from upload.limits import MAX_JSON_BYTES, Limits
 from upload.sizes import check_config_size
 from upload.tokenizer_spec import check_rows, spec_from_json
 
@@ -61,7 +59,6 @@ DEFAULTS = {
 SIZES = ("n_layer", "n_head", "n_embd", "n_positions", "vocab_size")
 BUFFER = re.compile(r"h\.\d+\.attn\.(bias|masked_bias)")  # the causal mask, not weights
 CONV1D = re.compile(r"h\.\d+\.(attn\.c_attn|attn\.c_proj|mlp\.c_fc|mlp\.c_proj)\.weight")
-FLOAT_DTYPES = ("F32", "F16", "BF16", "F64")
 
 
 def _text(path: Path, name: str) -> str:
@@ -161,74 +158,6 @@ def gpt2_config(data: dict, name: str, limits: Limits) -> ModelConfig:
         raise UploadError(f"{name}: {message}") from None
     check_config_size(name, ours, limits)
     return ours
-
-
-def _safetensors(path: Path, name: str, limits: Limits) -> dict[str, torch.Tensor]:
-    """Every tensor of a local ``.safetensors`` file (memory-mapped; float dtypes only, at
-    most ``limits.params`` values in all).
-
-    Raises:
-        UploadError: unreadable or corrupt, a tensor that is not float, too many values.
-    """
-    from safetensors import SafetensorError, safe_open
-
-    try:
-        with safe_open(str(path), framework="pt") as f:
-            shapes = {k: (f.get_slice(k).get_dtype(), f.get_slice(k).get_shape()) for k in f.keys()}
-            total = sum(math.prod(shape) for _, shape in shapes.values())
-            if total > limits.params:
-                raise UploadError(f"{name}: refused: {total:,} values (limit {limits.params:,})")
-            for key, (dtype, _) in shapes.items():
-                if dtype not in FLOAT_DTYPES and not BUFFER.search(key):
-                    raise UploadError(f"{name}: '{key[:80]}' is {dtype}, not a float tensor")
-            return {k: f.get_tensor(k) for k in shapes if not BUFFER.search(k)}
-    except (SafetensorError, OSError, ValueError, RuntimeError) as exc:
-        if isinstance(exc, UploadError):
-            raise
-        raise UploadError(f"{name}: truncated or corrupt ({str(exc)[:200]})") from None
-
-
-def _torch_bin(path: Path, name: str, limits: Limits) -> dict[str, torch.Tensor]:
-    """A ``pytorch_model.bin`` (``torch.save`` of a state dict) read with
-    ``torch.load(weights_only=True, mmap=True)``, after its zip directory is checked:
-    at most MAX_ZIP_MEMBERS members, all stored uncompressed (as ``torch.save`` writes
-    them; nothing to decompress, so nothing to bomb), none past the file's end.
-
-    Raises:
-        UploadError: not a zip (the pre-1.6 format), a refused zip, a pickle that asks for
-            anything but tensors ("refused: it tries to load ..."), or not a state dict.
-    """
-    import pickle
-
-    import torch
-
-    try:
-        with zipfile.ZipFile(path) as archive:
-            members = archive.infolist()
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        raise UploadError(
-            f"{name}: not a PyTorch zip checkpoint ({str(exc)[:80]}); re-save it with a recent "
-            "torch, or save the model with save_pretrained (model.safetensors)"
-        ) from None
-    if len(members) > MAX_ZIP_MEMBERS:
-        raise UploadError(f"{name}: refused: {len(members)} files inside (limit {MAX_ZIP_MEMBERS})")
-    size = path.stat().st_size
-    if any(m.compress_type != zipfile.ZIP_STORED or m.file_size > size for m in members):
-        raise UploadError(f"{name}: refused: compressed members (torch.save stores them plainly)")
-    try:
-        state = torch.load(str(path), weights_only=True, map_location="cpu", mmap=True)
-    except pickle.UnpicklingError as exc:
-        found = re.search(r"GLOBAL ([\w.]+)", str(exc))
-        what = f"'{found.group(1)}'" if found else "code"
-        raise UploadError(
-            f"{name}: refused: it tries to load {what} (only tensors and plain values are allowed)"
-        ) from None
-    except Exception as exc:  # torch raises RuntimeError and others on damaged files
-        raise UploadError(f"{name}: truncated or corrupt ({str(exc)[:200]})") from None
-    if isinstance(state, dict) and isinstance(state.get("state_dict"), dict):
-        state = state["state_dict"]
-    check_state_dict(name, state, limits.params)
-    return {k: v for k, v in state.items() if not BUFFER.search(k)}
 
 
 def _split_qkv(key: str, tensor: torch.Tensor, C: int, name: str) -> dict[str, torch.Tensor]:
@@ -339,7 +268,10 @@ def read_folder(folder: Path, limits: Limits) -> tuple[ModelConfig, dict, dict]:
     check_rows(len(vocab), max(ids, default=-1), cfg.vocab_size, f"{tok_name} + {label + CONFIG}")
     weights_file = next(n for n in files if n not in (CONFIG, TOKENIZER))
     name = label + weights_file
-    reader = _safetensors if weights_file.endswith(".safetensors") else _torch_bin
-    state = our_state(reader(files[weights_file], name, limits), cfg, name)
+    if weights_file.endswith(".safetensors"):
+        state = read_safetensors(files[weights_file], name, limits, skip=BUFFER)
+    else:
+        state = read_torch_zip(files[weights_file], name, limits)
+    state = our_state({k: v for k, v in state.items() if not BUFFER.search(k)}, cfg, name)
     check_weights(cfg, state, name)
     return cfg, spec, state
