@@ -110,3 +110,20 @@ def test_an_analysis_that_keeps_fewer_outputs_draws_the_same_scores(exported_dir
         np.testing.assert_array_equal(head_scores(full, layer, head), graph)  # the graph's
         computed = head_scores(lean, layer, head)  # (T, T)
         assert np.abs(computed - graph).max() <= 1e-5 * max(1.0, np.abs(graph).max())
+
+
+def test_top_next_tokens_are_a_stable_sort_of_each_row():
+    """Partition first, then sort the few ids at or above each row's k-th value: the same
+    columns as a stable argsort of every row, ties in id order."""
+    from inference.analysis import top_next_columns
+
+    rng = np.random.default_rng(0)
+    probs = np.round(rng.random((40, 30)), 1).astype(np.float32)  # (T, V), many ties
+    vocab = [f"t{i}" for i in range(30)]
+    for k in (1, 3, 30, 45):
+        columns = top_next_columns(probs, vocab, k)
+        want = np.argsort(-probs, axis=1, kind="stable")[:, :k]  # (T, min(k, V))
+        assert len(columns) == 2 * want.shape[1]
+        for r in range(want.shape[1]):
+            assert columns[f"#{r + 1} next"] == [vocab[i] for i in want[:, r]]
+            assert columns[f"p #{r + 1}"] == [float(probs[t, i]) for t, i in enumerate(want[:, r])]
