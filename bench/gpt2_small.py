@@ -111,7 +111,7 @@ def convert(folder: Path, out: Path) -> dict:
     from upload.folders import convert_folder
 
     start = time.perf_counter()
-    done = convert_folder(folder, out, onnx=True, report=lambda line: None)
+    done = convert_folder(folder, out, onnx=True, progress=False)
     return {
         "seconds": time.perf_counter() - start,
         "checkpoint": str(done.path),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import save_file
@@ -47,15 +48,23 @@ def save_checkpoint(
     save_file(state, str(path), metadata=metadata)
 
 
-def build_model(cfg: ModelConfig, state: dict[str, torch.Tensor], source: str) -> Transformer:
-    """Instantiate ``Transformer(cfg)`` and load ``state`` strictly, with checks.
+def check_state(
+    cfg: ModelConfig, state: dict[str, torch.Tensor], source: str
+) -> dict[str, torch.Tensor]:
+    """``state`` checked against ``Transformer(cfg)``: every name present and known, each
+    shape exact, each tensor float and finite. The tensors are not copied, so a
+    memory-mapped checkpoint costs the pages of its weights and nothing more at its peak
+    (the model the shapes come from is freed before the values are read).
+
+    Returns:
+        ``state`` without ``lm_head.weight`` when ``cfg.tie_weights`` (it is
+        ``wte.weight``); the tensors themselves, not copies.
 
     Raises:
         ValueError: naming missing or unexpected keys, wrong shapes, or
             non-finite (NaN/inf) values.
     """
-    model = Transformer(cfg)
-    expected = model.state_dict()
+    expected = _shapes(cfg)
     if cfg.tie_weights:
         expected.pop("lm_head.weight")
         state = {k: v for k, v in state.items() if k != "lm_head.weight"}
@@ -66,15 +75,43 @@ def build_model(cfg: ModelConfig, state: dict[str, torch.Tensor], source: str) -
     if unexpected:
         raise ValueError(f"{source}: unexpected weights: {', '.join(unexpected[:8])}")
     for name, tensor in state.items():
-        if tuple(tensor.shape) != tuple(expected[name].shape):
+        if tuple(tensor.shape) != expected[name]:
             raise ValueError(
                 f"{source}: weight {name} has shape {tuple(tensor.shape)}, "
-                f"the config needs {tuple(expected[name].shape)}"
+                f"the config needs {expected[name]}"
             )
         if not tensor.is_floating_point():
             raise ValueError(f"{source}: weight {name} is not a float tensor")
-        if not torch.isfinite(tensor).all():
+    for name, tensor in state.items():  # the values only once every shape is right
+        if not all_finite(tensor):
             raise ValueError(f"{source}: weight {name} contains NaN or inf")
+    return state
+
+
+def _shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
+    """Parameter name -> shape of ``Transformer(cfg)`` (the model is built and freed: the
+    ``meta`` device would import 800 modules, 70 MB, to initialise it)."""
+    return {k: tuple(v.shape) for k, v in Transformer(cfg).state_dict().items()}
+
+
+def all_finite(tensor: torch.Tensor, chunk: int = 1 << 20) -> bool:
+    """Whether every value of a float tensor is finite, checked ``chunk`` values at a time
+    (as float32 numpy arrays): the temporaries stay ~4 MB however large the tensor, and
+    a memory-mapped tensor's pages are read once, without a copy of it."""
+    flat = tensor.detach().reshape(-1)  # (N,): a view where the tensor is contiguous
+    return all(np.isfinite(part.float().numpy()).all() for part in flat.split(chunk))
+
+
+def build_model(cfg: ModelConfig, state: dict[str, torch.Tensor], source: str) -> Transformer:
+    """Instantiate ``Transformer(cfg)`` and load ``state`` strictly, with checks
+    (:func:`check_state`); the weights are copied in as float32.
+
+    Raises:
+        ValueError: naming missing or unexpected keys, wrong shapes, or
+            non-finite (NaN/inf) values.
+    """
+    state = check_state(cfg, state, source)
+    model = Transformer(cfg)
     model.load_state_dict({k: v.float() for k, v in state.items()}, strict=False)
     return model.eval()
 

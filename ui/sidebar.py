@@ -190,9 +190,24 @@ def model_card(model) -> None:
                 )
 
 
+def upload_limit_caption() -> str:
+    """The line under the uploader, in plain sight: the size limit and the command that
+    shrinks a nanoGPT checkpoint below it. Streamlit's uploader refuses a larger file in
+    the browser, before any code of ours sees it, and says why only in a small tooltip."""
+    from upload.limits import UPLOAD_MEGABYTES
+    from upload.sizes import converted_file, shrink_command
+
+    return (
+        f"Up to {UPLOAD_MEGABYTES} MB a file. A nanoGPT ckpt.pt holds its optimizer state "
+        f"too, so it is often larger: on your computer, run `{shrink_command()}` "
+        f"(GPT-2's vocabulary: `--tokenizer tokenizer.json`), then upload "
+        f"`{converted_file()}`."
+    )
+
+
 def upload_panel() -> None:
-    """Upload our .safetensors, a nanoGPT ckpt.pt (+ meta.pkl), a contract ONNX file, or
-    any ONNX language model with its tokenizer.json (or meta.pkl).
+    """Upload our .safetensors, a nanoGPT ckpt.pt (+ meta.pkl or GPT-2's tokenizer.json),
+    a contract ONNX file, or any ONNX language model with its tokenizer.json (or meta.pkl).
 
     The model lives in this browser session only; a refused file leaves the
     previous model in place and says why.
@@ -205,11 +220,13 @@ def upload_panel() -> None:
             type=["safetensors", "pt", "pkl", "onnx", "json"],
             accept_multiple_files=True,
             key="upload_files",
-            help="This project's .safetensors, a nanoGPT ckpt.pt with its meta.pkl, an "
-            "ONNX file following the inspection contract, or any ONNX language model (e.g. "
+            help="This project's .safetensors, a nanoGPT ckpt.pt with its meta.pkl "
+            "(characters) or GPT-2's tokenizer.json (GPT-2's vocabulary), an ONNX file "
+            "following the inspection contract, or any ONNX language model (e.g. "
             "torch.onnx.export of a GPT) with its tokenizer.json or meta.pkl: its attention "
-            "Softmax nodes are found and shown. Max 50 MB each.",
+            "Softmax nodes are found and shown.",
         )
+        st.caption(upload_limit_caption())
         if files and st.button("Load uploaded model", key="upload_go", type="primary"):
             from upload.load import load_upload  # torch is imported only for uploads
 

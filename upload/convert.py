@@ -1,14 +1,27 @@
-"""Command line: convert a checkpoint for the app, or check ONNX graphs as the uploader does.
+"""Command line: convert a checkpoint into one upload file, or check ONNX graphs as the
+uploader does.
 
-    python -m upload.convert ckpt.pt --meta meta.pkl --out DIR   # nanoGPT -> ours + ONNX
-    python -m upload.convert mine.safetensors --out DIR          # ours -> ONNX graphs
-    python -m upload.convert path/to/gpt2 --out DIR [--onnx]    # a GPT-2-family folder -> ours
+    python -m upload.convert ckpt.pt --meta meta.pkl --out converted/        # nanoGPT, characters
+    python -m upload.convert ckpt.pt --tokenizer tokenizer.json --out converted/  # GPT-2 vocabulary
+    python -m upload.convert mine.safetensors --out DIR --onnx    # ours -> ONNX graphs
+    python -m upload.convert path/to/gpt2 --out DIR [--onnx]      # a GPT-2-family folder
     python -m upload.convert model.inspect.onnx [model.fast.onnx ...]  # check, print the card
     python -m upload.convert model.onnx --tokenizer tokenizer.json  # any ONNX language model
+
+A checkpoint becomes ONE compact upload file, ``DIR/<name>.safetensors`` (float32
+weights, config, tokenizer, and the training record: a nanoGPT run's ``iter_num``,
+``best_val_loss`` and settings), which the app's uploader accepts; ``--onnx`` also
+writes the ONNX graphs. Local checkpoints of any size are read by path
+(``upload/local.py``): nanoGPT's ``ckpt.pt`` holds the optimizer state too (its
+shakespeare-char run: 129 MB for 43 MB of weights), and only the weights are read; a
+Hugging Face GPT-2-family folder (``upload/folders.py``) likewise.
 
 Every file is read by the same isolated worker the app uses (``upload/worker.py``). A
 refused file prints one line on stderr, ``refused: <file>: <what is wrong>``, and exits
 with code 2; ``--debug`` adds the traceback and what the worker printed.
+
+Each kind of input (``INPUT_KINDS``) is one function of the parsed arguments; a new kind
+is one more entry.
 """
 
 from __future__ import annotations
@@ -16,9 +29,15 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from upload.errors import UploadError
+from upload.sizes import CHECKPOINT_SUFFIXES
+
+if TYPE_CHECKING:
+    from upload.local import Written
 
 
 def _print_card(card) -> None:
@@ -40,109 +59,146 @@ def _read(paths: list[Path]) -> dict[str, bytes]:
     return files
 
 
-def _convert_checkpoint(files: dict[str, bytes], out: Path) -> None:
-    import torch
+def _report(written: Written, serve: str = "") -> None:
+    """What was read and written, on stdout; ``serve`` says how a server would serve a
+    model its uploader refuses (a folder's ``make run MODEL=DIR``)."""
+    from upload.load import card
+    from upload.local import mb
 
-    from export.graphs import export_model
-    from models.checkpoint import build_model, save_checkpoint
-    from upload.load import convert, main_file, safe_filename
-    from upload.tokenizer_spec import build
+    read = written.read
+    memory = ""
+    if read.peak_bytes is not None and read.rss_bytes is not None:
+        memory = (
+            f" (peak memory {mb(read.peak_bytes)}: {mb(read.peak_bytes - read.rss_bytes)} "
+            "more than before it read the files)"
+        )
+    print(f"read {mb(read.file_bytes)} in an isolated worker{memory}")
+    size = written.path.stat().st_size
+    print(f"wrote {written.path} ({mb(size)}, {written.parameters:,} parameters)")
+    for graph in written.graphs:
+        print(f"wrote {graph} ({mb(graph.stat().st_size)})")
+    cfg, spec, _, training = read.converted
+    for note in card(cfg, written.parameters, read.source, "", spec, training=training).notes:
+        print(f"note: {note}")
+    if written.browser_refusal:
+        print(
+            f"note: the app's uploader would refuse {written.path.name} "
+            f"({written.browser_refusal}); whoever runs the app's server can serve it to "
+            f"every session instead{serve}"
+        )
+    else:
+        print(f"upload {written.path} in the app (Inspect your own model)")
 
-    name = main_file(files)
-    cfg, spec, weights = convert(files, " + ".join(files), lambda f, m: None)
-    tokenizer = build(spec)
-    model = build_model(cfg, {k: torch.from_numpy(v) for k, v in weights.items()}, name)
-    stem = safe_filename(name, "")
-    path = out / f"{stem}.safetensors"
-    save_checkpoint(path, model, tokenizer, {"converted_from": name})
-    print(f"wrote {path} ({model.num_parameters():,} parameters)")
-    for graph in export_model(model, out, tokenizer, prefix=stem):
-        print(f"wrote {graph} ({graph.stat().st_size / 1e6:.2f} MB)")
 
+def _checkpoint(args: argparse.Namespace) -> None:
+    """A nanoGPT ckpt.pt (with --meta or --tokenizer) or our .safetensors -> upload file."""
+    if args.out is None:
+        raise UploadError("convert a checkpoint with --out DIR (the folder to write to)")
+    paths = {p.name: p for p in [*args.files, args.meta, args.tokenizer] if p is not None}
+    if len(paths) != len(args.files) + (args.meta is not None) + (args.tokenizer is not None):
+        raise UploadError("give files of different names")
+    from upload.local import convert_files
 
-def _mb(n: int) -> str:
-    return f"{n / 1e6:,.1f} MB"
+    _report(convert_files(paths, args.out, args.onnx))
 
 
 def _folder(args: argparse.Namespace) -> None:
-    """A GPT-2-family folder (``upload/folders.py``) -> one upload file (and, with
-    ``--onnx``, its graphs), and whether the browser would accept it."""
+    """A Hugging Face GPT-2-family folder -> upload file (``upload/folders.py``)."""
     from upload.folders import convert_folder
 
     if len(args.files) != 1 or args.out is None or args.meta or args.tokenizer:
         raise UploadError("convert one GPT-2-family folder at a time, with --out DIR")
     folder = args.files[0]
-    done = convert_folder(folder, args.out, onnx=args.onnx, report=print)
-    peak = done.read.peak_bytes
-    memory = f"; the worker's peak memory {_mb(peak)}" if peak else ""
-    print(
-        f"read {folder.name}/ in an isolated worker ({_mb(done.read.file_bytes)} of weights{memory})"
+    _report(convert_folder(folder, args.out, args.onnx), f" with make run MODEL={folder}")
+
+
+def _graphs(args: argparse.Namespace) -> None:
+    """ONNX graphs (contract graphs, or one foreign language model with --tokenizer or
+    --meta): checked and test-run as the uploader does; the card is printed."""
+    from upload.load import load_upload
+
+    paths = list(args.files) + [p for p in (args.meta, args.tokenizer) if p]
+    model = load_upload(_read(paths))
+    try:
+        print(f"accepted: {model.name.removeprefix('upload: ')}")
+        _print_card(model.card)
+    finally:
+        model.close()
+
+
+def input_kind(args: argparse.Namespace) -> str:
+    """Which of ``INPUT_KINDS`` the arguments are: "folder" (a GPT-2-family folder),
+    "onnx" (graphs to check, a foreign one with its vocabulary) or "checkpoint" (one
+    nanoGPT ``.pt`` or our ``.safetensors``).
+
+    Raises:
+        UploadError: any other combination.
+    """
+    if any(p.is_dir() for p in args.files):
+        return "folder"
+    suffixes = [p.suffix.lower() for p in args.files]
+    if ".onnx" in suffixes:
+        return "onnx"
+    if len(suffixes) == 1 and suffixes[0] in (*CHECKPOINT_SUFFIXES, ".safetensors"):
+        return "checkpoint"
+    raise UploadError(
+        "convert one checkpoint at a time (a nanoGPT ckpt.pt with --meta meta.pkl or "
+        "--tokenizer tokenizer.json, or a .safetensors, or a GPT-2-family folder), with "
+        "--out DIR; or check .onnx graphs"
     )
-    print(f"wrote {done.path} ({_mb(done.path.stat().st_size)}, {done.parameters:,} parameters)")
-    for graph in done.graphs:
-        print(f"wrote {graph} ({_mb(graph.stat().st_size)})")
-    if done.browser_refusal:
-        print(
-            f"too large for a browser upload ({done.browser_refusal}): whoever runs the "
-            f"server can serve it to every session with make run MODEL={folder}"
-        )
-    else:
-        print(f"the browser accepts it: upload {done.path} under Inspect your own model")
+
+
+INPUT_KINDS: dict[str, Callable[[argparse.Namespace], None]] = {
+    "folder": _folder,
+    "onnx": _graphs,
+    "checkpoint": _checkpoint,
+}
 
 
 def run(args: argparse.Namespace) -> None:
     """Do what the arguments ask. Raises UploadError for a refused input."""
-    if any(p.is_dir() for p in args.files):  # a GPT-2-family folder: its own input kind
-        _folder(args)
-        return
-    paths = list(args.files) + [p for p in (args.meta, args.tokenizer) if p]
-    files = _read(paths)
-    if any(p.suffix.lower() == ".onnx" for p in paths):
-        from upload.load import load_upload
-
-        model = load_upload(files)
-        try:
-            print(f"accepted: {model.name.removeprefix('upload: ')}")
-            _print_card(model.card)
-        finally:
-            model.close()
-        return
-    if len(args.files) != 1 or args.out is None:
-        raise UploadError("convert one checkpoint at a time, with --out DIR")
-    _convert_checkpoint(files, args.out)
+    INPUT_KINDS[input_kind(args)](args)
 
 
-def main(argv: list[str] | None = None) -> None:
-    """CLI entry. Exits 2 with one line on stderr when an input is refused."""
-    parser = argparse.ArgumentParser(
-        description="Convert a checkpoint or a GPT-2-family folder to ours (+ ONNX graphs), "
-        "or check ONNX graphs."
+def parser() -> argparse.ArgumentParser:
+    """The command line's arguments."""
+    p = argparse.ArgumentParser(
+        prog="python -m upload.convert",
+        description="Convert a checkpoint (nanoGPT's ckpt.pt, optimizer state and all; ours; "
+        "a GPT-2-family folder) into one .safetensors file, or check ONNX graphs.",
     )
-    parser.add_argument(
+    p.add_argument(
         "files",
         nargs="+",
         type=Path,
         help="nanoGPT ckpt.pt, our .safetensors, .onnx graphs, or a GPT-2-family folder",
     )
-    parser.add_argument("--meta", type=Path, default=None, help="nanoGPT meta.pkl")
-    parser.add_argument(
+    p.add_argument("--meta", type=Path, default=None, help="nanoGPT meta.pkl (characters)")
+    p.add_argument(
         "--tokenizer",
         type=Path,
         default=None,
-        help="tokenizer.json of an ONNX language model not made here (its attention is found)",
+        help="tokenizer.json: GPT-2's, for a nanoGPT model with GPT-2's vocabulary; or that "
+        "of an ONNX language model not made here (its attention is found)",
     )
-    parser.add_argument("--out", type=Path, default=None, help="output folder (checkpoints)")
-    parser.add_argument(
-        "--onnx", action="store_true", help="a folder: also write the ONNX graphs beside it"
-    )
-    parser.add_argument("--debug", action="store_true", help="show tracebacks")
-    args = parser.parse_args(argv)
+    p.add_argument("--out", type=Path, default=None, help="output folder (checkpoints)")
+    p.add_argument("--onnx", action="store_true", help="also write the ONNX graphs")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    return p
+
+
+def main(argv: list[str] | None = None) -> None:
+    """CLI entry. Exits 2 with one line on stderr when an input is refused."""
+    args = parser().parse_args(argv)
     try:
         run(args)
     except UploadError as exc:
         if args.debug:
             traceback.print_exc()
-        print(f"refused: {exc}", file=sys.stderr)
+        flags = " (--meta meta.pkl or --tokenizer tokenizer.json)"
+        print(
+            f"refused: {exc}{flags if 'needs its vocabulary' in str(exc) else ''}", file=sys.stderr
+        )
         sys.exit(2)
     except Exception as exc:  # noqa: BLE001 - one line for the user, the trace with --debug
         if args.debug:

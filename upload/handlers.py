@@ -1,11 +1,12 @@
 """What the upload worker does for each request (worker side; see ``upload/worker.py``).
 
 ``convert``: checkpoint files -> plain float32 weights, a validated config and a
-tokenizer spec (``convert_folder``: the same for the command line's GPT-2-family folder,
-read by path). ``export`` (a fresh worker, given only what the server checked): those
-weights -> our exporter's ONNX graphs. ``open``: ONNX graphs -> checked, test-run and kept
-open (contract graphs, or one foreign graph with its tokenizer: ``upload/onnx_foreign.py``);
-after that ``inspect``, ``logits``, ``recurrent`` and ``generate`` run them on token ids.
+tokenizer spec (the command line's files and folders, read by path:
+``upload/local_handlers.py``). ``export`` (a fresh worker, given only what the server
+checked): those weights -> our exporter's ONNX graphs. ``open``: ONNX graphs -> checked,
+test-run and kept open (contract graphs, or one foreign graph with its tokenizer:
+``upload/onnx_foreign.py``); after that ``inspect``, ``logits``, ``recurrent`` and
+``generate`` run them on token ids.
 """
 
 from __future__ import annotations
@@ -18,22 +19,41 @@ import numpy as np
 from inference.sampling import Sampling
 from models import contract
 from upload.errors import UploadError
-from upload.intake import expect_format
-from upload.limits import MAX_FILES
-from upload.sizes import check_size
+from upload.intake import EXTENSIONS, expect_format, expect_zip_file
+from upload.limits import BROWSER, MAX_FILES, Limits
+from upload.sizes import check_file_size, check_size
 
 if TYPE_CHECKING:
     from inference.runtime import OnnxModel
 
 ACCEPTED = (
-    "upload one model at a time: a .safetensors file, a ckpt.pt with its meta.pkl, .onnx "
-    "graphs, or one .onnx language model with its tokenizer.json (or meta.pkl)"
+    "upload one model at a time: a .safetensors file, a ckpt.pt with its meta.pkl or "
+    "tokenizer.json, .onnx graphs, or one .onnx language model with its tokenizer.json "
+    "(or meta.pkl)"
 )
+VOCABULARY = ("pickle", "json")  # a nanoGPT checkpoint's meta.pkl or tokenizer.json
 
 
-def sort_files(files: dict[str, bytes]) -> dict[str, dict[str, bytes]]:
-    """format ("safetensors", "torch-zip", "pickle", "onnx", "json") -> {name: bytes}, each file's
-    format judged by its content and checked against its extension.
+def _read_local(name: str, path: Path, limits: Limits) -> bytes | Path:
+    """A local file of the command line: a PyTorch checkpoint stays a path (it is
+    memory-mapped later); any other file is read, once its size is within ``limits``."""
+    if EXTENSIONS.get(path.suffix.lower()) == "torch-zip":
+        expect_zip_file(name, path, limits)
+        return path
+    try:
+        check_file_size(name, path.stat().st_size, limits.file_bytes)
+        return path.read_bytes()
+    except OSError as exc:
+        raise UploadError(f"{name}: cannot be read ({exc.strerror or exc})") from None
+
+
+def sort_files(
+    files: dict[str, bytes | Path], limits: Limits = BROWSER
+) -> dict[str, dict[str, bytes | Path]]:
+    """format ("safetensors", "torch-zip", "pickle", "json", "onnx") -> {name: bytes},
+    each file's format judged by its content and checked against its extension. A
+    ``Path`` (the command line's local file) is read here, except a PyTorch checkpoint,
+    which stays a path checked by its first bytes.
 
     Raises:
         UploadError: no files, too many, a file too large or of another format.
@@ -42,49 +62,77 @@ def sort_files(files: dict[str, bytes]) -> dict[str, dict[str, bytes]]:
         raise UploadError("no files were uploaded")
     if len(files) > MAX_FILES:
         raise UploadError(f"too many files ({len(files)}); upload at most {MAX_FILES}")
-    by_format: dict[str, dict[str, bytes]] = {}
+    by_format: dict[str, dict[str, bytes | Path]] = {}
     for name, data in files.items():
-        check_size(name, data)
+        if isinstance(data, Path):
+            data = _read_local(name, data, limits)
+            if isinstance(data, Path):
+                by_format.setdefault("torch-zip", {})[name] = data
+                continue
+        check_size(name, data, limits.file_bytes)
         by_format.setdefault(expect_format(name, data), {})[name] = data
     return by_format
 
 
-def convert(files: dict[str, bytes]) -> tuple[dict, dict[str, np.ndarray]]:
+def _nanogpt(by_format: dict, limits: Limits):
+    from upload.formats.nanogpt import read_nanogpt
+
+    (name, ckpt), source = next(iter(by_format["torch-zip"].items())), "nanoGPT checkpoint"
+    vocab = {kind: list(by_format.get(kind, {}).items()) for kind in VOCABULARY}
+    if len(vocab["pickle"]) + len(vocab["json"]) > 1:
+        names = " and ".join(n for kind in VOCABULARY for n, _ in vocab[kind])
+        raise UploadError(f"{name}: upload one vocabulary with it, not {names}")
+    (meta_name, meta), (tok_name, tok) = (
+        vocab[k][0] if vocab[k] else ("", None) for k in VOCABULARY
+    )
+    cfg, state, spec, training = read_nanogpt(
+        ckpt, meta, name, tokenizer=tok, vocab_names=(meta_name, tok_name), limits=limits
+    )
+    return name, source, cfg, state, spec, training
+
+
+def convert(
+    files: dict[str, bytes | Path], limits: Limits = BROWSER
+) -> tuple[dict, dict[str, np.ndarray]]:
     """Checkpoint files -> (header, float32 weights by our parameter names).
 
-    The header holds ``config`` (dict), ``tokenizer`` (spec), ``source``, ``name`` and
-    ``parameters``. Tied ``lm_head.weight`` is left out (it is ``wte.weight``).
+    ``files`` maps names to bytes (uploads), or to local paths (the command line, with
+    ``limits`` sized to its files: ``upload.limits.local_file_limits``).
+    The header holds ``config`` (dict), ``tokenizer`` (spec), ``training`` (plain data),
+    ``source``, ``name`` and ``parameters``. Tied ``lm_head.weight`` is left out (it is
+    ``wte.weight``).
 
     Raises:
         UploadError: naming the file and the problem.
     """
-    by_format = sort_files(files)
+    by_format = sort_files(files, limits)
     kinds = set(by_format)
     if kinds == {"safetensors"} and len(files) == 1:
         from upload.formats.ours import read_ours
 
-        (name, data), source = next(iter(files.items())), "safetensors checkpoint"
-        model, spec = read_ours(data, name)
-    elif kinds <= {"torch-zip", "pickle"} and len(by_format.get("torch-zip", {})) == 1:
-        from upload.formats.nanogpt import convert_nanogpt
-
-        (name, ckpt), source = next(iter(by_format["torch-zip"].items())), "nanoGPT checkpoint"
-        metas = list(by_format.get("pickle", {}).values())
-        if len(metas) > 1:
-            raise UploadError("upload only one meta.pkl")
-        model, spec = convert_nanogpt(ckpt, metas[0] if metas else None, name)
-    elif kinds == {"pickle"}:
-        raise UploadError("meta.pkl is only the vocabulary: upload it together with ckpt.pt")
+        (name, data), source = (
+            next(iter(by_format["safetensors"].items())),
+            "safetensors checkpoint",
+        )
+        model, spec, training = read_ours(data, name, limits)
+        cfg, state = model.cfg, model.state_dict()
+    elif kinds <= {"torch-zip", *VOCABULARY} and len(by_format.get("torch-zip", {})) == 1:
+        name, source, cfg, state, spec, training = _nanogpt(by_format, limits)
+    elif kinds <= set(VOCABULARY):
+        names = " and ".join(files)
+        raise UploadError(f"{names}: only a vocabulary; upload it together with its ckpt.pt")
     else:
         raise UploadError(ACCEPTED)
-    return _reply(model.cfg, model.state_dict(), spec, source, name)
+    return weights_reply(cfg, state, spec, training, source, name)
 
 
-def _reply(cfg, state: dict, spec: dict, source: str, name: str) -> tuple[dict, dict]:
+def weights_reply(
+    cfg, state: dict, spec: dict, training: dict, source: str, name: str
+) -> tuple[dict, dict[str, np.ndarray]]:
     """(header, float32 weights) of a conversion: the weights by our parameter names (a
     tied ``lm_head.weight`` left out: it is ``wte.weight``), the header with ``config``,
-    ``tokenizer`` (spec), ``source``, ``name`` and ``parameters``."""
-    weights = {  # float32 as read: no copy unless another dtype
+    ``tokenizer`` (spec), ``training``, ``source``, ``name`` and ``parameters``."""
+    weights = {  # float32 as read (a mapped file's pages): no copy unless another dtype
         k: np.ascontiguousarray(v.detach().float().numpy())
         for k, v in state.items()
         if not (cfg.tie_weights and k == "lm_head.weight")
@@ -92,38 +140,12 @@ def _reply(cfg, state: dict, spec: dict, source: str, name: str) -> tuple[dict, 
     header = {
         "config": cfg.to_dict(),
         "tokenizer": spec,
+        "training": training,
         "source": source,
         "name": name,
         "parameters": cfg.num_parameters(),
     }
     return header, weights
-
-
-def convert_folder(header: dict) -> tuple[dict, dict[str, np.ndarray]]:
-    """The command line's ``convert_folder``: ``header["folder"]`` (the absolute path of a
-    GPT-2-family folder its user chose) read by ``upload.formats.hf_gpt2.read_folder``
-    with ``header["limits"]`` (``upload.limits.Limits.to_dict``, sized to the folder).
-    The reply's ``memory`` says what this process held: ``rss_bytes`` before reading
-    (torch imported) and ``peak_bytes`` (``upload.memory``).
-
-    Raises:
-        UploadError: naming the file and the problem.
-    """
-    import torch  # noqa: F401 - imported before the reading is measured
-
-    from upload import memory
-    from upload.formats.hf_gpt2 import SOURCE, read_folder
-    from upload.limits import Limits
-
-    folder = header.get("folder")
-    if not isinstance(folder, str) or not Path(folder).is_absolute():
-        raise ValueError("convert_folder needs an absolute folder path")
-    limits = Limits.from_dict(header.get("limits"))
-    before = memory.reset_peak()
-    cfg, spec, state = read_folder(Path(folder), limits)
-    reply, weights = _reply(cfg, state, spec, SOURCE, Path(folder).name)
-    reply["memory"] = {"rss_bytes": before, "peak_bytes": memory.peak()}
-    return reply, weights
 
 
 def open_graphs(files: dict[str, bytes]) -> tuple[dict, OnnxModel]:

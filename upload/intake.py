@@ -17,18 +17,20 @@ import pickle
 import re
 import zipfile
 from io import BytesIO
-from pathlib import PurePath
+from pathlib import Path, PurePath
 
 from upload.errors import UploadError
 from upload.limits import (
+    BROWSER,
     MAX_FILES,
     MAX_PARAMS,
     MAX_ZIP_MEMBERS,
     MAX_ZIP_RATIO,
     MAX_ZIP_UNCOMPRESSED,
+    Limits,
 )
 from upload.onnx_wire import check_wire
-from upload.sizes import check_size
+from upload.sizes import check_file_size, check_size, shrink_hint
 
 __all__ = ["MAX_FILES", "UploadError"]
 
@@ -46,13 +48,14 @@ DESCRIPTIONS = {
     "torch-zip": "a PyTorch checkpoint",
     "onnx": "an ONNX file",
     "pickle": "a pickle file",
-    "json": "a JSON file",
+    "json": "a JSON file (a tokenizer.json)",
 }
+ZIP_MAGIC = b"PK\x03\x04"
 
 
 def sniff_format(data: bytes, name: str = "the file") -> str:
     """The file's format judged by its content: "safetensors" | "torch-zip" | "onnx" |
-    "pickle" | "json" (a JSON object: a tokenizer).
+    "pickle" | "json" (an object: a tokenizer.json).
 
     Raises:
         UploadError: if the bytes are none of these (or too damaged to tell).
@@ -60,12 +63,12 @@ def sniff_format(data: bytes, name: str = "the file") -> str:
     header_len = int.from_bytes(data[:8], "little") if len(data) >= 8 else 0
     if 2 <= header_len <= len(data) - 8 and data[8:9] == b"{":
         return "safetensors"
-    if data[:4] == b"PK\x03\x04":
+    if data[:4] == ZIP_MAGIC:
         return "torch-zip"
     if data[:1] == b"\x80":
         return "pickle"
-    if data[:64].lstrip()[:1] == b"{":
-        return "json"  # a tokenizer.json; parsed only by upload.tokenizer_spec
+    if data[:64].removeprefix(b"\xef\xbb\xbf").lstrip()[:1] == b"{":
+        return "json"
     try:
         if check_wire(name, data):
             return "onnx"
@@ -87,8 +90,8 @@ def expect_format(name: str, data: bytes, expected: str | None = None) -> str:
     if expected is None:
         raise UploadError(
             f"{name}: unsupported file type; upload a .safetensors file, a nanoGPT "
-            "ckpt.pt with its meta.pkl, .onnx graphs, or an .onnx language model with its "
-            "tokenizer.json"
+            "ckpt.pt with its meta.pkl or tokenizer.json, .onnx graphs, or an .onnx language "
+            "model with its tokenizer.json"
         )
     try:
         found = sniff_format(data, name)
@@ -131,28 +134,37 @@ def safetensors_metadata(name: str, data: bytes) -> dict[str, str]:
     return metadata
 
 
-def check_zip(name: str, data: bytes) -> None:
+def check_zip(name: str, data: bytes | Path, max_unpacked: int = MAX_ZIP_UNCOMPRESSED) -> None:
     """Refuse zip bombs and damaged zips before ``torch.load`` reads one.
 
     Checks the member count, each member's compression ratio and the total
-    uncompressed size from the directory, then decompresses every member in
-    chunks (counting the real bytes and verifying each CRC), so a directory
-    that lies about sizes is caught too.
+    uncompressed size (at most ``max_unpacked`` bytes) from the directory, then
+    decompresses every member in chunks of 1 MB (counting the real bytes and verifying
+    each CRC), so a directory that lies about sizes is caught too. ``data`` is the
+    file's bytes, or the path of a local file (the command line), read the same way.
 
     Raises:
         UploadError: "truncated or corrupt", "too many files inside", or
-            "refused: it unpacks to ...".
+            "refused: it unpacks to ..." (with the command that shrinks a checkpoint).
     """
     try:
-        archive = zipfile.ZipFile(BytesIO(data))
+        archive = zipfile.ZipFile(data if isinstance(data, Path) else BytesIO(data))
         members = archive.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as exc:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError) as exc:
         raise UploadError(f"{name}: truncated or corrupt ({exc})") from None
+    with archive:
+        _check_members(name, archive, members, max_unpacked)
+
+
+def _check_members(name: str, archive: zipfile.ZipFile, members: list, max_unpacked: int) -> None:
     if len(members) > MAX_ZIP_MEMBERS:
         raise UploadError(f"{name}: refused: {len(members)} files inside (limit {MAX_ZIP_MEMBERS})")
-    limit_mb = MAX_ZIP_UNCOMPRESSED // 2**20
-    if sum(m.file_size for m in members) > MAX_ZIP_UNCOMPRESSED:
-        raise UploadError(f"{name}: refused: it unpacks to more than {limit_mb} MB (a zip bomb?)")
+    limit_mb = max_unpacked // 2**20
+    if sum(m.file_size for m in members) > max_unpacked:
+        raise UploadError(
+            f"{name}: refused: it unpacks to more than {limit_mb} MB (a zip bomb?)"
+            + shrink_hint(name)
+        )
     for m in members:
         if m.file_size > 1 << 16 and m.file_size > MAX_ZIP_RATIO * max(m.compress_size, 1):
             raise UploadError(
@@ -162,11 +174,13 @@ def check_zip(name: str, data: bytes) -> None:
     total = 0
     for m in members:
         try:
-            total += _unpacked_size(archive, m, MAX_ZIP_UNCOMPRESSED - total)
+            total += _unpacked_size(archive, m, max_unpacked - total)
         except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError) as exc:
             raise UploadError(f"{name}: truncated or corrupt ({exc})") from None
-        if total > MAX_ZIP_UNCOMPRESSED:
-            raise UploadError(f"{name}: refused: it unpacks to more than {limit_mb} MB")
+        if total > max_unpacked:
+            raise UploadError(
+                f"{name}: refused: it unpacks to more than {limit_mb} MB" + shrink_hint(name)
+            )
 
 
 def _unpacked_size(archive: zipfile.ZipFile, member: zipfile.ZipInfo, budget: int) -> int:
@@ -213,8 +227,32 @@ def plain_unpickle(name: str, data: bytes):
         raise UploadError(f"{name}: truncated or corrupt ({type(exc).__name__})") from None
 
 
-def safe_torch_load(name: str, data: bytes) -> dict:
+def expect_zip_file(name: str, path: Path, limits: Limits = BROWSER) -> None:
+    """A local file (the command line) that must be a PyTorch zip checkpoint: its size
+    within ``limits.file_bytes`` and its first bytes the zip signature; nothing more is
+    read here.
+
+    Raises:
+        UploadError: unreadable, empty, too large, a bare pickle or another format.
+    """
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as f:
+            head = f.read(4096)
+    except OSError as exc:
+        raise UploadError(f"{name}: cannot be read ({exc.strerror or exc})") from None
+    check_file_size(name, size, limits.file_bytes)
+    if head[:4] != ZIP_MAGIC:
+        expect_format(name, head, "torch-zip")  # says what it looks like instead
+        raise UploadError(f"{name}: truncated or corrupt (not readable as a PyTorch checkpoint)")
+
+
+def safe_torch_load(name: str, data: bytes | Path, limits: Limits = BROWSER) -> dict:
     """``torch.load(weights_only=True)`` of a nanoGPT checkpoint, after the zip checks.
+
+    ``data`` is the file's bytes (an upload) or the path of a local file (the command
+    line), which is memory-mapped (``mmap=True``): only the tensors a caller touches are
+    ever read, so a checkpoint's optimizer state stays unread pages of the file.
 
     Returns:
         The checkpoint dict; it has at least ``model`` and ``model_args``.
@@ -224,13 +262,17 @@ def safe_torch_load(name: str, data: bytes) -> dict:
             tensors and plain values ("refused: it tries to load 'posix.system'"),
             "truncated or corrupt", or no ``model``/``model_args``.
     """
-    check_size(name, data)
-    expect_format(name, data, "torch-zip")
-    check_zip(name, data)
+    if isinstance(data, Path):
+        expect_zip_file(name, data, limits)
+    else:
+        check_size(name, data, limits.file_bytes)
+        expect_format(name, data, "torch-zip")
+    check_zip(name, data, limits.unpacked_bytes)
     import torch  # here, not at the top: a worker for ONNX graphs never pays its import
 
+    source, mmap = (str(data), True) if isinstance(data, Path) else (BytesIO(data), False)
     try:
-        obj = torch.load(BytesIO(data), weights_only=True, map_location="cpu")
+        obj = torch.load(source, weights_only=True, map_location="cpu", mmap=mmap)
     except pickle.UnpicklingError as exc:
         found = re.search(r"GLOBAL ([\w.]+)", str(exc))
         what = f"'{found.group(1)}'" if found else "code"
@@ -244,7 +286,7 @@ def safe_torch_load(name: str, data: bytes) -> dict:
         raise UploadError(
             f"{name}: not a nanoGPT checkpoint (it needs 'model' and 'model_args'; found {keys})"
         )
-    check_state_dict(name, obj["model"])
+    check_state_dict(name, obj["model"], limits.params)
     return obj
 
 

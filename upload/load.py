@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import PurePath
+from typing import NamedTuple
 
 from inference.runtime import OnnxModel, load_graphs
 from models.card import ModelCard
@@ -31,18 +32,31 @@ from upload.limits import (
     EXPORT_TIMEOUT_S,
     MAX_FILES,
     MAX_PARAMS,
+    MAX_UPLOAD_BYTES,
     WORKER_MEMORY_BYTES,
     Limits,
 )
-from upload.sizes import check_config_size, check_size
+from upload.sizes import check_config_size, check_size, shrink_advice
 from upload.tokenizer_spec import build, check_spec, vocab_note
+from upload.training_info import plain_training, training_note
 
-EXTENSIONS = (".safetensors", ".pt", ".pth", ".ckpt", ".pkl", ".onnx", ".json")
+EXTENSIONS = (".safetensors", ".pt", ".pth", ".ckpt", ".pkl", ".json", ".onnx")
+VOCABULARY_SUFFIXES = (".pkl", ".json")  # a nanoGPT checkpoint's meta.pkl or tokenizer.json
 ONNX_SOURCES = ("ONNX", "ONNX (foreign)")  # a contract graph's, a foreign graph's
 MAX_NOTES, MAX_NOTE_CHARS = 8, 400  # what a worker may put on a model card
 GRAPH_ROLES = ("inspect", "fast", "step")
 EXPORT_MEMORY_BYTES = 2 * WORKER_MEMORY_BYTES  # torch's export of a model at the size cap
 EXPORT_FILE_BYTES = 4 * MAX_PARAMS + 2**26  # one graph holds the weights once
+
+
+class Converted(NamedTuple):
+    """A checkpoint as the server accepts it from a worker: checked config, tokenizer spec,
+    float32 weights by our parameter names, and the plain part of its training record."""
+
+    cfg: ModelConfig
+    spec: dict
+    weights: dict
+    training: dict
 
 
 def card(
@@ -52,18 +66,25 @@ def card(
     checkpoint: str,
     spec: dict | None = None,
     notes: list[str] | None = None,
+    training: dict | None = None,
 ) -> ModelCard:
-    """The model card of an upload (the shipped models' schema, without training record
-    or probes): its config (fields the files do not tell as "unknown",
-    ``ModelConfig.shown``), parameters, source format and file name, ``notes``, and a
-    note when its token rows are padded beyond its tokenizer (``spec``)."""
-    note = vocab_note(spec, cfg.vocab_size) if spec is not None else None
+    """The model card of an upload (the shipped models' schema, without probes): its
+    config (fields the files do not tell as "unknown", ``ModelConfig.shown``),
+    parameters, source format and file name, its training record (a nanoGPT run's
+    iteration, best validation loss and settings), and notes: where the weights come
+    from (``upload.training_info.training_note``), ``notes`` (a worker's), and whether
+    its token rows are padded beyond its tokenizer (``spec``,
+    ``upload.tokenizer_spec.vocab_note``)."""
+    training = training or {}
+    vocab = vocab_note(spec, cfg.vocab_size) if spec else None
+    notes = [training_note(training), *(notes or []), vocab]
     return ModelCard(
         checkpoint=checkpoint,
         source=source,
         config=cfg.shown(),
         parameters=parameters,
-        notes=[*(notes or []), *([note] if note else [])],
+        training=training,
+        notes=[n for n in notes if n],
     )
 
 
@@ -71,7 +92,9 @@ def check_files(files: dict[str, bytes]) -> None:
     """What the server checks itself: a count, sizes and extensions (no content is read).
 
     Raises:
-        UploadError: no files, too many, empty or too large, or an unsupported extension.
+        UploadError: no files, too many, empty or too large, an unsupported extension,
+            or only a vocabulary (the uploader refuses a ckpt.pt over the limit before
+            this code sees it, so the message says which command shrinks one).
     """
     if not files:
         raise UploadError("no files were uploaded")
@@ -82,9 +105,22 @@ def check_files(files: dict[str, bytes]) -> None:
         if PurePath(name).suffix.lower() not in EXTENSIONS:
             raise UploadError(
                 f"{name}: unsupported file type; upload a .safetensors file, a nanoGPT "
-                "ckpt.pt with its meta.pkl, .onnx graphs, or an .onnx language model with "
-                "its tokenizer.json"
+                "ckpt.pt with its meta.pkl or tokenizer.json, .onnx graphs, or an .onnx "
+                "language model with its tokenizer.json"
             )
+    if all(PurePath(n).suffix.lower() in VOCABULARY_SUFFIXES for n in files):
+        raise UploadError(vocabulary_only(list(files)))
+
+
+def vocabulary_only(names: list[str]) -> str:
+    """The refusal of a vocabulary uploaded without its checkpoint: most often the
+    uploader refused the ckpt.pt beside it as too large, so it says how to shrink one."""
+    return (
+        f"{' and '.join(names)}: only a vocabulary; upload it together with its ckpt.pt. "
+        f"The uploader refuses files over {MAX_UPLOAD_BYTES // 1_000_000} MB, and a nanoGPT "
+        "ckpt.pt holds its optimizer state too: shrink it on your computer with "
+        + shrink_advice("ckpt.pt", names[0])
+    )
 
 
 def checked_config(reply: dict, what: str, limits: Limits = BROWSER) -> tuple[ModelConfig, dict]:
@@ -114,10 +150,12 @@ def _weights_within(cfg: ModelConfig):
     return accept
 
 
-def convert(files: dict[str, bytes], what: str, report) -> tuple[ModelConfig, dict, dict]:
-    """Checkpoint files through a one-shot worker: (config, tokenizer spec, float32 weights
-    by our parameter names), the config and spec checked on this side and the weights
-    bounded by the config before they are read.
+def request_conversion(
+    worker: Worker, header: dict, timeout_s: float, limits: Limits = BROWSER, blobs=None
+) -> tuple[dict, Converted]:
+    """One conversion request to a one-shot ``worker``: its reply header and what the
+    server accepts of it (:class:`Converted`): the config and spec checked on this side
+    (sizes within ``limits``), the weights bounded by the config before they are read.
 
     Raises:
         UploadError: the worker's refusal, or WorkerError.
@@ -125,18 +163,27 @@ def convert(files: dict[str, bytes], what: str, report) -> tuple[ModelConfig, di
     checked: dict = {}
 
     def expect(reply: dict):
-        checked["cfg"], checked["spec"] = checked_config(reply, what)
+        checked["cfg"], checked["spec"] = checked_config(reply, worker.what, limits)
         return _weights_within(checked["cfg"])
 
-    report(0.1, f"reading {what} in an isolated worker…")
-    worker = Worker(what)
     try:
-        _, weights = worker.request(
-            {"op": "convert"}, CONVERT_TIMEOUT_S, blobs=files, expect=expect
-        )
+        reply, weights = worker.request(header, timeout_s, blobs=blobs, expect=expect)
     finally:
         worker.stop()
-    return checked["cfg"], checked["spec"], weights
+    training = plain_training(reply.get("training"))
+    return reply, Converted(checked["cfg"], checked["spec"], weights, training)
+
+
+def convert(files: dict[str, bytes], what: str, report) -> Converted:
+    """Checkpoint files through a one-shot worker: (config, tokenizer spec, float32 weights
+    by our parameter names, training record), checked on this side
+    (:func:`request_conversion`).
+
+    Raises:
+        UploadError: the worker's refusal, or WorkerError.
+    """
+    report(0.1, f"reading {what} in an isolated worker…")
+    return request_conversion(Worker(what), {"op": "convert"}, CONVERT_TIMEOUT_S, blobs=files)[1]
 
 
 def export(name: str, cfg: ModelConfig, spec: dict, weights: dict) -> dict[str, bytes]:
@@ -170,14 +217,15 @@ def export(name: str, cfg: ModelConfig, spec: dict, weights: dict) -> dict[str, 
     return dict(result)
 
 
-def _export_and_open(name: str, cfg, spec, weights, report) -> OnnxModel:
+def _export_and_open(name: str, converted: Converted, report) -> OnnxModel:
     """Export checked weights (in a worker) and open the graphs in the server: they are
     ours, built by our exporter from arrays our code checked."""
+    cfg, spec, weights, training = converted
     report(0.4, "exporting to ONNX (this takes a few seconds)…")
     graphs = export(name, cfg, spec, weights)
     report(0.9, "opening the graphs…")
     source = "safetensors checkpoint" if name.endswith(".safetensors") else "nanoGPT checkpoint"
-    info = card(cfg, cfg.num_parameters(), source, name, spec)
+    info = card(cfg, cfg.num_parameters(), source, name, spec, training=training)
     result = load_graphs(graphs["inspect"], graphs.get("fast"), graphs.get("step"), name, info)
     result.name = f"upload: {name}"
     result.weights = weights  # float32 by our parameter names, as the shipped models'
@@ -221,10 +269,10 @@ def _short_lines(notes: object) -> bool:
 def load_upload(files: dict[str, bytes], progress=None):
     """Uploaded files (name -> bytes) -> a runnable model (``OnnxModel`` or ``IsolatedModel``).
 
-    Accepts one ``.safetensors`` (ours), a nanoGPT ``.pt`` with its ``meta.pkl``, one
-    to three contract ``.onnx`` graphs, or one foreign ``.onnx`` language model with its
-    ``tokenizer.json`` or ``meta.pkl`` (opened, like every graph, in its worker).
-    ``progress(fraction, message)`` is called at each stage.
+    Accepts one ``.safetensors`` (ours), a nanoGPT ``.pt`` with its ``meta.pkl`` or
+    ``tokenizer.json``, one to three contract ``.onnx`` graphs, or one foreign ``.onnx``
+    language model with its ``tokenizer.json`` or ``meta.pkl`` (opened, like every
+    graph, in its worker). ``progress(fraction, message)`` is called at each stage.
     The model's ``name`` is "upload: <file>"; its ``card`` is a
     :class:`~models.card.ModelCard` (config, parameters, source format, file name).
 
@@ -239,15 +287,15 @@ def load_upload(files: dict[str, bytes], progress=None):
     if any(PurePath(n).suffix.lower() == ".onnx" for n in files):
         model = _open_isolated(files, what, report)
     else:
-        cfg, spec, weights = convert(files, what, report)
-        model = _export_and_open(main_file(files), cfg, spec, weights, report)
+        model = _export_and_open(main_file(files), convert(files, what, report), report)
     report(1.0, "ready")
     return model
 
 
-def main_file(files: dict[str, bytes]) -> str:
-    """The name of the model file among ``files`` (not the meta.pkl)."""
-    return next((n for n in files if not n.lower().endswith(".pkl")), next(iter(files)))
+def main_file(files: dict) -> str:
+    """The name of the model file among ``files`` (not the meta.pkl or tokenizer.json)."""
+    model_files = (n for n in files if not n.lower().endswith(VOCABULARY_SUFFIXES))
+    return next(model_files, next(iter(files)))
 
 
 def safe_filename(name: str, suffix: str) -> str:

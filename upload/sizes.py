@@ -2,20 +2,61 @@
 
 from __future__ import annotations
 
+from pathlib import PurePath
+
 from models.config import ModelConfig
 from upload.errors import UploadError
 from upload.limits import BROWSER, MAX_ONNX_DIM, MAX_UPLOAD_BYTES, Limits
 
+CHECKPOINT_SUFFIXES = (".pt", ".pth", ".ckpt")  # PyTorch checkpoints (nanoGPT's ckpt.pt)
 
-def check_size(name: str, data: bytes) -> None:
-    """Raises UploadError if ``data`` is empty or larger than MAX_UPLOAD_BYTES."""
-    if not data:
+
+def shrink_command(checkpoint: str = "ckpt.pt", vocabulary: str = "meta.pkl") -> str:
+    """The command that turns a nanoGPT checkpoint (optimizer state and all) into one
+    compact upload file: "python -m upload.convert ckpt.pt --meta meta.pkl --out
+    converted/"; ``vocabulary`` ending in ``.json`` is passed as ``--tokenizer``."""
+    flag = "--tokenizer" if vocabulary.lower().endswith(".json") else "--meta"
+    return f"python -m upload.convert {checkpoint} {flag} {vocabulary} --out converted/"
+
+
+def converted_file(checkpoint: str = "ckpt.pt") -> str:
+    """The file :func:`shrink_command` writes: "converted/ckpt.safetensors"."""
+    return f"converted/{PurePath(checkpoint).stem or 'ckpt'}.safetensors"
+
+
+def shrink_advice(checkpoint: str = "ckpt.pt", vocabulary: str = "meta.pkl") -> str:
+    """The command and the file to upload then, in one phrase."""
+    command = shrink_command(checkpoint, vocabulary)
+    return f"{command}, then upload {converted_file(checkpoint)}"
+
+
+def shrink_hint(name: str) -> str:
+    """For a checkpoint ``name`` (``.pt``, ``.pth``, ``.ckpt``): the sentence that says
+    how to shrink it for an upload; "" for any other file."""
+    if PurePath(name).suffix.lower() not in CHECKPOINT_SUFFIXES:
+        return ""
+    return (
+        "; a nanoGPT checkpoint holds its optimizer state too (with AdamW twice the "
+        f"weights): shrink it on your computer with {shrink_advice(name)}"
+    )
+
+
+def check_file_size(name: str, size: int, limit: int = MAX_UPLOAD_BYTES) -> None:
+    """Raises UploadError if a file of ``size`` bytes is empty or larger than ``limit``;
+    a checkpoint's message says which command shrinks it (:func:`shrink_hint`)."""
+    if size <= 0:
         raise UploadError(f"{name}: the file is empty")
-    if len(data) > MAX_UPLOAD_BYTES:
+    if size > limit:
         raise UploadError(
-            f"{name}: too large ({len(data):,} bytes); the limit is "
-            f"{MAX_UPLOAD_BYTES:,} bytes ({MAX_UPLOAD_BYTES // 1_000_000} MB) per file"
+            f"{name}: too large ({size:,} bytes); the limit is {limit:,} bytes "
+            f"({limit // 1_000_000} MB) per file{shrink_hint(name)}"
         )
+
+
+def check_size(name: str, data: bytes, limit: int = MAX_UPLOAD_BYTES) -> None:
+    """Raises UploadError if ``data`` is empty or larger than ``limit`` (default
+    MAX_UPLOAD_BYTES, the browser's)."""
+    check_file_size(name, len(data), limit)
 
 
 def activation_elements(cfg: ModelConfig, T: int | None = None) -> int:

@@ -153,10 +153,11 @@ def _bpe_spec(data: dict, model: dict, source: str) -> dict:
     }
 
 
-def read_metadata(config_json: str, tokenizer_json: str, source: str):
+def read_metadata(config_json: str, tokenizer_json: str, source: str, limits=None):
     """A checkpoint's or graph's ``config`` and ``tokenizer`` metadata strings (worker side)
-    -> ``(ModelConfig, spec)``, both checked: the config within ``check_config_size``,
-    the spec against its ``vocab_size``.
+    -> ``(ModelConfig, spec)``, both checked: the config within ``check_config_size``
+    (``limits``: an ``upload.limits.Limits``, the browser's by default), the spec against
+    its ``vocab_size``.
 
     Raises:
         UploadError: naming ``source``: "bad config: ..." (unreadable, nested too deeply,
@@ -164,6 +165,7 @@ def read_metadata(config_json: str, tokenizer_json: str, source: str):
             :func:`check_spec` refuse.
     """
     from models.config import ModelConfig
+    from upload.limits import BROWSER
     from upload.sizes import check_config_size
 
     try:
@@ -172,7 +174,7 @@ def read_metadata(config_json: str, tokenizer_json: str, source: str):
         raise UploadError(f"{source}: bad config: nested too deeply") from None
     except (ValueError, TypeError, AttributeError) as exc:
         raise UploadError(f"{source}: bad config: {exc}") from None
-    check_config_size(source, cfg)
+    check_config_size(source, cfg, limits or BROWSER)
     return cfg, check_spec(spec_from_json(tokenizer_json, source), cfg.vocab_size, source)
 
 

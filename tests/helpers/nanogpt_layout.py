@@ -17,18 +17,28 @@ V = len(CHARS)
 ARGS = dict(n_layer=2, n_head=2, n_embd=16, block_size=16, bias=True, vocab_size=V, dropout=0.0)
 
 
+# nanoGPT's shakespeare_char vocabulary: the 65 characters of tinyshakespeare, sorted.
+SHAKESPEARE_CHARS = "\n !$&',-.3:;?ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
 def meta_bytes(stoi=STOI, itos=ITOS) -> bytes:
     """nanoGPT's data/shakespeare_char/prepare.py writes exactly this dict."""
     return pickle.dumps({"vocab_size": len(stoi), "itos": itos, "stoi": stoi})
 
 
-def nanogpt_state(args: dict, seed: int = 0, mask_buffer: bool = False) -> dict:
-    """A random state dict in nanoGPT's GPT layout (lm_head tied to wte: the same tensor)."""
+def meta_of(chars: str) -> bytes:
+    """:func:`meta_bytes` of a character vocabulary ``chars`` (ids in their order)."""
+    return meta_bytes({c: i for i, c in enumerate(chars)}, dict(enumerate(chars)))
+
+
+def nanogpt_state(args: dict, seed: int = 0, mask_buffer: bool = False, std: float = 0.2) -> dict:
+    """A random state dict in nanoGPT's GPT layout (lm_head tied to wte: the same tensor),
+    weights of standard deviation ``std`` (nanoGPT initialises with 0.02)."""
     g = torch.Generator().manual_seed(seed)
     C, bs, bias = args["n_embd"], args["block_size"], args["bias"]
 
     def rnd(*shape, base=0.0):
-        return base + 0.2 * torch.randn(*shape, generator=g)
+        return base + std * torch.randn(*shape, generator=g)
 
     sd = {
         "transformer.wte.weight": rnd(args["vocab_size"], C),
@@ -105,3 +115,24 @@ def nanogpt_forward(sd: dict, args: dict, idx: torch.Tensor) -> torch.Tensor:
         h = F.gelu(linear(ln(x, p + ".ln_2"), p + ".mlp.c_fc"))  # (B, T, 4C), exact GELU
         x = x + linear(h, p + ".mlp.c_proj")  # (B, T, C)
     return F.linear(ln(x, "transformer.ln_f"), sd["lm_head.weight"])  # (B, T, V)
+
+
+# A character model whose ckpt.pt (weights + AdamW's two moments) is over the browser's
+# 50 MB while its weights (4.9M parameters, 19.5 MB) are well under it.
+LARGE_ARGS = dict(ARGS, n_layer=2, n_head=4, n_embd=448, block_size=64, vocab_size=65)
+
+
+def write_checkpoint(folder, args: dict, seed: int = 0, chars: str = SHAKESPEARE_CHARS):
+    """nanoGPT's ``ckpt.pt`` (with its AdamW state) and the ``meta.pkl`` of ``chars``
+    written to ``folder``: (state dict, ckpt path, meta path). The weights are nanoGPT's
+    initial scale (std 0.02), so that float32 logits of a wide model agree within 1e-5
+    whatever the order of the sums."""
+    from pathlib import Path
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    sd = nanogpt_state(args, seed=seed, std=0.02)
+    ckpt, meta_path = folder / "ckpt.pt", folder / "meta.pkl"
+    ckpt.write_bytes(ckpt_bytes(sd, args))
+    meta_path.write_bytes(meta_of(chars))
+    return sd, ckpt, meta_path

@@ -244,3 +244,20 @@ def test_onnxruntime_failure_on_an_input_is_reported_not_raised(digits_export, d
     at.text_area(key="text").set_value(fine).run()  # the page stays usable
     assert not at.error
     assert_usable(at)
+
+
+def test_the_uploader_says_how_to_shrink_a_checkpoint_over_its_limit():
+    """The uploader refuses a file over 50 MB in the browser, before any code of ours sees
+    it (its reason is in a tooltip): the command that shrinks one is on the page, and the
+    vocabulary left behind gets a line that names it too, not a riddle about meta.pkl."""
+    at = upload([("meta.pkl", meta_bytes())])
+    command = "python -m upload.convert ckpt.pt --meta meta.pkl --out converted/"
+    assert any(command in c.value and "50 MB" in c.value for c in at.caption)
+    refused_and_still_usable(at, "meta.pkl: only a vocabulary", command)
+
+
+def test_a_vocabulary_of_another_size_is_refused_with_both_numbers():
+    args = {**ARGS, "vocab_size": 50304}  # GPT-2's 50,257 tokens padded by nanoGPT
+    ckpt = ckpt_bytes(nanogpt_state(args), args, optimizer=False)
+    at = upload([("ckpt.pt", ckpt), ("meta.pkl", meta_bytes())])
+    refused_and_still_usable(at, "has 30 tokens (largest id 29) but the model has 50,304 token")

@@ -57,12 +57,12 @@ def nanogpt():
 
 @pytest.fixture(scope="module")
 def cli_out(tmp_path_factory, nanogpt):
-    """Run ``python -m upload.convert ckpt.pt --meta meta.pkl --out DIR`` in-process."""
+    """Run ``python -m upload.convert ckpt.pt --meta meta.pkl --out DIR --onnx`` in-process."""
     folder = tmp_path_factory.mktemp("cli")
     (folder / "ckpt.pt").write_bytes(nanogpt[1])
     (folder / "meta.pkl").write_bytes(nanogpt[2])
     out = folder / "out"
-    main([str(folder / "ckpt.pt"), "--meta", str(folder / "meta.pkl"), "--out", str(out)])
+    main([str(folder / "ckpt.pt"), "--meta", str(folder / "meta.pkl"), "--out", str(out), "--onnx"])
     return out
 
 
@@ -94,7 +94,7 @@ def ours(tmp_path_factory):
 def test_nanogpt_matches_reference_forward(bias, prefix):
     args = {**ARGS, "bias": bias}
     sd = nanogpt_state(args, seed=1, mask_buffer=not bias)
-    model, tokenizer = convert_nanogpt(ckpt_bytes(sd, args, prefix, optimizer=bias), meta_bytes())
+    model, _, _ = convert_nanogpt(ckpt_bytes(sd, args, prefix, optimizer=bias), meta_bytes())
     assert model.cfg.tie_weights and model.cfg.vocab_size == V  # no row added for [UNK]
     assert (model.cfg.bias, model.cfg.ln_bias, model.cfg.position_scheme) == (bias, bias, "learned")
     idx = torch.randint(0, V, (3, 16), generator=torch.Generator().manual_seed(0))
@@ -108,7 +108,7 @@ def test_untied_head_and_padded_vocabulary():
     args = {**ARGS, "vocab_size": 64}  # padded to a multiple of 64, as nanoGPT does
     sd = nanogpt_state(args, seed=2)
     sd["lm_head.weight"] = sd["lm_head.weight"] + 0.1
-    model, _ = convert_nanogpt(ckpt_bytes(sd, args, optimizer=False), meta_bytes())
+    model, _, _ = convert_nanogpt(ckpt_bytes(sd, args, optimizer=False), meta_bytes())
     assert not model.cfg.tie_weights and model.cfg.vocab_size == 64
     idx = torch.arange(16)[None] % V  # (1, 16)
     with torch.no_grad():
@@ -126,7 +126,13 @@ def test_nanogpt_upload_exports_and_onnx_matches(nanogpt):
     assert (cfg["n_layer"], cfg["n_head"], cfg["d_model"], cfg["d_head"]) == (2, 2, 16, 8)
     assert cfg["attention"] == "softmax" and cfg["position_scheme"] == "learned"
     assert card.source == "nanoGPT checkpoint" and card.checkpoint == "ckpt.pt"
-    assert card.parameters > 0 and card.probes is None and card.training == {}
+    assert card.parameters > 0 and card.probes is None
+    assert card.training["iter_num"] == 250 and card.training["best_val_loss"] == 1.47
+    assert card.training["nanogpt_config"]["dataset"] == "shakespeare_char"
+    assert card.notes == [
+        "Trained with nanoGPT (ckpt.pt): saved at iteration 250, best validation loss "
+        "1.4700, dataset shakespeare_char."
+    ]
     ids = encode(onnx_model.tokenizer, "Speak, hear me.").ids
     out = onnx_model.inspect(ids)
     assert set(out) == set(contract.inspect_outputs("softmax"))
@@ -139,7 +145,7 @@ def test_nanogpt_upload_exports_and_onnx_matches(nanogpt):
 
 
 def test_char_tokenizer_round_trip_and_unknown(nanogpt):
-    model, spec = convert_nanogpt(nanogpt[1], nanogpt[2])
+    model, spec, _ = convert_nanogpt(nanogpt[1], nanogpt[2])
     assert spec == {"kind": "char", "stoi": STOI}
     tokenizer = build(check_spec(spec, model.cfg.vocab_size, "meta.pkl"))  # as the server does
     text = "Speak,  speak.\nAll: hear me\n"
@@ -155,7 +161,10 @@ def test_char_tokenizer_round_trip_and_unknown(nanogpt):
 def test_cli_writes_our_checkpoint_and_graphs(cli_out, nanogpt):
     names = sorted(p.name for p in cli_out.iterdir())
     assert names == ["ckpt.fast.onnx", "ckpt.inspect.onnx", "ckpt.safetensors"]
-    model, tokenizer, _ = load_checkpoint(cli_out / "ckpt.safetensors")
+    model, tokenizer, metadata = load_checkpoint(cli_out / "ckpt.safetensors")
+    training = metadata["training"]  # nanoGPT's record, kept for the model card
+    assert training["source"] == "nanoGPT" and training["converted_from"] == "ckpt.pt"
+    assert training["iter_num"] == 250 and training["nanogpt_config"]["batch_size"] == 64
     idx = torch.tensor([[STOI[c] for c in "hear me"]])
     with torch.no_grad():
         assert torch.allclose(model(idx), nanogpt_forward(nanogpt[0], ARGS, idx), atol=1e-5)
@@ -293,9 +302,16 @@ def test_missing_keys_are_named():
 def test_inconsistent_or_missing_vocabulary(nanogpt):
     with refused("stoi\\['a'\\] = .* but itos"):
         load_meta_pkl(meta_bytes(itos={**ITOS, STOI["a"]: "b"}))
-    with refused("please upload its meta.pkl too"):
+    with refused(
+        "ckpt.pt: a nanoGPT checkpoint needs its vocabulary .* upload meta.pkl .* or "
+        "GPT-2's tokenizer.json .*; nothing is downloaded$"
+    ):
         load_upload({"ckpt.pt": nanogpt[1]})
-    with refused("upload it together with ckpt.pt"):
+    with refused(
+        r"meta.pkl: only a vocabulary; upload it together with its ckpt.pt\. .* shrink it .* "
+        r"python -m upload.convert ckpt.pt --meta meta.pkl --out converted/, then upload "
+        "converted/ckpt.safetensors$"
+    ):
         load_upload({"meta.pkl": nanogpt[2]})
 
 
@@ -319,7 +335,10 @@ def test_truncated_files_are_refused(nanogpt, ours, inspect_onnx, name):
 def test_zip_bombs_are_refused():
     bomb = hostile.zip_bytes({"archive/data.pkl": 16, "archive/data/0": MAX_ZIP_UNCOMPRESSED + 1})
     assert len(bomb) < 1 << 20  # a small upload...
-    with refused(f"refused: it unpacks to more than {MAX_ZIP_UNCOMPRESSED // 2**20} MB"):
+    with refused(
+        f"refused: it unpacks to more than {MAX_ZIP_UNCOMPRESSED // 2**20} MB .*: shrink it on "
+        "your computer with python -m upload.convert ckpt.pt --meta meta.pkl --out converted/"
+    ):
         load_upload({"ckpt.pt": bomb, "meta.pkl": meta_bytes()})
     dense = hostile.zip_bytes({"archive/data/0": 8 << 20})
     with refused("compressed more than 100 times"):
@@ -344,8 +363,10 @@ def test_oversize_file_is_refused():
     big = bytes(MAX_UPLOAD_BYTES + 1)
     with refused("ckpt.pt: too large .* the limit is 50,000,000 bytes \\(50 MB\\) per file"):
         load_upload({"ckpt.pt": big, "meta.pkl": meta_bytes()})
-    with refused("too large"):
-        validate_onnx(big)
+    with refused(
+        r"too large \(50,000,001 bytes\); the limit is 50,000,000 bytes \(50 MB\) per file$"
+    ):
+        validate_onnx(big)  # a graph: no command to shrink it
 
 
 def test_mixed_uploads_and_non_nanogpt_pt_are_refused(ours, nanogpt):

@@ -89,7 +89,7 @@ def test_cli_graphs_match_transformers(converted):
 
 def test_cli_says_the_browser_accepts_a_small_folder(tied_safetensors):
     printed = tied_safetensors[3]
-    assert "the browser accepts it: upload" in printed and "peak memory" in printed
+    assert "in the app (Inspect your own model)" in printed and "peak memory" in printed
     assert "tiny-gpt2.safetensors (0.1 MB, 11,904 parameters)" in printed, printed
 
 
@@ -119,7 +119,7 @@ def test_worker_reading_matches_transformers(tmp_path, tie, weights, prefix):
 
     model = gpt2_model(tie=tie, seed=7)
     folder = save_folder(model, tmp_path / "g", weights, prefix=prefix)
-    read = read_folder(folder)
+    read = read_folder(folder).converted
     ours = build_model(read.cfg, {k: torch.from_numpy(v) for k, v in read.weights.items()}, "g")
     assert ("lm_head.weight" in read.weights) == (not tie)
     with torch.no_grad():
@@ -135,7 +135,7 @@ def test_exact_gelu_is_read_as_such_and_the_activation_matters(tmp_path):
     from models.checkpoint import build_model
 
     model = gpt2_model(seed=5, activation_function="gelu")
-    read = read_folder(save_folder(model, tmp_path / "g"))
+    read = read_folder(save_folder(model, tmp_path / "g")).converted
     assert read.cfg.activation == "gelu"
     state = {k: torch.from_numpy(v) for k, v in read.weights.items()}
     with torch.no_grad():

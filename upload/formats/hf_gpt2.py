@@ -41,7 +41,6 @@ from upload.tokenizer_spec import check_rows, spec_from_json
 if TYPE_CHECKING:
     import torch
 
-SOURCE = "GPT-2-family folder"
 # config.json's activation_function -> ours: GPT-2's tanh approximation ("gelu_new", and
 # "gelu_pytorch_tanh", the same function computed by torch) or the exact GELU.
 ACTIVATIONS = {"gelu_new": "gelu_new", "gelu_pytorch_tanh": "gelu_new", "gelu": "gelu"}

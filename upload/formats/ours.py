@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 from upload.errors import UploadError
 from upload.intake import safetensors_metadata
+from upload.limits import BROWSER, Limits
 from upload.tokenizer_spec import read_metadata
+from upload.training_info import plain_training
 
 if TYPE_CHECKING:
     from models.transformer import Transformer
 
 
-def read_ours(data: bytes, name: str) -> tuple[Transformer, dict]:
-    """Our checkpoint from bytes: the model and the spec of its tokenizer.
+def read_ours(data: bytes, name: str, limits: Limits = BROWSER) -> tuple[Transformer, dict, dict]:
+    """Our checkpoint from bytes: the model, the spec of its tokenizer and the plain part
+    of its ``training`` metadata (``upload.training_info.plain_training``; a converted
+    nanoGPT checkpoint's iteration, best validation loss and training settings).
 
     The header is read first (JSON only): it must end exactly where the weights do,
     carry a ``config`` that fits ``check_config_size`` and a tokenizer this app builds.
@@ -30,7 +35,7 @@ def read_ours(data: bytes, name: str) -> tuple[Transformer, dict]:
         raise UploadError(
             f"{name}: its metadata needs 'config' and 'tokenizer'; save it with training.train"
         )
-    cfg, spec = read_metadata(metadata["config"], metadata["tokenizer"], name)
+    cfg, spec = read_metadata(metadata["config"], metadata["tokenizer"], name, limits)
     # torch only now (2 CPU-seconds to import): a file refused above never pays for it
     import torch
     from safetensors import SafetensorError
@@ -47,4 +52,14 @@ def read_ours(data: bytes, name: str) -> tuple[Transformer, dict]:
         model = build_model(cfg, state, name)
     except ValueError as exc:
         raise UploadError(str(exc)) from None
-    return model, spec
+    return model, spec, _training(metadata.get("training", "{}"))
+
+
+def _training(text: str) -> dict:
+    """The plain part of a ``training`` metadata string; {} when it is not readable JSON."""
+    if len(text) > 1 << 20:
+        return {}
+    try:
+        return plain_training(json.loads(text))
+    except (ValueError, RecursionError):
+        return {}
