@@ -13,14 +13,13 @@ path, not sent as bytes, and their sizes are bounded by ``limits`` sized to them
 from __future__ import annotations
 
 import math
-import pickle
 import re
 import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from upload.errors import UploadError
-from upload.intake import check_state_dict
+from upload.intake import check_state_dict, load_weights_only
 from upload.limits import MAX_ZIP_MEMBERS, Limits
 
 if TYPE_CHECKING:
@@ -67,8 +66,6 @@ def read_torch_zip(path: Path, name: str, limits: Limits) -> dict[str, torch.Ten
         UploadError: not a zip (the pre-1.6 format), a refused zip, a pickle that asks for
             anything but tensors ("refused: it tries to load ..."), or not a state dict.
     """
-    import torch
-
     try:
         with zipfile.ZipFile(path) as archive:
             members = archive.infolist()
@@ -82,16 +79,7 @@ def read_torch_zip(path: Path, name: str, limits: Limits) -> dict[str, torch.Ten
     size = path.stat().st_size
     if any(m.compress_type != zipfile.ZIP_STORED or m.file_size > size for m in members):
         raise UploadError(f"{name}: refused: compressed members (torch.save stores them plainly)")
-    try:
-        state = torch.load(str(path), weights_only=True, map_location="cpu", mmap=True)
-    except pickle.UnpicklingError as exc:
-        found = re.search(r"GLOBAL ([\w.]+)", str(exc))
-        what = f"'{found.group(1)}'" if found else "code"
-        raise UploadError(
-            f"{name}: refused: it tries to load {what} (only tensors and plain values are allowed)"
-        ) from None
-    except Exception as exc:  # torch raises RuntimeError and others on damaged files
-        raise UploadError(f"{name}: truncated or corrupt ({str(exc)[:200]})") from None
+    state = load_weights_only(name, path)
     if isinstance(state, dict) and isinstance(state.get("state_dict"), dict):
         state = state["state_dict"]
     check_state_dict(name, state, limits.params)
