@@ -154,6 +154,13 @@ def good_folder(tmp_path_factory):
     return save_folder(gpt2_model(), tmp_path_factory.mktemp("good") / "gpt2")
 
 
+def test_without_onnx_only_the_upload_file_is_written(tmp_path, good_folder, capsys):
+    """As for every input kind of the command line, graphs only with --onnx."""
+    main([str(good_folder), "--out", str(tmp_path / "out")])
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["gpt2.safetensors"]
+    assert ".onnx" not in capsys.readouterr().out
+
+
 def refused_line(capsys, argv) -> str:
     capsys.readouterr()  # what building the folder printed
     with pytest.raises(SystemExit) as exit_:
