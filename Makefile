@@ -16,8 +16,11 @@ setup: $(VENV)/.installed
 
 # MALLOC_ARENA_MAX=2: glibc otherwise opens a heap per thread (Streamlit runs each session
 # in its own thread) and keeps them fragmented; two arenas keep a classroom server's memory flat.
+# MODEL="path/to/gpt2 path/to/distilgpt2": GPT-2-family folders served beside the shipped
+# models (each word one `--model DIR` for app.py; converted once, cached on disk).
+MODEL ?=
 run: setup
-	MALLOC_ARENA_MAX=2 $(VENV)/bin/streamlit run app.py
+	MALLOC_ARENA_MAX=2 $(VENV)/bin/streamlit run app.py $(if $(strip $(MODEL)),-- $(foreach m,$(MODEL),--model $(m)))
 
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { $(SUDO) apt-get update -q && \

@@ -125,7 +125,7 @@ def cli_conversion(runs: int = 3, folder: Path | None = None, args: dict = BABY_
         weights, not the optimizer state); ``file_mb``, ``weights_mb``, ``output_mb`` and
         ``parameters``.
     """
-    from upload.convert import convert_files
+    from upload.local import convert_files
 
     with tempfile.TemporaryDirectory(prefix="bench-convert-") as tmp:
         folder = Path(folder or tmp)

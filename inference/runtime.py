@@ -124,8 +124,12 @@ class OnnxModel:
         """The execution provider actually running the inspect graph."""
         return self.inspect_session.get_providers()[0]
 
-    def inspect(self, ids: list[int]) -> dict[str, np.ndarray]:
-        """All contract outputs for one sentence of T = len(ids) tokens.
+    def inspect(
+        self, ids: list[int], names: tuple[str, ...] | None = None
+    ) -> dict[str, np.ndarray]:
+        """The contract outputs for one sentence of T = len(ids) tokens: all of them, or
+        those in ``names`` (onnxruntime then hands back only those; a large model's
+        ``scores`` (L, H, T, T) need not be returned with its ``attn``).
 
         Returns:
             name -> array, shapes as in ``models/contract.py`` (``logits`` (1, T, V),
@@ -136,9 +140,10 @@ class OnnxModel:
             ModelRunError: if onnxruntime fails on this input.
         """
         self._check_length(ids)
-        names = [o.name for o in self.inspect_session.get_outputs()]
-        arrays = _run(self.inspect_session, None, {contract.INPUT_NAME: _ids(ids)})
-        return dict(zip(names, arrays, strict=True))
+        outputs = [o.name for o in self.inspect_session.get_outputs()]
+        wanted = outputs if names is None else [n for n in outputs if n in names]
+        arrays = _run(self.inspect_session, wanted, {contract.INPUT_NAME: _ids(ids)})
+        return dict(zip(wanted, arrays, strict=True))
 
     def logits(self, ids: list[int]) -> np.ndarray:
         """Next-token logits at every position: (T, V).
@@ -284,6 +289,33 @@ def load_graphs(
         return None if src is None else make_session(Path(src) if isinstance(src, str) else src)
 
     return OnnxModel(name, config, tokenizer, session, _open(fast), _open(step), card)
+
+
+_SAFETENSORS_DTYPES = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "I64": np.int64}
+
+
+def mapped_weights(path: Path) -> dict[str, np.ndarray]:
+    """The tensors of one of our own ``.safetensors`` checkpoints as read-only numpy arrays
+    mapped from the file (``np.memmap``): nothing is copied, and a page is read only when
+    something touches it (GPT-2 small: 500 MB of weights, of which the merged-form
+    lesson reads one layer's projections).
+
+    Raises:
+        ValueError: a header that is not a safetensors header of known dtypes.
+    """
+    with Path(path).open("rb") as f:
+        size = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(size))
+    header.pop("__metadata__", None)
+    data = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + size)
+    arrays = {}
+    for name, entry in header.items():
+        if entry.get("dtype") not in _SAFETENSORS_DTYPES:
+            raise ValueError(f"{Path(path).name}: {name} has dtype {entry.get('dtype')!r}")
+        start, end = entry["data_offsets"]
+        dtype = _SAFETENSORS_DTYPES[entry["dtype"]]
+        arrays[name] = data[start:end].view(dtype).reshape(entry["shape"])
+    return arrays
 
 
 def load_shipped(folder: Path, kind: str) -> OnnxModel:

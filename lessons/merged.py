@@ -74,9 +74,10 @@ def merged_scores(attn_in: np.ndarray, W_QK: np.ndarray, d_head: int) -> np.ndar
 
 
 def reference_scores(outputs: dict, layer: int, head: int, attention: str) -> np.ndarray:
-    """The model's QK^T / sqrt(D) for one head: ``scores`` for softmax models,
-    recomputed from the exported ``q``, ``k`` for linear ones. Returns (T, T)."""
-    if attention == "softmax":
+    """The model's QK^T / sqrt(D) for one head: ``scores`` for softmax models (when the
+    analysis kept them), recomputed from the exported ``q``, ``k`` otherwise (linear
+    models, served models whose analyses keep no ``scores``). Returns (T, T)."""
+    if attention == "softmax" and "scores" in outputs:
         return np.asarray(outputs["scores"][layer, head], np.float64)
     return dot_product_scores(outputs["q"][layer, head], outputs["k"][layer, head])
 

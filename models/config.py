@@ -2,7 +2,8 @@
 
 The same config describes the shipped models, checkpoints trained with
 ``python -m training.train`` and converted nanoGPT checkpoints, so it also holds
-the switches nanoGPT needs (learned positional embeddings, biases, GELU MLP).
+the switches nanoGPT and GPT-2 need (learned positional embeddings, biases, the MLP's
+GELU, LayerNorm's epsilon).
 """
 
 from __future__ import annotations
@@ -16,6 +17,13 @@ ATTENTION_KINDS = ("softmax", "linear")
 # picker, side-by-side comparison, bench rows, tests). The one spelling of the shipped kinds.
 SHIPPED_KINDS = ATTENTION_KINDS
 POSITION_SCHEMES = ("sinusoidal", "learned")
+# The MLP's GELU (Hendrycks & Gimpel 2016): "gelu" is exact, x Phi(x) (ours, nanoGPT);
+# "gelu_new" its tanh approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))),
+# which GPT-2 was trained with (Hugging Face's name for it; torch's approximate="tanh").
+ACTIVATIONS = ("gelu", "gelu_new")
+# Fields written to a config's JSON only when they differ from these defaults, so every
+# checkpoint, graph and model card written before they existed reads and writes the same.
+QUIET_DEFAULTS = {"activation": "gelu", "ln_eps": 1e-5}
 # Keys that older checkpoints and graph metadata wrote for today's field names.
 LEGACY_KEYS = {"pos_enc": "position_scheme"}
 # Fields a config may mark ``unknown`` (set after the class below).
@@ -44,6 +52,10 @@ class ModelConfig:
             the positional encoding (Vaswani et al. 2017, section 3.4), so that the
             unit-amplitude sinusoids do not drown the token identity. GPT-2/nanoGPT: False.
         eps: the linear-attention normalizer epsilon.
+        activation: the MLP's GELU, one of :data:`ACTIVATIONS`: ``"gelu"`` (exact; ours,
+            nanoGPT) or ``"gelu_new"`` (the tanh approximation; GPT-2).
+        ln_eps: the epsilon LayerNorm adds to the variance (1e-5: torch's default, ours,
+            nanoGPT and GPT-2's ``layer_norm_epsilon``).
         unknown: names of fields the model's files do not tell (a foreign ONNX graph
             gives its layers, heads, vocabulary and context, not its d_model, MLP,
             positions or biases): their values are placeholders that pass validation,
@@ -52,7 +64,8 @@ class ModelConfig:
     Raises:
         ValueError: on an unknown attention kind or positional encoding, a
             non-positive size, ``d_model`` not divisible by ``n_head``, an odd
-            ``d_model`` with sinusoidal positions, or ``eps`` outside (0, 1).
+            ``d_model`` with sinusoidal positions, ``eps`` or ``ln_eps`` outside (0, 1),
+            or an activation not in :data:`ACTIVATIONS`.
     """
 
     vocab_size: int
@@ -68,6 +81,8 @@ class ModelConfig:
     tie_weights: bool = True
     scale_embedding: bool = False
     eps: float = 1e-6
+    activation: str = "gelu"
+    ln_eps: float = 1e-5
     unknown: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
@@ -88,8 +103,12 @@ class ModelConfig:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_head={self.n_head}")
         if self.position_scheme == "sinusoidal" and self.d_model % 2:
             raise ValueError(f"sinusoidal positions need an even d_model, got {self.d_model}")
-        if not (isinstance(self.eps, int | float) and 0 < self.eps < 1):
-            raise ValueError(f"eps must be a number in (0, 1), got {self.eps!r}")
+        for name in ("eps", "ln_eps"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not (isinstance(value, int | float) and 0 < value < 1):
+                raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
 
     @property
     def d_head(self) -> int:
@@ -108,9 +127,13 @@ class ModelConfig:
         return V * C * (1 if self.tie_weights else 2) + pos + self.n_layer * block + ln
 
     def to_dict(self) -> dict:
-        """Plain dict of the fields plus the derived ``d_head`` (for model cards);
+        """Plain dict of the fields plus the derived ``d_head`` (for model cards); the
+        fields of :data:`QUIET_DEFAULTS` only where they differ from their default, and
         ``unknown`` only when some field is."""
         data = {**asdict(self), "d_head": self.d_head}
+        for name, default in QUIET_DEFAULTS.items():
+            if data[name] == default:
+                del data[name]
         if self.unknown:
             data["unknown"] = list(self.unknown)
         else:

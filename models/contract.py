@@ -30,6 +30,11 @@ state           (L, H, T, D, D)     linear only: S_i = sum_{j<=i} phi(k_j) v_j^T
 normalizer      (L, H, T, D)        linear only: z_i = sum_{j<=i} phi(k_j)
 ==============  ==================  =================================================
 
+Every graph carries ``config`` (``ModelConfig.to_json()``: the sizes, the attention
+kind, the positional scheme, and the MLP's ``activation`` and LayerNorm's ``ln_eps`` when
+they are not the defaults, as for GPT-2's GELU-new) and ``tokenizer`` (JSON) in its
+metadata, so a set of graph files is a complete model.
+
 Fast graph (``<kind>.fast.onnx``): input ``input_ids`` (1, T), output ``logits``
 (1, T, V) only; linear attention is computed without any T x T tensor.
 

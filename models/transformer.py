@@ -2,9 +2,10 @@
 
 Token embedding + positional encoding (sinusoidal, Vaswani et al. 2017 section
 3.5, or learned as in GPT-2), ``n_layer`` pre-LN blocks of attention and a GELU
-MLP, a final LayerNorm and an unembedding tied to the token embedding (or not).
-Parameter names follow nanoGPT where they can so that nanoGPT checkpoints map
-onto it (``upload/formats/nanogpt.py``).
+MLP (exact, or GPT-2's tanh approximation), a final LayerNorm and an unembedding
+tied to the token embedding (or not). Parameter names follow nanoGPT where they can
+so that nanoGPT checkpoints and GPT-2-family folders map onto it
+(``upload/formats/nanogpt.py``, ``upload/formats/hf_gpt2.py``).
 """
 
 from __future__ import annotations
@@ -37,16 +38,23 @@ def sinusoidal_encoding(positions: torch.Tensor, d_model: int) -> torch.Tensor:
 
 
 class MLP(nn.Module):
-    """Position-wise feed-forward: (B, T, C) -> (B, T, d_mlp) -> GELU -> (B, T, C)."""
+    """Position-wise feed-forward: (B, T, C) -> (B, T, d_mlp) -> GELU -> (B, T, C).
+
+    ``cfg.activation``: ``"gelu"`` is x Phi(x), exact; ``"gelu_new"`` is GPT-2's tanh
+    approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (Hendrycks & Gimpel
+    2016, section 2), torch's ``approximate="tanh"``.
+    """
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.c_fc = nn.Linear(cfg.d_model, cfg.d_mlp, bias=cfg.bias)
         self.c_proj = nn.Linear(cfg.d_mlp, cfg.d_model, bias=cfg.bias)
+        self.approximate = "tanh" if cfg.activation == "gelu_new" else "none"
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """(B, T, C) -> (B, T, C)."""
-        return self.c_proj(F.gelu(self.c_fc(x)))  # (B, T, C)
+        h = F.gelu(self.c_fc(x), approximate=self.approximate)  # (B, T, d_mlp)
+        return self.c_proj(h)  # (B, T, C)
 
 
 class Block(nn.Module):
@@ -54,9 +62,9 @@ class Block(nn.Module):
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
-        self.ln_1 = nn.LayerNorm(cfg.d_model, bias=cfg.ln_bias)
+        self.ln_1 = nn.LayerNorm(cfg.d_model, eps=cfg.ln_eps, bias=cfg.ln_bias)
         self.attn = MultiHeadAttention(cfg)
-        self.ln_2 = nn.LayerNorm(cfg.d_model, bias=cfg.ln_bias)
+        self.ln_2 = nn.LayerNorm(cfg.d_model, eps=cfg.ln_eps, bias=cfg.ln_bias)
         self.mlp = MLP(cfg)
 
     def forward(self, x: torch.Tensor, inspect: bool = False):
@@ -92,7 +100,7 @@ class Transformer(nn.Module):
         if cfg.position_scheme == "learned":
             self.wpe = nn.Embedding(cfg.context_length, cfg.d_model)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
-        self.ln_f = nn.LayerNorm(cfg.d_model, bias=cfg.ln_bias)
+        self.ln_f = nn.LayerNorm(cfg.d_model, eps=cfg.ln_eps, bias=cfg.ln_bias)
         self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
         if cfg.tie_weights:
             self.lm_head.weight = self.wte.weight

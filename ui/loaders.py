@@ -3,7 +3,9 @@
 Streamlit's demo-app pattern: resources are created once per server process with
 ``st.cache_resource``; everything else is computed on demand. Uploaded models
 live in ``st.session_state`` (one browser session only) and are never cached
-globally.
+globally. The server operator's models (``ui/served.py``: ``make run MODEL=DIR``) are
+there for every session like the shipped ones; their analyses are cached per server
+too, bounded by bytes.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy as np
 import streamlit as st
 
 from inference.analysis import (
+    LEAN_OUTPUTS,
     Analysis,
     analyze,
     id_to_token,
@@ -25,6 +28,8 @@ from inference.analysis import (
 )
 from inference.runtime import OnnxModel, load_shipped
 from models.config import SHIPPED_KINDS
+from ui import served
+from ui.shared import SharedCache
 
 EXPORTED = Path(__file__).resolve().parents[1] / "exported"
 MODELS_DIR_VARIABLE = "ATTNVIZ_MODELS_DIR"  # serve the shipped models from another folder
@@ -55,19 +60,51 @@ def shipped_model(kind: str) -> OnnxModel:
     return load_shipped(models_dir(), kind)
 
 
+@st.cache_resource(show_spinner=False)
+def served_models() -> served.ServedModels:
+    """The server operator's models (``--model DIR`` after ``--``), prepared once per
+    server in a background thread."""
+    return served.ServedModels(served.served_folders())
+
+
+def served_names() -> list[str]:
+    """Keys of the operator's models that are ready now."""
+    return served_models().ready()
+
+
+def is_served(name: str) -> bool:
+    """Whether ``name`` is one of the operator's models that is ready."""
+    return name in served_names()
+
+
+def is_shared(name: str) -> bool:
+    """Whether ``name``'s results are kept for every session (shipped or served)."""
+    return name in SHIPPED_KINDS or is_served(name)
+
+
 def model_names() -> list[str]:
-    """Shipped model keys, plus ``upload`` when this session uploaded one."""
-    names = list(SHIPPED_KINDS)
+    """Shipped model keys, the operator's models that are ready, and ``upload`` when this
+    session uploaded one."""
+    names = [*SHIPPED_KINDS, *served_names()]
     if st.session_state.get(UPLOAD_KEY) is not None:
         names.append("upload")
     return names
 
 
+def server_model(name: str) -> OnnxModel:
+    """A model every session shares: shipped or served (the first shipped model for
+    any other key)."""
+    if name not in SHIPPED_KINDS and (model := served_models().get(name)) is not None:
+        return model
+    return shipped_model(name if name in SHIPPED_KINDS else SHIPPED_KINDS[0])
+
+
 def get_model(name: str) -> OnnxModel:
-    """A model by key: ``softmax``, ``linear`` or ``upload`` (this session's)."""
+    """A model by key: ``softmax``, ``linear``, a served model's key, or ``upload``
+    (this session's)."""
     if name == "upload" and st.session_state.get(UPLOAD_KEY) is not None:
         return st.session_state[UPLOAD_KEY]
-    return shipped_model(name if name in SHIPPED_KINDS else SHIPPED_KINDS[0])
+    return server_model(name)
 
 
 # One Analysis of the linear model at T = 64 is about 6 MB (attention, Q/K/V, the parallel
@@ -87,6 +124,18 @@ def _shipped_recurrent(kind: str, text: str, _result: Analysis) -> Analysis:
 UPLOAD_ANALYSES = 2  # sentences whose analysis an upload's session keeps
 
 
+def analysis_bytes(result: Analysis) -> int:
+    """Bytes of the arrays an Analysis holds (its outputs, probabilities, recurrent form)."""
+    arrays = [*result.outputs.values(), result.probs, *(result.recurrent or {}).values()]
+    return sum(a.nbytes for a in arrays)
+
+
+@st.cache_resource(show_spinner=False)
+def _served_analyses() -> SharedCache:
+    """Analyses of the served models, per server, at most ``ANALYSIS_CACHE_BYTES``."""
+    return SharedCache(1024, max_bytes=served.ANALYSIS_CACHE_BYTES, size=analysis_bytes)
+
+
 def get_analysis(name: str, text: str) -> Analysis:
     """``analyze`` for a model key, without the recurrent form (see
     :func:`get_recurrent`); results are cached per sentence: across sessions for the
@@ -100,6 +149,11 @@ def get_analysis(name: str, text: str) -> Analysis:
     """
     if name in SHIPPED_KINDS:
         return _shipped_analysis(name, text)
+    if is_served(name):
+        model = server_model(name)
+        return _served_analyses().get(
+            (name, text), lambda: analyze(model, text, recurrent=False, keep=LEAN_OUTPUTS)
+        )
     return _kept(
         st.session_state.setdefault(UPLOAD_CACHE, {}),
         "analyses",
@@ -118,6 +172,8 @@ def get_recurrent(name: str, result: Analysis) -> Analysis:
     """
     if name in SHIPPED_KINDS:
         return _shipped_recurrent(name, result.text, result)
+    if is_served(name):  # GPT-2-family: softmax, no recurrent form (returned as it is)
+        return with_recurrent(server_model(name), result)
     mine = st.session_state.setdefault(UPLOAD_CACHE, {})
     return _kept(mine, "recurrent", result.text, lambda: with_recurrent(get_model(name), result))
 
@@ -133,18 +189,19 @@ def _kept(cache: dict, kind: str, text: str, compute) -> Analysis:
     return kept[text]
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
+@st.cache_resource(max_entries=8, show_spinner=False)
 def _shipped_pos_enc(kind: str) -> np.ndarray:
-    return positional_encoding(shipped_model(kind))
+    return positional_encoding(server_model(kind))
 
 
 UPLOAD_CACHE = "upload_cache"  # this session's per-model results for its uploaded model
 
 
 def _per_model(name: str, shipped, compute):
-    """``shipped(name)`` (cached per server) for a shipped model; for this session's
-    upload, ``compute(model)`` once, kept in session state until the next upload."""
-    if name in SHIPPED_KINDS:
+    """``shipped(name)`` (cached per server) for a shipped or served model; for this
+    session's upload, ``compute(model)`` once, kept in session state until the next
+    upload."""
+    if is_shared(name):
         return shipped(name)
     cache = st.session_state.setdefault(UPLOAD_CACHE, {})
     model = get_model(name)
@@ -161,7 +218,7 @@ def get_pos_enc(name: str) -> np.ndarray:
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def _shipped_induction(kind: str) -> np.ndarray:
-    return induction_probe(shipped_model(kind))
+    return induction_probe(server_model(kind))
 
 
 def get_induction(name: str) -> np.ndarray:
@@ -174,9 +231,9 @@ def shown_vocab(model: OnnxModel) -> list[str]:
     return [visible(t) for t in id_to_token(model)]
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
+@st.cache_resource(max_entries=8, show_spinner=False)
 def _shipped_vocab(kind: str) -> list[str]:
-    return shown_vocab(shipped_model(kind))
+    return shown_vocab(server_model(kind))
 
 
 def get_vocab(name: str) -> list[str]:

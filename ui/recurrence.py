@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from inference.analysis import Analysis, visible
+from inference.analysis import Analysis, has_head_scores, visible
 from ui import downloads, loaders, specs
 from ui.figures import plot
 from ui.generation import generation_panel
@@ -77,7 +77,7 @@ def mask_view(sel: Selection) -> None:
     model's recurrent state S_i, normalizer z_i and output y_i, stepping token by token."""
     name, result, layer, head = sel.name, sel.result, sel.layer, sel.head
     kind = sel.model.config.attention
-    if "scores" in result.outputs:
+    if has_head_scores(result):  # kept, or made from q and k (a served model)
         _scores_and_mask(sel)
     else:
         _foreign_mask(sel)

@@ -18,17 +18,35 @@ from collections.abc import Callable, Hashable
 class SharedCache:
     """Least-recently-used cache of at most ``max_entries`` values, safe across threads.
 
+    With ``max_bytes`` and ``size`` (value -> bytes) it also holds at most ``max_bytes``
+    in all, except that the newest value is kept whatever its size (a served model's
+    analysis at its full context may alone be larger than the budget; recomputing it on
+    every rerun would cost more than holding it).
+
     Values are shared by every caller: they must never be modified.
     """
 
-    def __init__(self, max_entries: int) -> None:
+    def __init__(
+        self,
+        max_entries: int,
+        max_bytes: int | None = None,
+        size: Callable[[object], int] | None = None,
+    ) -> None:
         self.max_entries = max_entries
+        self.max_bytes, self._size = max_bytes, size
+        self._bytes: dict[Hashable, int] = {}
         self._values: OrderedDict = OrderedDict()
         self._lock = threading.Lock()  # guards _values and _computing
         self._computing: dict[Hashable, threading.Lock] = {}
 
     def __len__(self) -> int:
         return len(self._values)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held, as ``size`` measures them (0 without ``size``)."""
+        with self._lock:
+            return sum(self._bytes.values())
 
     def keys(self) -> list:
         """The keys held, least recently used first."""
@@ -59,10 +77,17 @@ class SharedCache:
                 return value
             try:
                 value = compute()
+                nbytes = self._size(value) if self._size is not None else 0
                 with self._lock:
                     self._values[key] = value
-                    while len(self._values) > self.max_entries:
-                        self._values.popitem(last=False)
+                    self._bytes[key] = nbytes
+                    while len(self._values) > self.max_entries or (
+                        len(self._values) > 1
+                        and self.max_bytes is not None
+                        and sum(self._bytes.values()) > self.max_bytes
+                    ):
+                        oldest, _ = self._values.popitem(last=False)
+                        self._bytes.pop(oldest, None)
             finally:
                 with self._lock:
                     self._computing.pop(key, None)
@@ -72,3 +97,4 @@ class SharedCache:
         """Forget every value."""
         with self._lock:
             self._values.clear()
+            self._bytes.clear()

@@ -40,6 +40,27 @@ def _use_example() -> None:
         st.session_state["text"] = EXAMPLES[choice]
 
 
+def _caption(name: str) -> str:
+    """The Model radio's caption of a key: a shipped model's kind, a served model's
+    folder, or "Uploaded"."""
+    if name in MODEL_LABELS:
+        return MODEL_LABELS[name]
+    entry = loaders.served_models().entries.get(name)
+    return f"{entry.folder.name}/ (served)" if entry is not None else name
+
+
+def _served_notices() -> None:
+    """One line per operator model still being converted or not served."""
+    for entry in loaders.served_models().entries.values():
+        if entry.state == "converting":
+            st.caption(
+                f"Preparing {plain(entry.folder.name)}/ for this server (first start only; "
+                "GPT-2 small takes a few minutes). Reload the page to see it."
+            )
+        elif entry.state == "failed":
+            st.warning(f"{plain(entry.folder.name)}/ is not served: {plain(entry.error)}")
+
+
 def _model(params: dict) -> str:
     names = loaders.model_names()
     if st.session_state.get("pending_model") in names:  # set by a new upload
@@ -47,12 +68,16 @@ def _model(params: dict) -> str:
     name = st.radio(
         "Model",
         names,
-        captions=[MODEL_LABELS.get(n, n) for n in names],
+        captions=[_caption(n) for n in names],
         key="model",
         **BOUND,
     )
+    _served_notices()
     raw = params.pop("model", None)
-    if raw == "upload" and "upload" not in names:  # an upload lives in one browser session
+    pending = loaders.served_models().entries.get(raw or "")
+    if pending is not None and pending.state != "ready":
+        link.check("model", raw, name, f"{pending.folder.name}/ is not ready on this server yet.")
+    elif raw == "upload" and "upload" not in names:  # an upload lives in one browser session
         st.session_state[_OPEN_UPLOADER] = True
         link.check(
             "model",
@@ -62,7 +87,9 @@ def _model(params: dict) -> str:
             "its files under “Inspect your own model” to see it here.",
         )
     else:
-        link.check("model", raw, name, f"not one of {', '.join(loaders.SHIPPED_KINDS)}.")
+        link.check(
+            "model", raw, name, f"not one of {', '.join(n for n in names if n != 'upload')}."
+        )
     return name
 
 
@@ -137,6 +164,7 @@ def model_card(model) -> None:
             f"d_head {cfg['d_head']}, context {cfg['context_length']} tokens  \n"
             f"attention: **{plain(cfg['attention'])}**, "
             f"positions: **{plain(cfg['position_scheme'])}**, vocabulary {cfg['vocab_size']}"
+            + (f", MLP {plain(cfg['activation'])}" if "activation" in cfg else "")
         )
         if card is None:
             return

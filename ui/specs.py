@@ -10,7 +10,8 @@ plain JSON, typed arrays), shared by every session: never modified.
 
 An uploaded model's specs never enter a cross-session cache: they are kept in its
 own session (the last ``UPLOAD_SPECS`` of them, in ``loaders.UPLOAD_CACHE``, which a
-new upload empties).
+new upload empties). The server operator's models (``ui/served.py``) share theirs like
+the shipped models, in caches bounded by bytes (a heatmap at T = 1024 is megabytes).
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ import numpy as np
 import pyarrow as pa
 import streamlit as st
 
-from inference.analysis import Analysis, head_table, top_next_columns, visible
-from ui import loaders
+from inference.analysis import Analysis, head_scores, head_table, top_next_columns, visible
+from ui import loaders, served
 from ui.shared import SharedCache
 from viz import attention as va
 from viz import grid as vg
@@ -97,7 +98,7 @@ def mask_panels(name, result, layer, head) -> dict:
     """Scores, causal mask and weights of one head."""
     out, cfg = result.outputs, loaders.get_model(name).config
     return vm.causal_mask_panels(
-        out["scores"][layer, head],
+        head_scores(result, layer, head),  # (T, T)
         out["attn"][layer, head],
         result.display_tokens,
         cfg.attention,
@@ -178,12 +179,32 @@ MODEL_ONLY = {pe_curves, pe_heatmap, pe_similarity}
 PER_HEAD_ENTRIES, PER_SENTENCE_ENTRIES = 256, 48
 
 
+def spec_bytes(value: object) -> int:
+    """About how many bytes a wired spec or an Arrow table holds: strings and bytes by
+    their length, other leaves 8 bytes, containers the sum of their items."""
+    if isinstance(value, pa.Table):
+        return value.nbytes
+    if isinstance(value, str | bytes):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(len(k) + spec_bytes(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        if value and all(type(v) is str for v in value):
+            return sum(map(len, value)) + 8 * len(value)
+        return sum(spec_bytes(v) for v in value)
+    return 8
+
+
 @st.cache_resource(show_spinner=False)
 def shared() -> dict[str, SharedCache]:
-    """This server's figure specs of the shipped models, for every session."""
+    """This server's figure specs of the shipped models, for every session, and of the
+    served models (bounded by bytes: ``served.FIGURE_CACHE_BYTES``)."""
+    budget = served.FIGURE_CACHE_BYTES // 2
     return {
         "per_head": SharedCache(PER_HEAD_ENTRIES),
         "per_sentence": SharedCache(PER_SENTENCE_ENTRIES),
+        "served_per_head": SharedCache(4096, max_bytes=budget, size=spec_bytes),
+        "served_per_sentence": SharedCache(1024, max_bytes=budget, size=spec_bytes),
     }
 
 
@@ -192,8 +213,9 @@ def _kept(build: Builder, name: str, result: Analysis, params: tuple, finish) ->
     params = tuple(tuple(p) if isinstance(p, list) else p for p in params)
     text = "" if build in MODEL_ONLY else result.text
     key = (build.__name__, name, text, params)
-    if name in loaders.SHIPPED_KINDS:
-        cache = shared()["per_sentence" if build in PER_SENTENCE | MODEL_ONLY else "per_head"]
+    if loaders.is_shared(name):
+        kind = "per_sentence" if build in PER_SENTENCE | MODEL_ONLY else "per_head"
+        cache = shared()[kind if name in loaders.SHIPPED_KINDS else f"served_{kind}"]
         return cache.get(key, lambda: finish(build(name, result, *params)))
     mine = st.session_state.setdefault(loaders.UPLOAD_CACHE, {})
     specs = mine.setdefault("specs", OrderedDict())
@@ -207,8 +229,8 @@ def _kept(build: Builder, name: str, result: Analysis, params: tuple, finish) ->
 def get(build: Builder, name: str, result: Analysis, *params) -> dict:
     """``build(name, result, *params)`` as a wired spec (plotly or Vega-Lite).
 
-    Shipped models: cached across sessions under (figure, model key, sentence,
-    params); ``result`` must be that model's analysis of that sentence (the
+    Shipped and served models: cached across sessions under (figure, model key,
+    sentence, params); ``result`` must be that model's analysis of that sentence (the
     analysis itself is not part of the key). Uploads: kept in this session only.
     """
     return _kept(build, name, result, params, vspec.wired)

@@ -105,7 +105,8 @@ def compare_view(sel: Selection) -> None:
     else:
         other = pair[1][0]
         st.caption(
-            f"Your model ({sel.model.config.attention} attention) beside the shipped {other} "
+            f"{plain(_title(sel.name))} ({sel.model.config.attention} attention) beside the "
+            f"shipped {other} "
             "model on the same sentence, same layer and head (or the nearest one the model "
             "has). Each model splits the sentence with its own tokenizer."
         )
@@ -114,12 +115,20 @@ def compare_view(sel: Selection) -> None:
         lay, hd = min(sel.layer, cfg.n_layer - 1), min(sel.head, cfg.n_head - 1)
         probs = result.probs[-1]
         best = int(np.argmax(probs))
-        title = "Your model" if name == "upload" else f"Shipped {name} model"
+        title = plain(_title(name))
         with col:
             st.markdown(f"**{title}** ({cfg.attention} attention), layer {lay}, head {hd}")
             plot(specs.get(specs.compare, name, result, lay, hd), key=f"cmp_{name}")
             token = plain(loaders.get_vocab(name)[best])
             st.markdown(f"Next token: **{token}** ({probs[best]:.1%})")
+
+
+def _title(name: str) -> str:
+    """How the compare view names a model: "Your model" (an upload), "<key> (served)",
+    "Shipped <kind> model"."""
+    if name == "upload":
+        return "Your model"
+    return f"Shipped {name} model" if name in loaders.SHIPPED_KINDS else f"{name} (served)"
 
 
 def _compared(sel: Selection) -> list[tuple[str, Analysis]]:

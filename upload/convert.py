@@ -4,6 +4,7 @@ uploader does.
     python -m upload.convert ckpt.pt --meta meta.pkl --out converted/        # nanoGPT, characters
     python -m upload.convert ckpt.pt --tokenizer tokenizer.json --out converted/  # GPT-2 vocabulary
     python -m upload.convert mine.safetensors --out DIR --onnx    # ours -> ONNX graphs
+    python -m upload.convert path/to/gpt2 --out DIR [--onnx]      # a GPT-2-family folder
     python -m upload.convert model.inspect.onnx [model.fast.onnx ...]  # check, print the card
     python -m upload.convert model.onnx --tokenizer tokenizer.json  # any ONNX language model
 
@@ -12,7 +13,8 @@ weights, config, tokenizer, and the training record: a nanoGPT run's ``iter_num`
 ``best_val_loss`` and settings), which the app's uploader accepts; ``--onnx`` also
 writes the ONNX graphs. Local checkpoints of any size are read by path
 (``upload/local.py``): nanoGPT's ``ckpt.pt`` holds the optimizer state too (its
-shakespeare-char run: 129 MB for 43 MB of weights), and only the weights are read.
+shakespeare-char run: 129 MB for 43 MB of weights), and only the weights are read; a
+Hugging Face GPT-2-family folder (``upload/folders.py``) likewise.
 
 Every file is read by the same isolated worker the app uses (``upload/worker.py``). A
 refused file prints one line on stderr, ``refused: <file>: <what is wrong>``, and exits
@@ -28,14 +30,14 @@ import argparse
 import sys
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-
-from tqdm import tqdm
+from typing import TYPE_CHECKING
 
 from upload.errors import UploadError
+from upload.sizes import CHECKPOINT_SUFFIXES
 
-CHECKPOINT_SUFFIXES = (".pt", ".pth", ".ckpt")
+if TYPE_CHECKING:
+    from upload.local import Written
 
 
 def _print_card(card) -> None:
@@ -57,115 +59,24 @@ def _read(paths: list[Path]) -> dict[str, bytes]:
     return files
 
 
-def _mb(n: int) -> str:
-    return f"{n / 1e6:,.1f} MB"
-
-
-@dataclass(frozen=True)
-class Written:
-    """What a conversion wrote and measured.
-
-    Attributes:
-        path: the upload file (``<out>/<name>.safetensors``).
-        graphs: the ONNX graphs written beside it (``--onnx``), else empty.
-        parameters: the model's distinct parameters.
-        read: how the worker read the input (``upload.local.LocalRead``: sizes, memory).
-        browser_refusal: why the app's uploader would refuse the file, or "".
-    """
-
-    path: Path
-    graphs: list[Path]
-    parameters: int
-    read: object
-    browser_refusal: str
-
-
-def browser_refusal(path: Path, cfg) -> str:
-    """Why the app's uploader would refuse the converted file at ``path`` (its size, or a
-    config beyond the upload's parameter and activation limits), or ""."""
-    from upload.limits import MAX_UPLOAD_BYTES
-    from upload.sizes import check_config_size
-
-    size = path.stat().st_size
-    if size > MAX_UPLOAD_BYTES:
-        return f"{_mb(size)}, over the browser's upload limit of {_mb(MAX_UPLOAD_BYTES)}"
-    try:
-        check_config_size(path.name, cfg)
-    except UploadError as exc:
-        return str(exc).removeprefix(f"{path.name}: refused: ")
-    return ""
-
-
-def convert_files(
-    paths: dict[str, Path], out: Path, onnx: bool = False, progress: bool | None = None
-) -> Written:
-    """Local checkpoint files (name -> path) -> ``out/<name>.safetensors`` (and its ONNX
-    graphs with ``onnx``), with a progress bar on stderr (``progress``: None shows it on a
-    terminal only) through reading, converting, writing and exporting.
-
-    Raises:
-        UploadError: a refused input (one line), or WorkerError.
-    """
-    stages = ["reading in an isolated worker", "converting", "writing"]
-    stages += ["exporting ONNX graphs"] if onnx else []
-    with tqdm(total=len(stages), unit="stage", disable=None if progress is None else not progress,
-              file=sys.stderr, bar_format="{desc}{n}/{total} stages |{bar}| {elapsed}") as bar:  # fmt: skip
-        bar.set_description(stages[0])
-        from upload.local import read_local
-
-        read = read_local(paths)
-        bar.update()
-        bar.set_description(stages[1])
-        path, graphs, model, tokenizer = _write(read, paths, out, bar, stages)
-        bar.set_description("done")
-    return Written(path, graphs, model.num_parameters(), read, browser_refusal(path, model.cfg))
-
-
-def _write(read, paths: dict[str, Path], out: Path, bar, stages: list[str]):
-    """Build the model from the checked data, write the upload file (and the graphs)."""
-    import torch
-
-    from models.checkpoint import build_model, save_checkpoint
-    from upload.load import main_file, safe_filename
-    from upload.tokenizer_spec import build
-
-    cfg, spec, weights, training = read.converted
-    name = main_file(paths)
-    tokenizer = build(spec)
-    model = build_model(cfg, {k: torch.from_numpy(v) for k, v in weights.items()}, name)
-    bar.update()
-    bar.set_description(stages[2])
-    stem = safe_filename(name, "")
-    path = out / f"{stem}.safetensors"
-    record = {**training, "converted_from": training.get("converted_from", name)}
-    save_checkpoint(path, model, tokenizer, record)
-    bar.update()
-    graphs = []
-    if len(stages) > 3:
-        from export.graphs import export_model
-
-        bar.set_description(stages[3])
-        graphs = export_model(model, out, tokenizer, prefix=stem)
-        bar.update()
-    return path, graphs, model, tokenizer
-
-
-def _report(written: Written) -> None:
-    """What was read and written, on stdout."""
+def _report(written: Written, serve: str = "") -> None:
+    """What was read and written, on stdout; ``serve`` says how a server would serve a
+    model its uploader refuses (a folder's ``make run MODEL=DIR``)."""
     from upload.load import card
+    from upload.local import mb
 
     read = written.read
     memory = ""
     if read.peak_bytes is not None and read.rss_bytes is not None:
         memory = (
-            f" (peak memory {_mb(read.peak_bytes)}: {_mb(read.peak_bytes - read.rss_bytes)} "
+            f" (peak memory {mb(read.peak_bytes)}: {mb(read.peak_bytes - read.rss_bytes)} "
             "more than before it read the files)"
         )
-    print(f"read {_mb(read.file_bytes)} in an isolated worker{memory}")
+    print(f"read {mb(read.file_bytes)} in an isolated worker{memory}")
     size = written.path.stat().st_size
-    print(f"wrote {written.path} ({_mb(size)}, {written.parameters:,} parameters)")
+    print(f"wrote {written.path} ({mb(size)}, {written.parameters:,} parameters)")
     for graph in written.graphs:
-        print(f"wrote {graph} ({_mb(graph.stat().st_size)})")
+        print(f"wrote {graph} ({mb(graph.stat().st_size)})")
     cfg, spec, _, training = read.converted
     for note in card(cfg, written.parameters, read.source, "", spec, training=training).notes:
         print(f"note: {note}")
@@ -173,7 +84,7 @@ def _report(written: Written) -> None:
         print(
             f"note: the app's uploader would refuse {written.path.name} "
             f"({written.browser_refusal}); whoever runs the app's server can serve it to "
-            "every session instead"
+            f"every session instead{serve}"
         )
     else:
         print(f"upload {written.path} in the app (Inspect your own model)")
@@ -186,7 +97,19 @@ def _checkpoint(args: argparse.Namespace) -> None:
     paths = {p.name: p for p in [*args.files, args.meta, args.tokenizer] if p is not None}
     if len(paths) != len(args.files) + (args.meta is not None) + (args.tokenizer is not None):
         raise UploadError("give files of different names")
+    from upload.local import convert_files
+
     _report(convert_files(paths, args.out, args.onnx))
+
+
+def _folder(args: argparse.Namespace) -> None:
+    """A Hugging Face GPT-2-family folder -> upload file (``upload/folders.py``)."""
+    from upload.folders import convert_folder
+
+    if len(args.files) != 1 or args.out is None or args.meta or args.tokenizer:
+        raise UploadError("convert one GPT-2-family folder at a time, with --out DIR")
+    folder = args.files[0]
+    _report(convert_folder(folder, args.out, args.onnx), f" with make run MODEL={folder}")
 
 
 def _graphs(args: argparse.Namespace) -> None:
@@ -204,12 +127,15 @@ def _graphs(args: argparse.Namespace) -> None:
 
 
 def input_kind(args: argparse.Namespace) -> str:
-    """Which of ``INPUT_KINDS`` the arguments are: "onnx" (graphs to check, a foreign
-    one with its vocabulary) or "checkpoint" (one nanoGPT ``.pt`` or our ``.safetensors``).
+    """Which of ``INPUT_KINDS`` the arguments are: "folder" (a GPT-2-family folder),
+    "onnx" (graphs to check, a foreign one with its vocabulary) or "checkpoint" (one
+    nanoGPT ``.pt`` or our ``.safetensors``).
 
     Raises:
         UploadError: any other combination.
     """
+    if any(p.is_dir() for p in args.files):
+        return "folder"
     suffixes = [p.suffix.lower() for p in args.files]
     if ".onnx" in suffixes:
         return "onnx"
@@ -217,11 +143,13 @@ def input_kind(args: argparse.Namespace) -> str:
         return "checkpoint"
     raise UploadError(
         "convert one checkpoint at a time (a nanoGPT ckpt.pt with --meta meta.pkl or "
-        "--tokenizer tokenizer.json, or a .safetensors), with --out DIR; or check .onnx graphs"
+        "--tokenizer tokenizer.json, or a .safetensors, or a GPT-2-family folder), with "
+        "--out DIR; or check .onnx graphs"
     )
 
 
 INPUT_KINDS: dict[str, Callable[[argparse.Namespace], None]] = {
+    "folder": _folder,
     "onnx": _graphs,
     "checkpoint": _checkpoint,
 }
@@ -236,11 +164,14 @@ def parser() -> argparse.ArgumentParser:
     """The command line's arguments."""
     p = argparse.ArgumentParser(
         prog="python -m upload.convert",
-        description="Convert a checkpoint (nanoGPT's ckpt.pt, optimizer state and all; ours) "
-        "into one .safetensors file the app's uploader accepts, or check ONNX graphs.",
+        description="Convert a checkpoint (nanoGPT's ckpt.pt, optimizer state and all; ours; "
+        "a GPT-2-family folder) into one .safetensors file, or check ONNX graphs.",
     )
     p.add_argument(
-        "files", nargs="+", type=Path, help="nanoGPT ckpt.pt, our .safetensors, or .onnx graphs"
+        "files",
+        nargs="+",
+        type=Path,
+        help="nanoGPT ckpt.pt, our .safetensors, .onnx graphs, or a GPT-2-family folder",
     )
     p.add_argument("--meta", type=Path, default=None, help="nanoGPT meta.pkl (characters)")
     p.add_argument(

@@ -1,11 +1,12 @@
 """What the upload worker does for each request (worker side; see ``upload/worker.py``).
 
 ``convert``: checkpoint files -> plain float32 weights, a validated config and a
-tokenizer spec (``convert_local``: the same for the command line's local files, by
-path). ``export`` (a fresh worker, given only what the server checked): those
-weights -> our exporter's ONNX graphs. ``open``: ONNX graphs -> checked, test-run and kept
-open (contract graphs, or one foreign graph with its tokenizer: ``upload/onnx_foreign.py``);
-after that ``inspect``, ``logits``, ``recurrent`` and ``generate`` run them on token ids.
+tokenizer spec (the command line's files and folders, read by path:
+``upload/local_handlers.py``). ``export`` (a fresh worker, given only what the server
+checked): those weights -> our exporter's ONNX graphs. ``open``: ONNX graphs -> checked,
+test-run and kept open (contract graphs, or one foreign graph with its tokenizer:
+``upload/onnx_foreign.py``); after that ``inspect``, ``logits``, ``recurrent`` and
+``generate`` run them on token ids.
 """
 
 from __future__ import annotations
@@ -122,6 +123,15 @@ def convert(
         raise UploadError(f"{names}: only a vocabulary; upload it together with its ckpt.pt")
     else:
         raise UploadError(ACCEPTED)
+    return weights_reply(cfg, state, spec, training, source, name)
+
+
+def weights_reply(
+    cfg, state: dict, spec: dict, training: dict, source: str, name: str
+) -> tuple[dict, dict[str, np.ndarray]]:
+    """(header, float32 weights) of a conversion: the weights by our parameter names (a
+    tied ``lm_head.weight`` left out: it is ``wte.weight``), the header with ``config``,
+    ``tokenizer`` (spec), ``training``, ``source``, ``name`` and ``parameters``."""
     weights = {  # float32 as read (a mapped file's pages): no copy unless another dtype
         k: np.ascontiguousarray(v.detach().float().numpy())
         for k, v in state.items()
@@ -136,31 +146,6 @@ def convert(
         "parameters": cfg.num_parameters(),
     }
     return header, weights
-
-
-def convert_local(header: dict) -> tuple[dict, dict[str, np.ndarray]]:
-    """The command line's ``convert_local``: ``header["paths"]`` (name -> absolute path
-    of a file its user chose) converted as :func:`convert` does, with
-    ``header["limits"]`` (``upload.limits.Limits.to_dict``). A checkpoint is
-    memory-mapped, so only the tensors the model needs are read; the reply's ``memory``
-    says what this process held: ``rss_bytes`` before reading (torch imported) and
-    ``peak_bytes`` (``upload.memory``).
-
-    Raises:
-        UploadError: naming the file and the problem.
-    """
-    import torch  # noqa: F401 - imported before the reading is measured
-
-    from upload import memory
-
-    paths = header.get("paths")
-    if not isinstance(paths, dict) or not all(isinstance(p, str) for p in paths.values()):
-        raise ValueError("convert_local needs paths")
-    limits = Limits.from_dict(header.get("limits"))
-    before = memory.reset_peak()
-    reply, state = convert({str(n): Path(p) for n, p in paths.items()}, limits)
-    reply["memory"] = {"rss_bytes": before, "peak_bytes": memory.peak()}
-    return reply, state
 
 
 def open_graphs(files: dict[str, bytes]) -> tuple[dict, OnnxModel]:

@@ -268,11 +268,30 @@ def safe_torch_load(name: str, data: bytes | Path, limits: Limits = BROWSER) -> 
         check_size(name, data, limits.file_bytes)
         expect_format(name, data, "torch-zip")
     check_zip(name, data, limits.unpacked_bytes)
+    obj = load_weights_only(name, data)
+    if not isinstance(obj, dict) or "model" not in obj or "model_args" not in obj:
+        keys = ", ".join(map(str, list(obj)[:8])) if isinstance(obj, dict) else type(obj).__name__
+        raise UploadError(
+            f"{name}: not a nanoGPT checkpoint (it needs 'model' and 'model_args'; found {keys})"
+        )
+    check_state_dict(name, obj["model"], limits.params)
+    return obj
+
+
+def load_weights_only(name: str, data: bytes | Path) -> object:
+    """``torch.load(weights_only=True, map_location="cpu")`` of a zip checkpoint already
+    checked: bytes from memory, a local file (``Path``, the command line) memory-mapped
+    (``mmap=True``). No class or function is ever loaded.
+
+    Raises:
+        UploadError: a pickle that asks for anything but tensors and plain values
+            ("refused: it tries to load 'posix.system'"), or "truncated or corrupt".
+    """
     import torch  # here, not at the top: a worker for ONNX graphs never pays its import
 
     source, mmap = (str(data), True) if isinstance(data, Path) else (BytesIO(data), False)
     try:
-        obj = torch.load(source, weights_only=True, map_location="cpu", mmap=mmap)
+        return torch.load(source, weights_only=True, map_location="cpu", mmap=mmap)
     except pickle.UnpicklingError as exc:
         found = re.search(r"GLOBAL ([\w.]+)", str(exc))
         what = f"'{found.group(1)}'" if found else "code"
@@ -281,13 +300,6 @@ def safe_torch_load(name: str, data: bytes | Path, limits: Limits = BROWSER) -> 
         ) from None
     except Exception as exc:  # torch raises RuntimeError and others on damaged files
         raise UploadError(f"{name}: truncated or corrupt ({str(exc)[:200]})") from None
-    if not isinstance(obj, dict) or "model" not in obj or "model_args" not in obj:
-        keys = ", ".join(map(str, list(obj)[:8])) if isinstance(obj, dict) else type(obj).__name__
-        raise UploadError(
-            f"{name}: not a nanoGPT checkpoint (it needs 'model' and 'model_args'; found {keys})"
-        )
-    check_state_dict(name, obj["model"], limits.params)
-    return obj
 
 
 def check_state_dict(name: str, state: object, max_values: int = MAX_PARAMS) -> None:

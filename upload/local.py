@@ -1,4 +1,5 @@
-"""The command line's checkpoints: local files of any size, read by path in a worker.
+"""The command line's checkpoints: local files of any size, read by path in a worker and
+written as one upload file.
 
 The person running ``python -m upload.convert`` chose the files on their own disk, so
 the limits are sized to the files (``upload.limits.local_file_limits``), not to a
@@ -7,23 +8,36 @@ isolated worker (``upload/worker.py``, request ``convert_local``), pickles refus
 there, and only plain, checked data comes back. A nanoGPT ``ckpt.pt`` is memory-mapped
 there (``torch.load(path, mmap=True, weights_only=True)``): of a checkpoint that also
 holds its optimizer state (nanoGPT's shakespeare-char run: 129 MB for 43 MB of weights),
-only the model's tensors are read.
+only the model's tensors are read. A GPT-2-family folder (``upload/folders.py``) is read
+and written the same way, by its own worker request.
+
+What was read becomes ``<out>/<name>.safetensors`` (float32 weights, config, tokenizer
+and training record, :func:`write_upload`), which the app's uploader accepts, and with
+``onnx`` the ONNX graphs of the contract beside it.
 """
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from tqdm import tqdm
+
 from upload.client import Worker
 from upload.errors import UploadError
+from upload.folders import SOURCE as FOLDER_SOURCE
 from upload.limits import (
     MAX_REPLY_BYTES,
+    MAX_UPLOAD_BYTES,
     local_cpu_seconds,
     local_file_limits,
     local_worker_memory,
 )
-from upload.load import Converted, request_conversion
+from upload.load import Converted, main_file, request_conversion
+
+SOURCES = ("nanoGPT checkpoint", "safetensors checkpoint", FOLDER_SOURCE)
 
 
 @dataclass(frozen=True)
@@ -32,7 +46,8 @@ class LocalRead:
 
     Attributes:
         converted: the checked config, tokenizer spec, float32 weights, training record.
-        source: "nanoGPT checkpoint" or "safetensors checkpoint".
+        source: one of SOURCES ("nanoGPT checkpoint", "safetensors checkpoint",
+            "GPT-2-family folder").
         file_bytes: the size of the largest file read (bytes).
         rss_bytes: the worker's resident memory before it read the files (torch
             imported), or None where /proc is not readable.
@@ -46,7 +61,7 @@ class LocalRead:
     peak_bytes: int | None
 
 
-def _sizes(paths: dict[str, Path]) -> int:
+def largest_file(paths: dict[str, Path]) -> int:
     """The largest file's size in bytes.
 
     Raises:
@@ -67,35 +82,153 @@ def _memory(reply: dict, key: str) -> int | None:
     return value if type(value) is int and value >= 0 else None
 
 
-def read_local(paths: dict[str, Path]) -> LocalRead:
-    """Checkpoint files by name -> path (a nanoGPT ``ckpt.pt`` with its ``meta.pkl`` or
-    ``tokenizer.json``, or our ``.safetensors``), read in a one-shot worker with limits
-    sized to the largest file: address space (``local_worker_memory``), CPU seconds
-    (``local_cpu_seconds``), parameters (``local_file_limits``).
+def request_local(what: str, header: dict, size: int) -> LocalRead:
+    """One conversion request of the command line (``header``: ``convert_local`` or
+    ``convert_folder``) to a one-shot worker with limits sized to its largest file of
+    ``size`` bytes: address space (``local_worker_memory``), CPU seconds
+    (``local_cpu_seconds``), parameters (``local_file_limits``); the reply checked as an
+    upload's is (``upload.load.request_conversion``).
 
     Raises:
-        UploadError: a file that cannot be read, the worker's one-line refusal, or
-            WorkerError.
+        UploadError: the worker's one-line refusal, or WorkerError.
     """
-    size = _sizes(paths)
     limits = local_file_limits(size)
-    what = " + ".join(paths)
     worker = Worker(
         what,
         local_worker_memory(size),
         reply_bytes=MAX_REPLY_BYTES + 4 * limits.params,
     )
-    header = {
-        "op": "convert_local",
-        "paths": {name: str(path.resolve()) for name, path in paths.items()},
-        "limits": limits.to_dict(),
-    }
+    header = {**header, "limits": limits.to_dict()}
     reply, converted = request_conversion(worker, header, local_cpu_seconds(size), limits)
     source = reply.get("source")
     return LocalRead(
         converted=converted,
-        source=source if source in ("nanoGPT checkpoint", "safetensors checkpoint") else "",
+        source=source if source in SOURCES else "",
         file_bytes=size,
         rss_bytes=_memory(reply, "rss_bytes"),
         peak_bytes=_memory(reply, "peak_bytes"),
     )
+
+
+def read_local(paths: dict[str, Path]) -> LocalRead:
+    """Checkpoint files by name -> path (a nanoGPT ``ckpt.pt`` with its ``meta.pkl`` or
+    ``tokenizer.json``, or our ``.safetensors``), read in a one-shot worker with limits
+    sized to the largest file (:func:`request_local`).
+
+    Raises:
+        UploadError: a file that cannot be read, the worker's one-line refusal, or
+            WorkerError.
+    """
+    header = {
+        "op": "convert_local",
+        "paths": {name: str(path.resolve()) for name, path in paths.items()},
+    }
+    return request_local(" + ".join(paths), header, largest_file(paths))
+
+
+def mb(n: int) -> str:
+    """``n`` bytes as "12.3 MB" (decimal megabytes)."""
+    return f"{n / 1e6:,.1f} MB"
+
+
+@dataclass(frozen=True)
+class Written:
+    """What a conversion wrote and measured.
+
+    Attributes:
+        path: the upload file (``<out>/<name>.safetensors``).
+        graphs: the ONNX graphs written beside it (``onnx``), else empty.
+        parameters: the model's distinct parameters.
+        read: how the worker read the input (:class:`LocalRead`: sizes, memory; its
+            weights dropped once the model was built from them).
+        browser_refusal: why the app's uploader would refuse the file, or "".
+    """
+
+    path: Path
+    graphs: list[Path]
+    parameters: int
+    read: LocalRead
+    browser_refusal: str
+
+
+def browser_refusal(path: Path, cfg) -> str:
+    """Why the app's uploader would refuse the converted file at ``path`` (its size, or a
+    config beyond the upload's parameter and activation limits), or ""."""
+    from upload.sizes import check_config_size
+
+    size = path.stat().st_size
+    if size > MAX_UPLOAD_BYTES:
+        return f"{mb(size)}, over the browser's upload limit of {mb(MAX_UPLOAD_BYTES)}"
+    try:
+        check_config_size(path.name, cfg)
+    except UploadError as exc:
+        return str(exc).removeprefix(f"{path.name}: refused: ")
+    return ""
+
+
+def convert_files(
+    paths: dict[str, Path], out: Path, onnx: bool = False, progress: bool | None = None
+) -> Written:
+    """Local checkpoint files (name -> path) -> ``out/<name>.safetensors`` (and its ONNX
+    graphs with ``onnx``): :func:`read_local`, then :func:`write_upload`.
+
+    Raises:
+        UploadError: a refused input (one line), or WorkerError.
+    """
+    return write_upload(lambda: read_local(paths), main_file(paths), out, onnx, progress)
+
+
+def write_upload(
+    read: Callable[[], LocalRead],
+    name: str,
+    out: Path,
+    onnx: bool = False,
+    progress: bool | None = None,
+) -> Written:
+    """``read()`` (a worker's reading of local files) -> ``out/<stem of name>.safetensors``
+    (and its ONNX graphs with ``onnx``), with a progress bar on stderr (``progress``: None
+    shows it on a terminal only) through reading, converting, writing and exporting.
+
+    Raises:
+        UploadError: a refused input (one line), or WorkerError.
+    """
+    stages = ["reading in an isolated worker", "converting", "writing"]
+    stages += ["exporting ONNX graphs"] if onnx else []
+    with tqdm(total=len(stages), unit="stage", disable=None if progress is None else not progress,
+              file=sys.stderr, bar_format="{desc}{n}/{total} stages |{bar}| {elapsed}") as bar:  # fmt: skip
+        bar.set_description(stages[0])
+        done = read()
+        bar.update()
+        bar.set_description(stages[1])
+        path, graphs, model = _write(done, name, out, bar, stages)
+        bar.set_description("done")
+    return Written(path, graphs, model.num_parameters(), done, browser_refusal(path, model.cfg))
+
+
+def _write(read: LocalRead, name: str, out: Path, bar, stages: list[str]):
+    """Build the model from the checked data, write the upload file (and the graphs)."""
+    import torch
+
+    from models.checkpoint import build_model, save_checkpoint
+    from upload.load import safe_filename
+    from upload.tokenizer_spec import build
+
+    cfg, spec, weights, training = read.converted
+    tokenizer = build(spec)
+    model = build_model(cfg, {k: torch.from_numpy(v) for k, v in weights.items()}, name)
+    weights.clear()  # the model holds its own copy: the received arrays go before the export
+    bar.update()
+    bar.set_description(stages[2])
+    stem = safe_filename(name, "")
+    path = out / f"{stem}.safetensors"
+    record = {**training, "converted_from": training.get("converted_from", name)}
+    save_checkpoint(path, model, tokenizer, record)
+    bar.update()
+    graphs = []
+    if len(stages) > 3:
+        from export.graphs import export_model
+
+        bar.set_description(stages[3])
+        graphs = export_model(model, out, tokenizer, prefix=stem)
+        bar.update()
+    return path, graphs, model

@@ -33,11 +33,11 @@ MAX_INITIALIZER_BYTES = 2 * MAX_UPLOAD_BYTES  # varint-packed ints grow when dec
 MAX_PARTS = MAX_ONNX_PARTS
 STANDARD_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
 # Every operator export/graphs.py emits (checked against exported/*.onnx and tiny exports
-# with learned positions, no biases, untied heads)...
+# with learned positions, no biases, untied heads, GPT-2's GELU-new: Pow and Tanh)...
 EXPORTER_OPS = frozenset(
     "Add Cast Clip Concat Cos CumSum Div Erf Exp Expand Gather Greater LayerNormalization "
-    "MatMul Mul Not Range ReduceSum Reshape Shape Sin Slice Softmax Squeeze Transpose Trilu "
-    "Unsqueeze Where".split()
+    "MatMul Mul Not Pow Range ReduceSum Reshape Shape Sin Slice Softmax Squeeze Tanh "
+    "Transpose Trilu Unsqueeze Where".split()
 )
 # ...plus the plain tensor operators other exporters use for the same architecture.
 # No control flow (If, Loop, Scan), no sequences, no random numbers, no custom domains.

@@ -19,12 +19,13 @@ protobuf, checks, trial runs, and every run of an uploaded ONNX graph.
 Requests and replies are ``upload/protocol.py`` messages on stdin and on a private copy
 of stdout (fd 1 itself is pointed at stderr, so a library's print cannot corrupt the
 protocol). A request's header has ``op`` (``convert``, ``open``, ``inspect``, ``logits``,
-``recurrent``, ``generate``, ``export`` for checked weights, and ``convert_local`` for the
-command line's files, read by path) and ``cpu_s``; the reply is ``{"ok": true, ...}`` with
-arrays, or ``{"ok": false, "error": "one line"}``. Any exception, ``BaseException``
-from native code included (the tokenizers library's ``PanicException``), becomes such
-a line. After ``convert``, ``convert_local`` or ``export`` the worker exits; after ``open`` it serves analyses until
-stdin closes or it has been idle for IDLE_S seconds.
+``recurrent``, ``generate``, ``export`` for checked weights, and for the command line's
+files, read by path: ``convert_local`` (checkpoint files) and ``convert_folder`` (a
+GPT-2-family folder)) and ``cpu_s``; the reply is ``{"ok": true, ...}`` with arrays, or
+``{"ok": false, "error": "one line"}``. Any exception, ``BaseException`` from native code
+included (the tokenizers library's ``PanicException``), becomes such a line. After a
+request in ``ONE_SHOT`` (the conversions and ``export``) the worker exits; after ``open``
+it serves analyses until stdin closes or it has been idle for IDLE_S seconds.
 """
 
 import os
@@ -34,8 +35,9 @@ import sys
 from pathlib import Path
 
 LIFETIME_CPU_S = 3600  # hard CPU limit of one worker; past it, the next request starts a new one
-READS = ("convert", "convert_local", "open")  # requests that read a user's files
-ONE_SHOT = ("convert", "convert_local", "export")  # the worker exits after answering one
+CONVERSIONS = ("convert", "convert_local", "convert_folder")  # a user's checkpoint -> weights
+READS = (*CONVERSIONS, "open")  # requests that read a user's files
+ONE_SHOT = (*CONVERSIONS, "export")  # the worker exits after answering one
 
 
 def _yield_cpu() -> None:
@@ -90,7 +92,7 @@ def serve(memory_bytes: int, idle_s: float, file_bytes: int) -> None:
     os.dup2(2, 1)  # a library's print goes to stderr, never into the protocol
     _limit(memory_bytes, file_bytes)
     sys.path[0] = str(Path(__file__).resolve().parents[1])  # the project, not upload/
-    from upload import handlers, protocol
+    from upload import handlers, local_handlers, protocol
     from upload.limits import MAX_HEADER_BYTES, MAX_REPLY_BYTES
 
     model = None
@@ -108,7 +110,9 @@ def serve(memory_bytes: int, idle_s: float, file_bytes: int) -> None:
             if op == "convert":
                 reply, out = handlers.convert(blobs)
             elif op == "convert_local":  # the command line: files by path, never the app
-                reply, out = handlers.convert_local(header)
+                reply, out = local_handlers.convert_local(header)
+            elif op == "convert_folder":  # the command line: a folder by path, never the app
+                reply, out = local_handlers.convert_folder(header)
             elif op == "export":
                 reply, out = handlers.export(header, arrays)
             elif op == "open":
@@ -124,6 +128,8 @@ def serve(memory_bytes: int, idle_s: float, file_bytes: int) -> None:
                 raise
             line = _one_line(exc, op)
             names = list(blobs) or list(header.get("paths") or {})
+            if not names and header.get("folder"):
+                names = [f"{Path(str(header['folder'])).name}/"]
             if op in READS and not any(line.startswith(str(n)) for n in names):
                 line = f"{' + '.join(map(str, names))}: {line}"  # name the file
             reply, out = {"ok": False, "error": line[:600]}, {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -37,16 +38,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def server():
-    """``streamlit run app.py`` on 127.0.0.1:<free port>; stopped after the session.
+@contextlib.contextmanager
+def streamlit_server(script_args: list[str] | None = None, env: dict | None = None):
+    """``streamlit run app.py [-- script_args]`` on 127.0.0.1:<free port>, stopped on exit.
 
     Yields a namespace with ``url``, ``pid`` (the server process: ``streamlit`` itself,
     not a shell) and ``log()`` (what the server printed so far).
     """
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     log = tempfile.TemporaryFile()  # a pipe nobody reads could fill up and stall the server
+    args = ["--", *script_args] if script_args else []
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -62,6 +64,7 @@ def server():
             "true",
             "--browser.gatherUsageStats",
             "false",
+            *args,
         ],
         cwd=ROOT,
         env=env,
@@ -86,12 +89,21 @@ def server():
         log.seek(0)
         return log.read().decode(errors="replace")
 
-    yield types.SimpleNamespace(url=url, pid=proc.pid, log=read_log)
-    proc.terminate()
     try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+        yield types.SimpleNamespace(url=url, pid=proc.pid, log=read_log)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="session")
+def server():
+    """The app on the shipped models (see :func:`streamlit_server`)."""
+    with streamlit_server() as running:
+        yield running
 
 
 @pytest.fixture(scope="session")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from inference.analysis import analyze, head_table, induction_probe, probe_tokens
 from inference.runtime import load_graphs
@@ -85,3 +86,44 @@ def test_text_keeps_its_newlines_and_tabs_and_every_change_is_stated():
     assert notice == (
         "Left out 4 character(s) the model's vocabulary does not have: “é” ×2, “👍”, “\\x0b”."
     )
+
+
+@pytest.mark.parametrize("kind", ["softmax", "linear"])
+def test_an_analysis_that_keeps_fewer_outputs_draws_the_same_scores(exported_dir, kind):
+    """A served model's analyses keep no ``scores`` or ``logits``; one head's scores are
+    then computed from the graph's q and k (softmax) or phi_q and phi_k (linear), equal
+    to the graph's own within float32 rounding."""
+    from pathlib import Path
+
+    from inference.analysis import LEAN_OUTPUTS, head_scores
+    from inference.runtime import load_shipped
+
+    model = load_shipped(Path(exported_dir), kind)
+    text = "the keys to the old cabinet are on the table ."
+    full = analyze(model, text, recurrent=False)
+    lean = analyze(model, text, recurrent=False, keep=LEAN_OUTPUTS)
+    assert "scores" not in lean.outputs and "logits" not in lean.outputs
+    np.testing.assert_array_equal(lean.probs, full.probs)
+    np.testing.assert_array_equal(lean.outputs["attn"], full.outputs["attn"])
+    for layer, head in [(0, 0), (2, 3)]:
+        graph = full.outputs["scores"][layer, head]  # (T, T)
+        np.testing.assert_array_equal(head_scores(full, layer, head), graph)  # the graph's
+        computed = head_scores(lean, layer, head)  # (T, T)
+        assert np.abs(computed - graph).max() <= 1e-5 * max(1.0, np.abs(graph).max())
+
+
+def test_top_next_tokens_are_a_stable_sort_of_each_row():
+    """Partition first, then sort the few ids at or above each row's k-th value: the same
+    columns as a stable argsort of every row, ties in id order."""
+    from inference.analysis import top_next_columns
+
+    rng = np.random.default_rng(0)
+    probs = np.round(rng.random((40, 30)), 1).astype(np.float32)  # (T, V), many ties
+    vocab = [f"t{i}" for i in range(30)]
+    for k in (1, 3, 30, 45):
+        columns = top_next_columns(probs, vocab, k)
+        want = np.argsort(-probs, axis=1, kind="stable")[:, :k]  # (T, min(k, V))
+        assert len(columns) == 2 * want.shape[1]
+        for r in range(want.shape[1]):
+            assert columns[f"#{r + 1} next"] == [vocab[i] for i in want[:, r]]
+            assert columns[f"p #{r + 1}"] == [float(probs[t, i]) for t, i in enumerate(want[:, r])]

@@ -108,3 +108,34 @@ def test_config_reads_the_legacy_pos_enc_key():
     legacy = {k: v for k, v in cfg.to_dict().items() if k != "position_scheme"}
     assert ModelConfig.from_dict({**legacy, "pos_enc": "learned"}) == cfg
     assert "pos_enc" not in cfg.to_dict()  # the name is the inspect graph's array only
+
+
+def test_gpt2_switches_are_written_only_when_used():
+    """``activation`` and ``ln_eps`` keep every config written before them byte for byte
+    (defaults are left out of the JSON) and round-trip when set."""
+    plain = ModelConfig(vocab_size=10)
+    assert "activation" not in plain.to_dict() and "ln_eps" not in plain.to_dict()
+    gpt2 = ModelConfig(vocab_size=10, activation="gelu_new", ln_eps=1e-6)
+    assert gpt2.to_dict()["activation"] == "gelu_new" and gpt2.to_dict()["ln_eps"] == 1e-6
+    assert ModelConfig.from_json(gpt2.to_json()) == gpt2
+    for bad in (dict(activation="relu"), dict(ln_eps=0), dict(ln_eps=True)):
+        with pytest.raises(ValueError):
+            ModelConfig(vocab_size=10, **bad)
+
+
+def test_gelu_new_is_gpt2s_tanh_approximation_and_ln_eps_reaches_layernorm():
+    import math
+
+    from models.transformer import MLP
+
+    cfg = ModelConfig(vocab_size=10, n_head=2, d_model=16, d_mlp=32, activation="gelu_new")
+    mlp = MLP(cfg)
+    x = torch.randn(2, 5, 16)
+    h = mlp.c_fc(x)  # (B, T, d_mlp)
+    tanh = 0.5 * h * (1 + torch.tanh(math.sqrt(2 / math.pi) * (h + 0.044715 * h**3)))
+    assert torch.allclose(mlp(x), mlp.c_proj(tanh), atol=1e-6)
+    exact = MLP(ModelConfig(vocab_size=10, n_head=2, d_model=16, d_mlp=32))
+    exact.load_state_dict(mlp.state_dict())
+    assert (exact(x) - mlp(x)).abs().max() > 1e-6  # a different function
+    model = Transformer(ModelConfig(vocab_size=10, n_head=2, d_model=16, ln_eps=1e-3))
+    assert {m.eps for m in model.modules() if isinstance(m, torch.nn.LayerNorm)} == {1e-3}

@@ -19,11 +19,11 @@ from tests.helpers.nanogpt_layout import (
     nanogpt_forward,
     write_checkpoint,
 )
-from upload.convert import browser_refusal, convert_files, main
+from upload.convert import main
 from upload.errors import UploadError
 from upload.limits import MAX_UPLOAD_BYTES
 from upload.load import load_upload
-from upload.local import read_local
+from upload.local import browser_refusal, convert_files, read_local
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,278 @@
+"""Models the server's operator serves beside the shipped ones, for every session.
+
+``make run MODEL=path/to/gpt2`` runs ``streamlit run app.py -- --model path/to/gpt2``
+(``--model`` repeatable): each folder is a Hugging Face GPT-2-family folder, too large
+for a browser upload (GPT-2 small: 500 MB, context 1024), trusted by whoever starts the
+server. Each one is converted once, outside the server process (``python -m
+upload.convert DIR --out ... --onnx`` in a child process: its files are read in the
+isolated upload worker, our exporter writes the graphs; the server never imports torch),
+into a cache on disk keyed by a SHA-256 of the folder's files (a changed folder is
+converted again), then opened like the shipped models. Conversion runs in a background
+thread: the shipped models answer meanwhile, and a folder that cannot be converted is
+one line in the server log and one notice in the app.
+
+A model key comes from the folder's name (``gpt2``, ``distilgpt2``), never one of the
+shipped keys or ``upload``: it is the Model radio's option and the URL's ``model=``.
+Memory stays bounded however many students use such a model: one analysis of a served
+model runs at a time (:data:`AT_ONCE`), analyses keep no ``scores`` (one head's are
+computed from its q and k when the mask view draws them) and no logits beside the
+probabilities, and the caches of analyses and figures are bounded by bytes
+(``ui.loaders``, ``ui.specs``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from inference.runtime import OnnxModel, load_graphs, mapped_weights
+from models.card import ModelCard
+from upload.folders import SOURCE, folder_files
+from upload.tokenizer_spec import vocab_note
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE_VARIABLE = "ATTNVIZ_CACHE_DIR"  # where converted folders are kept
+CACHE_VERSION = "1"  # part of every cache key: bump when the conversion's output changes
+RESERVED = ("softmax", "linear", "upload")  # keys a served model never takes
+AT_ONCE = 1  # analyses, probes and generations of served models running at the same time
+_RUNS = threading.BoundedSemaphore(AT_ONCE)
+_CONVERTING: set[subprocess.Popen] = set()  # conversions running now (stopped at exit)
+
+
+def _megabytes(variable: str, default: float) -> int:
+    """``$variable`` in MB as bytes when it is a positive number, else ``default`` MB."""
+    try:
+        value = float(os.environ.get(variable, ""))
+    except ValueError:
+        value = default
+    return int((value if value > 0 else default) * 2**20)
+
+
+# Analyses of served models kept per server (at least the newest one, whatever its size):
+# GPT-2 small at T = 1024 keeps about 1 GB (attn 604 MB, probabilities 206 MB, q/k/v and
+# head outputs 151 MB), at T = 64 about 25 MB.
+ANALYSIS_CACHE_BYTES = _megabytes("ATTNVIZ_SERVED_ANALYSES_MB", 1024)
+FIGURE_CACHE_BYTES = _megabytes("ATTNVIZ_SERVED_FIGURES_MB", 256)  # their figures' specs
+
+
+def cache_root() -> Path:
+    """``$ATTNVIZ_CACHE_DIR``, else ``$XDG_CACHE_HOME/attention-visualizer`` (by default
+    ``~/.cache/attention-visualizer``)."""
+    if os.environ.get(CACHE_VARIABLE):
+        return Path(os.environ[CACHE_VARIABLE])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "attention-visualizer"
+
+
+def served_folders(argv: list[str] | None = None) -> list[Path]:
+    """The folders after ``--model`` in the script's arguments (``streamlit run app.py --
+    --model DIR ...``: Streamlit sets ``sys.argv`` to ``[app.py, --model, DIR, ...]``).
+    Arguments of another program (a test runner that runs the app in its own process)
+    are not the app's: none then."""
+    argv = sys.argv if argv is None else argv
+    if not argv or Path(argv[0]).name != "app.py":
+        return []
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--model", action="append", type=Path, default=[])
+    return parser.parse_known_args(argv[1:])[0].model
+
+
+def model_key(folder: Path, taken: set[str]) -> str:
+    """The key of a served folder: its name in lower case, ``[a-z0-9_.-]`` only, never
+    one of :data:`RESERVED` or ``taken`` (a number is added: ``gpt2-2``)."""
+    name = folder.resolve().name if folder.name in ("", ".", "..") else folder.name
+    base = re.sub(r"[^a-z0-9_.-]+", "-", name.lower()).strip("-.") or "model"
+    key, n = base, 1
+    while key in RESERVED or key in taken:
+        n += 1
+        key = f"{base}-{n}"
+    return key
+
+
+def folder_digest(folder: Path) -> str:
+    """SHA-256 (hex) of :data:`CACHE_VERSION` and the names and bytes of the files a
+    conversion reads (config.json, tokenizer.json, the weights file).
+
+    Raises:
+        UploadError: a missing file (``upload.folders.folder_files``); OSError.
+    """
+    digest = hashlib.sha256(f"attention-visualizer served {CACHE_VERSION}\n".encode())
+    for name, path in sorted(folder_files(folder).items()):
+        digest.update(f"{name}\n".encode())
+        with path.open("rb") as f:
+            while chunk := f.read(1 << 22):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+class ServedModel(OnnxModel):
+    """An ``OnnxModel`` whose runs take turns (:data:`AT_ONCE` at a time, per server):
+    thirty students on GPT-2 small at T = 1024 hold one analysis's memory, not thirty."""
+
+    def inspect(self, ids, names=None):
+        """``OnnxModel.inspect``, in turn."""
+        with _RUNS:
+            return super().inspect(ids, names)
+
+    def logits(self, ids):
+        """``OnnxModel.logits``, in turn."""
+        with _RUNS:
+            return super().logits(ids)
+
+    # ``generate`` is OnnxModel's: a softmax model reruns ``logits`` for every new token,
+    # so each token takes its own turn.
+
+
+@dataclass
+class Entry:
+    """One served folder: its key, its state (``converting``, ``ready``, ``failed``),
+    the model once ready, the one-line reason when it failed."""
+
+    key: str
+    folder: Path
+    state: str = "converting"
+    model: ServedModel | None = None
+    error: str = ""
+
+
+class ServedModels:
+    """The server's operator models: converted (or found in the cache) by one background
+    thread, one folder after another, in the order given."""
+
+    def __init__(self, folders: list[Path], root: Path | None = None):
+        self.root = root or cache_root()
+        self.entries: dict[str, Entry] = {}
+        for folder in folders:
+            key = model_key(folder, set(self.entries))
+            self.entries[key] = Entry(key, folder)
+        self.thread = threading.Thread(target=self._prepare_all, name="served-models", daemon=True)
+        if self.entries:
+            self.thread.start()
+
+    def ready(self) -> list[str]:
+        """Keys of the models that can be used now, in the order given."""
+        return [k for k, e in self.entries.items() if e.state == "ready"]
+
+    def get(self, key: str) -> ServedModel | None:
+        entry = self.entries.get(key)
+        return entry.model if entry is not None else None
+
+    def _prepare_all(self) -> None:
+        remove_stale(self.root)
+        for entry in self.entries.values():
+            start = time.monotonic()
+            try:
+                entry.model = self._prepare(entry)
+                entry.state = "ready"
+                _log(f"{entry.key}: serving {entry.folder} ({time.monotonic() - start:.0f} s)")
+            except Exception as exc:  # noqa: BLE001 - one line in the log and the app
+                entry.error = " ".join(str(exc).split())[:400] or type(exc).__name__
+                entry.state = "failed"
+                _log(f"{entry.key}: not served: {entry.error}")
+
+    def _prepare(self, entry: Entry) -> ServedModel:
+        """The folder's converted graphs, from the cache or converted now."""
+        dest = self.root / f"{entry.key}-{folder_digest(entry.folder)[:16]}"
+        if not any(dest.glob("*.inspect.onnx")):
+            _log(f"{entry.key}: converting {entry.folder} into {dest} (first start only)…")
+            convert_into(entry.folder, dest)
+        return open_converted(entry.key, entry.folder, dest)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
+
+
+def remove_stale(root: Path) -> None:
+    """Remove half-written conversions (``.<key>-<digest>.<pid>.tmp``) whose server is gone."""
+    for tmp in root.glob(".*.tmp") if root.is_dir() else []:
+        pid = tmp.name.rsplit(".", 2)[-2]
+        if pid.isascii() and pid.isdecimal() and not _alive(int(pid)):
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+@atexit.register
+def _stop_conversions() -> None:
+    """A server that stops ends its conversions (their workers end with their pipes)."""
+    for proc in list(_CONVERTING):
+        proc.kill()
+
+
+def convert_into(folder: Path, dest: Path) -> None:
+    """``python -m upload.convert folder --out <tmp> --onnx`` in a child process (low
+    priority), then the finished folder renamed to ``dest`` (a half-written conversion
+    never looks done).
+
+    Raises:
+        RuntimeError: the command's one-line refusal or failure.
+    """
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    cmd = [sys.executable, "-m", "upload.convert", str(folder), "--out", str(tmp), "--onnx"]
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    _CONVERTING.add(proc)
+    try:
+        os.setpriority(os.PRIO_PROCESS, proc.pid, 10)  # the classroom's requests first
+    except OSError:
+        pass
+    try:
+        out, err = proc.communicate()
+    finally:
+        _CONVERTING.discard(proc)
+    if proc.returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        lines = [line for line in (err or out).splitlines() if line.strip()]
+        raise RuntimeError(lines[-1] if lines else f"the converter ended with {proc.returncode}")
+    try:
+        tmp.replace(dest)
+    except OSError:  # another server converted it meanwhile
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def open_converted(key: str, folder: Path, dest: Path) -> ServedModel:
+    """The converted inspect graph in ``dest`` opened like the shipped models, with a card
+    and the checkpoint's weights memory-mapped (read only where a lesson touches them).
+
+    The fast graph is not opened: an onnxruntime session holds a model's weights about
+    1.5 times (GPT-2 small: 750 MB a session), and for softmax attention the inspect
+    graph's ``logits`` are the same computation (generation at T = 256: 2.5 s a token
+    instead of 1.7 s, measured on GPT-2 small's size).
+    """
+    inspect = next(dest.glob("*.inspect.onnx"))
+    stem = inspect.name.removesuffix(".inspect.onnx")
+    plain = load_graphs(inspect, None, name=f"{key} (served)")
+    cfg = plain.config
+    note = vocab_note({"kind": "bpe", "vocab": plain.tokenizer.get_vocab()}, cfg.vocab_size)
+    plain.card = ModelCard(
+        checkpoint=f"{folder.name}/",
+        source=SOURCE,
+        config=cfg.to_dict(),
+        parameters=cfg.num_parameters(),
+        notes=[note] if note else [],
+    )
+    checkpoint = dest / f"{stem}.safetensors"
+    plain.weights = mapped_weights(checkpoint) if checkpoint.exists() else None
+    return ServedModel(**{f: getattr(plain, f) for f in plain.__dataclass_fields__})
+
+
+def _log(line: str) -> None:
+    """One line in the server's log (its terminal)."""
+    print(f"[served models] {line}", file=sys.stderr, flush=True)
