@@ -19,6 +19,7 @@ SECTIONS = (
     "concurrency",
     "browser",
     "isolation",
+    "checkpoints",
     "translation",
 )
 PLOTS_URL = "bench/results"  # where the README links the PNGs (relative to the repo root)

@@ -177,6 +177,10 @@ def run(
                 results[section] = isolation(
                     folder, sizes.isolation_T, sizes.isolation_repeats, sizes.isolation_starts
                 )
+            elif section == "checkpoints":
+                from bench.checkpoints import checkpoints
+
+                results[section] = checkpoints(models, quick)
             elif section == "translation":
                 from bench.translation import translation_bench
 

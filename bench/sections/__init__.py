@@ -7,11 +7,12 @@ Sections written by older versions of the suite render too (missing fields say n
 
 One module per section (``latency``, ``speed``: inference and scaling, ``generation``:
 generation and memory, ``concurrency`` and ``browser``: a real server, ``isolation``,
-``translation``: the encoder-decoder lesson's models);
+``translation``: the encoder-decoder lesson's models, ``checkpoints``: real checkpoints);
 ``format`` holds what they share.
 """
 
 from bench.sections.browser import browser, browser_notes
+from bench.sections.checkpoints import checkpoints, checkpoints_notes
 from bench.sections.concurrency import concurrency, concurrency_method, concurrency_notes
 from bench.sections.generation import generation, generation_notes, memory, memory_notes
 from bench.sections.isolation import isolation, isolation_notes
@@ -22,6 +23,8 @@ from bench.sections.translation import translation, translation_notes
 __all__ = [
     "browser",
     "browser_notes",
+    "checkpoints",
+    "checkpoints_notes",
     "concurrency",
     "concurrency_method",
     "concurrency_notes",

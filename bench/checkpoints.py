@@ -1,0 +1,87 @@
+"""Real checkpoints (issue #12): converting nanoGPT's 10M-parameter shakespeare-char
+checkpoint with its optimizer state, every view of that model at its context of 256
+tokens, and a GPT-2-small-sized model at T = 64 and 1024.
+
+The views are built by the app's own builders (``bench/views.py``, as the latency
+section) on the converted model's graphs, with the shipped linear model beside it in
+the compare view, as the app shows an upload.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from bench import gpt2_small
+from bench.conversion import BABY_GPT, SHAKESPEARE_CHARS, cli_conversion, write_baby_checkpoint
+from bench.views import Page, build_all
+from inference.analysis import (
+    analyze,
+    head_table,
+    id_to_token,
+    induction_probe,
+    positional_encoding,
+)
+from inference.runtime import load_graphs
+from upload.local import convert_files
+
+VIEWS_TARGET_MS = 1000.0  # issue #12: every view at T = 256 within 1 s on the 2-core CPU
+QUICK_BABY = dict(BABY_GPT, n_layer=2, n_head=2, n_embd=32, block_size=32)
+QUICK_GPT2 = dict(n_layer=2, n_head=2, n_embd=32, n_positions=64, vocab_size=300)
+
+
+def views_at_context(shipped: dict, args: dict, repeats: int) -> dict:
+    """Median ms of a new sentence at the baby GPT's full context: ``analyze`` plus every
+    view's figures built and serialized (``bench.views.build_all``), and the arrays alone."""
+    with tempfile.TemporaryDirectory(prefix="bench-views-") as tmp:
+        ckpt, meta = write_baby_checkpoint(Path(tmp), args)
+        written = convert_files({"ckpt.pt": ckpt, "meta.pkl": meta}, Path(tmp) / "out", onnx=True)
+        graphs = {p.name.split(".")[-2]: p for p in written.graphs}
+        model = load_graphs(graphs["inspect"], graphs.get("fast"), None, "baby GPT")
+        T = model.config.context_length
+        models = {"softmax": model, "linear": shipped["linear"]}
+        vocab = {kind: id_to_token(m) for kind, m in models.items()}
+        induction, pos_enc = induction_probe(model), positional_encoding(model)
+        arrays, totals = [], []
+        for seed in range(repeats + 1):
+            text = "".join(SHAKESPEARE_CHARS[(7 * i + seed) % 65] for i in range(T))
+            start = time.perf_counter()
+            result = analyze(model, text, recurrent=False)  # (L, H, T, T) and the rest
+            page = Page("softmax", models, result, head_table(result, induction), pos_enc, vocab)
+            middle = time.perf_counter()
+            build_all(page)
+            if seed:  # the first sentence warms up
+                arrays.append((middle - start) * 1e3)
+                totals.append((time.perf_counter() - start) * 1e3)
+    return {
+        "T": T,
+        "parameters": written.parameters,
+        "arrays_ms": statistics.median(arrays),
+        "total_ms": statistics.median(totals),
+        "n": repeats,
+        "target_ms": VIEWS_TARGET_MS,
+    }
+
+
+def gpt2_rows(lengths: tuple[int, ...], sizes: dict | None, rounds: int) -> dict:
+    """The GPT-2-small-sized random model (or ``sizes``) through the folder converter,
+    then ``analyze`` at each T in a fresh process (time, peak memory)."""
+    with tempfile.TemporaryDirectory(prefix="bench-gpt2-") as tmp:
+        folder = gpt2_small.write_folder(Path(tmp) / "gpt2-small", **(sizes or {}))
+        conversion = gpt2_small.convert(folder, Path(tmp) / "out")
+        rows = [gpt2_small.measure(Path(tmp) / "out", "gpt2-small", T, rounds) for T in lengths]
+    return {"conversion": conversion, "analyses": rows}
+
+
+def checkpoints(shipped: dict, quick: bool = False) -> dict:
+    """The section: ``conversion`` (``bench.conversion.cli_conversion``), ``views``
+    (:func:`views_at_context`) and ``gpt2`` (:func:`gpt2_rows`)."""
+    return {
+        "conversion": cli_conversion(1 if quick else 3, args=QUICK_BABY if quick else BABY_GPT),
+        "views": views_at_context(shipped, QUICK_BABY if quick else BABY_GPT, 1 if quick else 5),
+        "gpt2": gpt2_rows(
+            (8, 32) if quick else (64, 1024), QUICK_GPT2 if quick else None, 1 if quick else 3
+        ),  # fmt: skip
+    }
