@@ -43,8 +43,8 @@ from models.seq2seq import build_seq2seq
 from models.seq2seq.config import SEQ2SEQ_KINDS, Seq2SeqConfig
 
 INSPECT_OUTPUTS = (
-    "logits", "enc_self_attn", "enc_q", "enc_k", "enc_v", "dec_self_attn", "cross_attn",
-    "cross_q", "cross_k", "cross_v",
+    "logits", "enc_self_attn", "enc_q", "enc_k", "enc_v", "dec_self_attn", "dec_q", "dec_k",
+    "dec_v", "cross_attn", "cross_q", "cross_k", "cross_v",
 )  # fmt: skip
 
 

@@ -9,6 +9,7 @@ import streamlit as st
 from inference.seq2seq import inspect
 from ui.figures import plot
 from ui.translation_loaders import card, decoding, translator
+from viz import attention as va
 from viz import seq2seq as vs
 
 ATTENDING = ("bahdanau", "transformer")
@@ -122,13 +123,12 @@ def self_view(words: list[str], gold) -> None:
     c1, c2 = st.columns(2)
     with c1:
         enc = tensors["enc_self_attn"][layer, head]  # (S, S)
-        plot(
-            vs.alignment(enc, out.source, out.source, title="encoder self-attention"), key="enc_sa"
-        )
+        title = f"encoder self-attention, L{layer} H{head}"
+        plot(va.attention_heatmap(enc, out.source, title=title), key="enc_sa")
     with c2:
         dec = tensors["dec_self_attn"][layer, head]  # (T, T)
-        fed = ["<bos>"] + out.words
-        plot(vs.alignment(dec, fed, fed, title="decoder masked self-attention"), key="dec_sa")
+        title = f"decoder masked self-attention, L{layer} H{head}"
+        plot(va.attention_heatmap(dec, ["<bos>", *out.words], title=title), key="dec_sa")
     st.caption(
         "Encoder: every source word looks at every source word. Decoder: each position "
         "looks only at the words already produced (the causal mask), the same mask as "

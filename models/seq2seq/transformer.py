@@ -6,8 +6,8 @@ Pre-LN blocks, sinusoidal positions (defined for any length), untied source and 
 embeddings. As in The Annotated Transformer, every attention returns its weights beside
 its output, and ``forward(..., inspect=True)`` names them: ``enc_self_attn``
 (L, H, S, S), ``dec_self_attn`` (L, H, T, T), ``cross_attn`` (L, H, T, S), with the
-queries, keys and values of each (``cross_q`` (L, H, T, d_head), ``cross_k``
-(L, H, S, d_head), ...), for batch row 0.
+queries, keys and values of each (``enc_q``, ``dec_q``, ``cross_q`` (L, H, T, d_head),
+``cross_k`` (L, H, S, d_head), ...), for batch row 0.
 """
 
 from __future__ import annotations
@@ -159,6 +159,9 @@ class TransformerSeq2Seq(nn.Module):
             "enc_self_attn": stack(enc, "attn"),  # (L, H, S, S)
             "enc_q": stack(enc, "q"), "enc_k": stack(enc, "k"), "enc_v": stack(enc, "v"),
             "dec_self_attn": stack([c["self"] for c in dec], "attn"),  # (L, H, T, T)
+            "dec_q": stack([c["self"] for c in dec], "q"),  # (L, H, T, d_head)
+            "dec_k": stack([c["self"] for c in dec], "k"),
+            "dec_v": stack([c["self"] for c in dec], "v"),
             "cross_attn": stack([c["cross"] for c in dec], "attn"),  # (L, H, T, S)
             "cross_q": stack([c["cross"] for c in dec], "q"),  # (L, H, T, d_head)
             "cross_k": cross_k[:, 0], "cross_v": cross_v[:, 0],  # (L, H, S, d_head)
