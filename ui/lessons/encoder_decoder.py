@@ -17,7 +17,9 @@ from ui.translation_loaders import card, decoding
 from viz import seq2seq as vs
 
 SHORT = "the dog saw a cat ."
-LONG = "the husbands found the purple little rabbit near the little kitchen under the large markets ."
+LONG = (
+    "the husbands found the purple little rabbit near the little kitchen under the large markets ."
+)
 
 
 def _fixed_context() -> None:
