@@ -162,10 +162,10 @@ def read_source(model: Translator, text: str) -> Source:
     return Source(words, notices, unknown)
 
 
-def source_ids(model: Translator, words: list[str]) -> tuple[list[int], list[str]]:
-    """Ids of the source words plus ``<eos>``, and the words the vocabulary lacks."""
-    vocab = model.src_tokenizer.get_vocab()
-    return encode_words(model.src_tokenizer, words), [w for w in words if w not in vocab]
+def source_ids(model: Translator, words: list[str]) -> list[int]:
+    """Ids of the source words (``<unk>`` for a word the vocabulary lacks; :func:`read_source`
+    lists those) followed by ``<eos>``."""
+    return encode_words(model.src_tokenizer, words)
 
 
 def _encode(model: Translator, src: np.ndarray) -> dict:
@@ -207,7 +207,7 @@ def decode(
     """
     if teacher and gold is None:
         raise ValueError("teacher forcing needs the gold translation")
-    state = _encode(model, np.asarray([source_ids(model, words)[0]], np.int64))  # (1, S)
+    state = _encode(model, np.asarray([source_ids(model, words)], np.int64))  # (1, S)
     vocab, words_of = model.tgt_tokenizer.get_vocab(), model.tgt_tokenizer.id_to_token
     gold_ids = None if gold is None else [vocab.get(w, UNK_ID) for w in gold] + [EOS_ID]
     out, fed = Decoding(words + ["<eos>"]), [BOS_ID]
@@ -234,7 +234,7 @@ def inspect(model: Translator, words: list[str], target: list[str]) -> dict[str,
     """
     if "inspect" not in model.sessions:
         raise RuntimeError(f"the {model.config.kind} model has no inspect graph")
-    src = np.asarray([source_ids(model, words)[0]], np.int64)  # (1, S)
+    src = np.asarray([source_ids(model, words)], np.int64)  # (1, S)
     vocab = model.tgt_tokenizer.get_vocab()
     tgt = np.asarray([[BOS_ID] + [vocab.get(w, UNK_ID) for w in target]], np.int64)  # (1, T)
     session = model.sessions["inspect"]

@@ -30,14 +30,10 @@ def bleu(pred: list[str], label: list[str], k: int = 4) -> float:
     return score
 
 
-def gold_share(attention: np.ndarray, alignment: list[int]) -> float:
-    """Mean attention weight on the gold source word: ``attention`` (T, S) rows are output
-    positions (the first ``len(alignment)``, i.e. without ``<eos>``, are scored),
-    ``alignment[t]`` the source position output t translates."""
-    return float(gold_weights(attention, alignment).mean())
-
-
 def gold_weights(attention: np.ndarray, alignment: list[int]) -> np.ndarray:
-    """Each scored output position's weight on its gold source word: (len(alignment),)."""
+    """Each scored output position's weight on its gold source word: ``attention`` (T, S)
+    rows are output positions (the first ``len(alignment)``, i.e. without ``<eos>``,
+    are scored), ``alignment[t]`` the source position output t translates ->
+    (len(alignment),)."""
     rows = np.asarray(attention)[: len(alignment)]  # (T, S)
     return rows[np.arange(len(alignment)), alignment]

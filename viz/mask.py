@@ -30,6 +30,21 @@ _PANEL_GAP = 0.06  # horizontal space between the three panels (paper fraction)
 PANEL_PX = {"x": 260, "y": 320}  # a panel's plot in px (full width of a 1500 px window)
 
 
+def _checked_pair(scores, weights, tokens, what: str):
+    """Two (T, T) float arrays of one head and its axis labels, after the checks both
+    panel figures make.
+
+    Raises:
+        ValueError: non-square inputs, a shape mismatch or a wrong token count.
+    """
+    s = square(scores, what)
+    w = square(weights, "weights")
+    if s.shape != w.shape:
+        raise ValueError(f"{what} {s.shape} and weights {w.shape} differ")
+    check_tokens(tokens, s.shape[0], what)
+    return s, w, style.token_labels(tokens)
+
+
 def causal_mask_panels(
     scores: object,
     weights: object,
@@ -67,13 +82,8 @@ def causal_mask_panels(
         raise ValueError(f"unknown attention kind {attention!r}")
     titles, blocked, score_scale = MASK_PANELS[attention]
     titles = [t.format(eps=eps) for t in titles]
-    s = square(scores, "scores")
-    w = square(weights, "weights")
-    if s.shape != w.shape:
-        raise ValueError(f"scores {s.shape} and weights {w.shape} differ")
+    s, w, labels = _checked_pair(scores, weights, tokens, "scores")
     t = s.shape[0]
-    check_tokens(tokens, t, "scores")
-    labels = style.token_labels(tokens)
     mask = np.tril(np.ones((t, t), dtype=np.uint8))  # (T, T): 1 = allowed, 0 = blocked
     lo, hi = style.symmetric_range(s)
     hover = "query: %{y}<br>key: %{x}<br>"
@@ -143,13 +153,7 @@ def softmax_input_panels(
     Raises:
         ValueError: on non-square inputs, a shape mismatch or a wrong token count.
     """
-    s = square(softmax_input, "softmax input")
-    w = square(weights, "weights")
-    if s.shape != w.shape:
-        raise ValueError(f"softmax input {s.shape} and weights {w.shape} differ")
-    t = s.shape[0]
-    check_tokens(tokens, t, "softmax input")
-    labels = style.token_labels(tokens)
+    s, w, labels = _checked_pair(softmax_input, weights, tokens, "softmax input")
     blocked = w == 0  # (T, T): exp underflowed to exactly 0
     shown = np.where(blocked, np.nan, s).astype(np.float32)  # (T, T) blank where blocked
     lo, hi = style.symmetric_range(shown)

@@ -30,14 +30,3 @@ def encode_words(tokenizer: Tokenizer, words: list[str], eos: bool = True) -> li
     followed by ``<eos>`` when ``eos``."""
     vocab = tokenizer.get_vocab()
     return [vocab.get(w, UNK_ID) for w in words] + ([EOS_ID] if eos else [])
-
-
-def decode_ids(tokenizer: Tokenizer, ids: list[int]) -> list[str]:
-    """Words of ``ids`` up to the first ``<eos>`` (special tokens dropped)."""
-    out = []
-    for i in ids:
-        if i == EOS_ID:
-            break
-        if i >= len(SPECIALS):
-            out.append(tokenizer.id_to_token(i))
-    return out
