@@ -78,3 +78,14 @@ def tiny_seq2seq(tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("seq2seq")
     return folder, tiny_translators(folder)
+
+
+@pytest.fixture(scope="session")
+def hf_exports(tmp_path_factory):
+    """Issue #23's six exports of one random Hugging Face GPT-2, made once per session
+    (``tests/helpers/hf_exports.py``): (the transformers model, label -> model.onnx path)."""
+    from tests.helpers.hf_exports import SIX, export, hf_gpt2
+
+    model = hf_gpt2()
+    folder = tmp_path_factory.mktemp("hf_exports")
+    return model, {how.label: export(model, how, folder) for how in SIX}

@@ -223,7 +223,7 @@ class Worker:
             except BaseException:  # the caller refused the reply: the protocol is out of step
                 self.stop()
                 raise
-            if header.get("op") in ("convert", "convert_local", "convert_folder"):
+            if header.get("op") in ("convert", "convert_local", "convert_folder", "fold_onnx"):
                 self.stop()  # a convert worker exits after its one answer
             if not reply.get("ok"):
                 raise UploadError(str(reply.get("error", "refused"))[:600])

@@ -7,6 +7,7 @@ uploader does.
     python -m upload.convert path/to/gpt2 --out DIR [--onnx]      # a GPT-2-family folder
     python -m upload.convert model.inspect.onnx [model.fast.onnx ...]  # check, print the card
     python -m upload.convert model.onnx --tokenizer tokenizer.json  # any ONNX language model
+    python -m upload.convert model.onnx --out DIR  # its external data folded in: one file
 
 A checkpoint becomes ONE compact upload file, ``DIR/<name>.safetensors`` (float32
 weights, config, tokenizer, and the training record: a nanoGPT run's ``iter_num``,
@@ -126,10 +127,25 @@ def _graphs(args: argparse.Namespace) -> None:
         model.close()
 
 
+def _fold(args: argparse.Namespace) -> None:
+    """One .onnx graph with external data -> one self-contained, checked ``DIR/<name>.onnx``
+    (``upload.local.fold_onnx``); with --tokenizer or --meta, then checked as the
+    uploader does and its card printed."""
+    from upload.local import fold_onnx, mb
+
+    target = fold_onnx(args.files[0], args.out)
+    print(f"wrote {target} ({mb(target.stat().st_size)}, self-contained, checked as an upload)")
+    if args.tokenizer or args.meta:
+        _graphs(argparse.Namespace(**{**vars(args), "files": [target]}))
+    else:
+        print(f"upload {target} in the app with its tokenizer.json (Inspect your own model)")
+
+
 def input_kind(args: argparse.Namespace) -> str:
     """Which of ``INPUT_KINDS`` the arguments are: "folder" (a GPT-2-family folder),
-    "onnx" (graphs to check, a foreign one with its vocabulary) or "checkpoint" (one
-    nanoGPT ``.pt`` or our ``.safetensors``).
+    "onnx" (graphs to check, a foreign one with its vocabulary), "onnx_fold" (one .onnx
+    with --out: its external data folded in) or "checkpoint" (one nanoGPT ``.pt`` or our
+    ``.safetensors``).
 
     Raises:
         UploadError: any other combination.
@@ -138,7 +154,7 @@ def input_kind(args: argparse.Namespace) -> str:
         return "folder"
     suffixes = [p.suffix.lower() for p in args.files]
     if ".onnx" in suffixes:
-        return "onnx"
+        return "onnx_fold" if args.out is not None and suffixes == [".onnx"] else "onnx"
     if len(suffixes) == 1 and suffixes[0] in (*CHECKPOINT_SUFFIXES, ".safetensors"):
         return "checkpoint"
     raise UploadError(
@@ -151,6 +167,7 @@ def input_kind(args: argparse.Namespace) -> str:
 INPUT_KINDS: dict[str, Callable[[argparse.Namespace], None]] = {
     "folder": _folder,
     "onnx": _graphs,
+    "onnx_fold": _fold,
     "checkpoint": _checkpoint,
 }
 

@@ -36,13 +36,16 @@ from upload.limits import (
     WORKER_MEMORY_BYTES,
     Limits,
 )
-from upload.sizes import check_config_size, check_size, shrink_advice
+from upload.sizes import check_config_size, check_foreign_size, check_size, shrink_advice
 from upload.tokenizer_spec import build, check_spec, vocab_note
 from upload.training_info import plain_training, training_note
 
 EXTENSIONS = (".safetensors", ".pt", ".pth", ".ckpt", ".pkl", ".json", ".onnx")
 VOCABULARY_SUFFIXES = (".pkl", ".json")  # a nanoGPT checkpoint's meta.pkl or tokenizer.json
-ONNX_SOURCES = ("ONNX", "ONNX (foreign)")  # a contract graph's, a foreign graph's
+FOREIGN = "ONNX (foreign)"
+ONNX_SOURCES = ("ONNX", FOREIGN)  # a contract graph's, a foreign graph's
+# A foreign graph's config: its activations checked by check_foreign_size instead.
+FOREIGN_LIMITS = Limits(activations=None)
 MAX_NOTES, MAX_NOTE_CHARS = 8, 400  # what a worker may put on a model card
 GRAPH_ROLES = ("inspect", "fast", "step")
 EXPORT_MEMORY_BYTES = 2 * WORKER_MEMORY_BYTES  # torch's export of a model at the size cap
@@ -237,9 +240,12 @@ def _open_isolated(files: dict[str, bytes], what: str, report) -> IsolatedModel:
     report(0.2, "checking and test-running the graphs in an isolated worker…")
     try:
         reply, _ = worker.request({"op": "open"}, CONVERT_TIMEOUT_S, blobs=files)
-        cfg, spec = checked_config(reply, what)
-        tokenizer = build(spec)
+        foreign = reply.get("source") == FOREIGN
+        cfg, spec = checked_config(reply, what, FOREIGN_LIMITS if foreign else BROWSER)
         outputs = reply.get("outputs")
+        if foreign:  # it returns logits and attention maps only: sized as the worker did
+            check_foreign_size(what, cfg, len(outputs) - 1 if isinstance(outputs, list) else 2)
+        tokenizer = build(spec)
         parameters = reply.get("parameters")
         source, notes = reply.get("source", "ONNX"), reply.get("notes", [])
         if (

@@ -6,7 +6,7 @@ from pathlib import PurePath
 
 from models.config import ModelConfig
 from upload.errors import UploadError
-from upload.limits import BROWSER, MAX_ONNX_DIM, MAX_UPLOAD_BYTES, Limits
+from upload.limits import BROWSER, MAX_ACTIVATION_ELEMENTS, MAX_ONNX_DIM, MAX_UPLOAD_BYTES, Limits
 
 CHECKPOINT_SUFFIXES = (".pt", ".pth", ".ckpt")  # PyTorch checkpoints (nanoGPT's ckpt.pt)
 
@@ -102,4 +102,45 @@ def check_config_size(name: str, cfg: ModelConfig, limits: Limits = BROWSER) -> 
             f"T x T, Q/K/V, ...) would hold {acts:,} float32 values "
             f"({acts * 4 / 2**20:,.0f} MB; limit {limits.activations * 4 // 2**20} MB); "
             "a shorter context_length or fewer layers or heads would fit"
+        )
+
+
+def foreign_output_elements(V: int, L: int, H: int, T: int, maps: int = 2) -> int:
+    """Float32 values a foreign ONNX language model returns for one sentence of ``T``
+    tokens (``upload/onnx_foreign.py``): ``logits`` T*V plus ``maps`` attention maps
+    of L*H*T*T each (``attn``, and ``masked_scores`` where the graph gives them).
+
+    The one sizing of the foreign path: the worker analyses up to the largest T whose
+    count is within MAX_ACTIVATION_ELEMENTS (:func:`foreign_context_fit`), and the server
+    checks the config it receives with the same count.
+    """
+    return T * V + maps * L * H * T * T
+
+
+def foreign_context_fit(V: int, L: int, H: int, maps: int, limit: int) -> int:
+    """The largest T (>= 1) whose :func:`foreign_output_elements` is at most ``limit``
+    (0 when not even one token fits)."""
+    a, b = maps * L * H, V  # a*T^2 + b*T <= limit
+    T = int((-b + (b * b + 4 * a * limit) ** 0.5) / (2 * a)) if a else limit // max(b, 1)
+    while T > 0 and foreign_output_elements(V, L, H, T, maps) > limit:
+        T -= 1
+    while foreign_output_elements(V, L, H, T + 1, maps) <= limit:
+        T += 1
+    return T
+
+
+def check_foreign_size(name: str, cfg: ModelConfig, maps: int) -> None:
+    """Refuse a foreign graph's config whose outputs at its context exceed
+    MAX_ACTIVATION_ELEMENTS, counted as the worker counted them
+    (:func:`foreign_output_elements`; ``maps``: its attention maps, 1 or 2).
+
+    Raises:
+        UploadError: naming the file, the count and the limit.
+    """
+    L, H, T = cfg.n_layer, cfg.n_head, cfg.context_length
+    n = foreign_output_elements(cfg.vocab_size, L, H, T, min(max(maps, 1), 2))
+    if n > MAX_ACTIVATION_ELEMENTS:
+        raise UploadError(
+            f"{name}: refused: at {T} tokens its logits and attention would hold {n:,} "
+            f"float32 values (limit {MAX_ACTIVATION_ELEMENTS:,})"
         )

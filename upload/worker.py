@@ -20,10 +20,11 @@ Requests and replies are ``upload/protocol.py`` messages on stdin and on a priva
 of stdout (fd 1 itself is pointed at stderr, so a library's print cannot corrupt the
 protocol). A request's header has ``op`` (``convert``, ``open``, ``inspect``, ``logits``,
 ``recurrent``, ``generate``, ``export`` for checked weights, and for the command line's
-files, read by path: ``convert_local`` (checkpoint files) and ``convert_folder`` (a
-GPT-2-family folder)) and ``cpu_s``; the reply is ``{"ok": true, ...}`` with arrays, or
-``{"ok": false, "error": "one line"}``. Any exception, ``BaseException`` from native code
-included (the tokenizers library's ``PanicException``), becomes such a line. After a
+files, read by path: ``convert_local`` (checkpoint files), ``convert_folder`` (a
+GPT-2-family folder) and ``fold_onnx`` (an .onnx and its external data)) and ``cpu_s``;
+the reply is ``{"ok": true, ...}`` with arrays, or ``{"ok": false, "error": "one
+line"}``. Any exception, ``BaseException`` from native code included (the tokenizers
+library's ``PanicException``), becomes such a line. After a
 request in ``ONE_SHOT`` (the conversions and ``export``) the worker exits; after ``open``
 it serves analyses until stdin closes or it has been idle for IDLE_S seconds.
 """
@@ -35,7 +36,8 @@ import sys
 from pathlib import Path
 
 LIFETIME_CPU_S = 3600  # hard CPU limit of one worker; past it, the next request starts a new one
-CONVERSIONS = ("convert", "convert_local", "convert_folder")  # a user's checkpoint -> weights
+# a user's checkpoint -> weights; the command line's .onnx -> one self-contained graph
+CONVERSIONS = ("convert", "convert_local", "convert_folder", "fold_onnx")
 READS = (*CONVERSIONS, "open")  # requests that read a user's files
 ONE_SHOT = (*CONVERSIONS, "export")  # the worker exits after answering one
 
@@ -113,6 +115,8 @@ def serve(memory_bytes: int, idle_s: float, file_bytes: int) -> None:
                 reply, out = local_handlers.convert_local(header)
             elif op == "convert_folder":  # the command line: a folder by path, never the app
                 reply, out = local_handlers.convert_folder(header)
+            elif op == "fold_onnx":  # the command line: an .onnx by path, never the app
+                reply, out = local_handlers.fold_onnx(header)
             elif op == "export":
                 reply, out = handlers.export(header, arrays)
             elif op == "open":
