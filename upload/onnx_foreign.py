@@ -16,7 +16,7 @@ at once (``upload.sizes.foreign_output_elements``, ``upload/limits.py``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from models.config import ModelConfig
 from upload.errors import UploadError
 from upload.limits import MAX_ACTIVATION_ELEMENTS, MAX_FOREIGN_CONTEXT
 from upload.onnx_attention import Candidate, classify, instrument, is_logits, not_found_line
-from upload.onnx_inputs import GraphInputs
+from upload.onnx_inputs import GraphInputs, padding_note
 from upload.sizes import foreign_context_fit
 
 TRIAL_T = (3, 5)  # two lengths that tell T-axes from every other axis
@@ -269,42 +269,6 @@ def _final_trial(model: ForeignModel, name: str) -> None:
             raise UploadError(f"{name}: refused: its {key} contain NaN or inf on a test input")
     if not np.allclose(out["attn"].sum(-1), 1.0, atol=1e-3):
         raise UploadError(f"{name}: refused: the attention found does not sum to 1 over keys")
-
-
-def padding_note(model: ForeignModel, name: str) -> str | None:
-    """The card's line on padding to a fixed token axis (None for a dynamic one),
-    measured: a 3-token sentence padded with the pad id, then with another id; if its
-    own tokens' logits or attention differ, the padding changes the result.
-
-    Raises:
-        UploadError: onnxruntime failed on a padded sentence.
-    """
-    inputs, T = model.inputs, model.inputs.fixed_T
-    if T is None or T < 2:
-        return None
-    ids = [i % 2 for i in range(min(3, T - 1))]
-    try:
-        first = model.inspect(ids)
-        model.inputs = replace(inputs, pad_id=(inputs.pad_id + 1) % model.config.vocab_size)
-        second = model.inspect(ids)
-    except ModelRunError as exc:
-        raise UploadError(f"{name}: refused: on a padded test input {exc}") from None
-    finally:
-        model.inputs = inputs
-    same = all(np.allclose(first[k], second[k], rtol=1e-5, atol=1e-6) for k in first)
-    pad, mask = f"id {inputs.pad_id} ({inputs.pad_text!r})", inputs.mask
-    if same:
-        masked = f", masked out by {mask.name} = 0," if mask else ""
-        return (
-            f"The graph takes a fixed {T} tokens: a shorter sentence is padded after its end "
-            f"with {pad}{masked} and only its own tokens are shown (checked: the padding "
-            "does not change them)."
-        )
-    why = f"ignores {mask.name} = 0 there" if mask else "has no attention mask input"
-    return (
-        f"Padding changes the result: the graph takes a fixed {T} tokens and {why}, so "
-        f"a shorter sentence's numbers depend on the {pad} padding after it."
-    )
 
 
 def _notes(model: ForeignModel, lines: list[str | None], ignored: list[str]) -> list[str]:

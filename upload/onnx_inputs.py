@@ -18,12 +18,17 @@ own tokens and measures whether the padding changes them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
 
+from inference.runtime import ModelRunError
 from upload.errors import UploadError
+
+if TYPE_CHECKING:
+    from upload.onnx_foreign import ForeignModel
 
 _DTYPES = {
     onnx.TensorProto.INT64: "int64",
@@ -209,3 +214,39 @@ def pad_token(spec: dict) -> tuple[int, str]:
                 return int(vocab[token]), token
     first = next((t for t, i in vocab.items() if i == 0), "")
     return 0, first
+
+
+def padding_note(model: ForeignModel, name: str) -> str | None:
+    """The card's line on padding to a fixed token axis (None for a dynamic one),
+    measured: a 3-token sentence padded with the pad id, then with another id; if its
+    own tokens' logits or attention differ, the padding changes the result.
+
+    Raises:
+        UploadError: onnxruntime failed on a padded sentence.
+    """
+    inputs, T = model.inputs, model.inputs.fixed_T
+    if T is None or T < 2:
+        return None
+    ids = [i % 2 for i in range(min(3, T - 1))]
+    try:
+        first = model.inspect(ids)
+        model.inputs = replace(inputs, pad_id=(inputs.pad_id + 1) % model.config.vocab_size)
+        second = model.inspect(ids)
+    except ModelRunError as exc:
+        raise UploadError(f"{name}: refused: on a padded test input {exc}") from None
+    finally:
+        model.inputs = inputs
+    same = all(np.allclose(first[k], second[k], rtol=1e-5, atol=1e-6) for k in first)
+    pad, mask = f"id {inputs.pad_id} ({inputs.pad_text!r})", inputs.mask
+    if same:
+        masked = f", masked out by {mask.name} = 0," if mask else ""
+        return (
+            f"The graph takes a fixed {T} tokens: a shorter sentence is padded after its end "
+            f"with {pad}{masked} and only its own tokens are shown (checked: the padding "
+            "does not change them)."
+        )
+    why = f"ignores {mask.name} = 0 there" if mask else "has no attention mask input"
+    return (
+        f"Padding changes the result: the graph takes a fixed {T} tokens and {why}, so "
+        f"a shorter sentence's numbers depend on the {pad} padding after it."
+    )

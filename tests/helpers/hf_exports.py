@@ -188,3 +188,25 @@ def export_with_past(model, path: Path) -> Path:
         dynamic_axes={**dynamic, **{n: {2: "P"} for n in past_names}},
     )
     return path
+
+
+def small_causal_lm(family: str, seed: int = 0):
+    """A random 2-layer ``GPTNeoForCausalLM`` (a global and a local attention layer) or
+    ``LlamaForCausalLM`` (rotary positions, 4 query heads sharing 2 key/value heads),
+    V = 300, eval mode."""
+    import transformers as tf
+
+    torch.manual_seed(seed)
+    if family == "gpt-neo":
+        cfg = tf.GPTNeoConfig(
+            vocab_size=V, max_position_embeddings=128, hidden_size=32, num_layers=2,
+            num_heads=4, attention_types=[[["global", "local"], 1]], window_size=8,
+            intermediate_size=64, bos_token_id=V - 1, eos_token_id=V - 1,
+        )  # fmt: skip
+        return tf.GPTNeoForCausalLM(cfg).eval()
+    cfg = tf.LlamaConfig(
+        vocab_size=V, max_position_embeddings=128, hidden_size=32, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, intermediate_size=64,
+        bos_token_id=V - 1, eos_token_id=V - 1,
+    )  # fmt: skip
+    return tf.LlamaForCausalLM(cfg).eval()

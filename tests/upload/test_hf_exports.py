@@ -22,6 +22,7 @@ from tests.helpers.hf_exports import (
     hf_gpt2,
     operators,
     reference,
+    small_causal_lm,
     tokenizer_json,
 )
 from tests.helpers.nanogpt_layout import STOI
@@ -172,5 +173,20 @@ def test_padding_that_changes_the_result_is_said_in_one_line():
             "padding after it."
         ]
         assert uploaded.inspect([STOI[c] for c in "Speak"])["attn"].shape == (2, 4, 5, 5)
+    finally:
+        uploaded.close()
+
+
+@pytest.mark.parametrize("family", ["gpt-neo", "llama"])
+def test_gpt_neo_and_llama_exports_show_transformers_own_attention(family, tmp_path):
+    """TorchScript exports with an attention_mask (what Llama's grouped-query attention
+    exports with): no operator beyond the allow-list, attention as transformers'."""
+    model = small_causal_lm(family)
+    path = export(model, Export(dynamo=False, mask=True), tmp_path)
+    assert set(operators(path)) <= ALLOWED_OPS
+    uploaded = upload(path)
+    try:
+        assert (uploaded.config.n_layer, uploaded.config.n_head) == (2, 4)
+        assert_like_transformers(uploaded, model, sentence_ids(64))
     finally:
         uploaded.close()
