@@ -96,6 +96,12 @@ def test_external_data_is_refused_with_the_command_that_folds_it(hf_exports, tmp
     assert f"wrote {folded}" in out and "self-contained, checked as an upload" in out
     graph = onnx.load(folded, load_external_data=False)
     assert not any(t.external_data for t in graph.graph.initializer)
+    tokenizer = tmp_path / "tokenizer.json"
+    tokenizer.write_bytes(tokenizer_json())
+    main([str(path), "--out", str(tmp_path / "checked"), "--tokenizer", str(tokenizer)])
+    out = capsys.readouterr().out  # folded, then opened as the uploader does
+    assert "accepted: model.onnx" in out and "source: ONNX (foreign)" in out
+    assert "note: Fed with the token ids (input_ids): attention_mask = 1" in out
     uploaded = upload(folded)
     try:
         assert uploaded.config.context_length == model.config.n_positions
