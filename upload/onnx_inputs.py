@@ -116,7 +116,8 @@ class GraphInputs:
         parts = [said[i.role].format(i.name) for i in self.others if i.role in said]
         past = [i.name for i in self.others if i.role == "past"]
         if past:
-            parts.append(f"an empty past ({len(past)} inputs such as {past[0]}, length 0)")
+            which = f"{len(past)} inputs such as {past[0]}" if len(past) > 1 else past[0]
+            parts.append(f"an empty past ({which}, length 0)")
         if not parts:
             return None
         return f"Fed with the token ids ({self.ids.name}): {'; '.join(parts)}."

@@ -196,3 +196,35 @@ def test_gpt_neo_and_llama_exports_show_transformers_own_attention(family, tmp_p
         assert_like_transformers(uploaded, model, sentence_ids(64))
     finally:
         uploaded.close()
+
+
+def test_folding_refuses_links_out_wrong_lengths_and_results_over_the_upload_limit(
+    hf_exports, tmp_path
+):
+    """upload.onnx_fold in this process (the command line runs it in the worker)."""
+    from upload.onnx_fold import fold_external_data
+
+    source = hf_exports[1][next(h.label for h in SIX if h.external)]
+    proto = onnx.load(source, load_external_data=False)
+    data = (source.parent / "model.onnx.data").read_bytes()
+    (tmp_path / "model.onnx.data").write_bytes(data)
+    path = tmp_path / "model.onnx"
+    path.write_bytes(proto.SerializeToString())
+    assert fold_external_data(path)  # a copy of the data beside the graph: fine
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "model.onnx").write_bytes(proto.SerializeToString())
+    (linked / "model.onnx.data").symlink_to(source.parent / "model.onnx.data")
+    with pytest.raises(ValueError, match="'model.onnx.data', which is not a file in"):
+        fold_external_data(linked / "model.onnx")  # a link leading out of the folder
+    first = proto.graph.initializer[0]
+    length = next(e for e in first.external_data if e.key == "length")
+    length.value = str(int(length.value) + 4)
+    path.write_bytes(proto.SerializeToString())
+    with pytest.raises(ValueError, match=f"tensor '{first.name}' asks for bytes .* its dims need"):
+        fold_external_data(path)
+    length.value = str(int(length.value) - 4)
+    first.dims[:] = [16_000_000]  # 64 MB declared: refused before a byte is read
+    path.write_bytes(proto.SerializeToString())
+    with pytest.raises(ValueError, match=r"model.onnx with its weights folded in: too large"):
+        fold_external_data(path)
