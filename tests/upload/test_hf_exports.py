@@ -163,6 +163,16 @@ def test_a_long_context_is_analysed_up_to_what_fits(tmp_path):
         np.testing.assert_allclose(out["attn"], reference(model, ids)[1], rtol=1e-4, atol=1e-9)
     finally:
         uploaded.close()
+    fixed = export(model, Export(dynamo=False, mask=True, fixed_T=800), tmp_path)
+    uploaded = upload(fixed)  # a fixed 800 tokens: run padded, analysed up to what fits
+    try:
+        assert uploaded.config.context_length == fits
+        notes = " ".join(uploaded.card.notes)
+        assert f"Analysed up to {fits} of the graph's fixed 800 tokens" in notes
+        out = uploaded.inspect(ids)
+        np.testing.assert_allclose(out["attn"], reference(model, ids)[1], rtol=1e-4, atol=1e-9)
+    finally:
+        uploaded.close()
 
 
 def test_padding_that_changes_the_result_is_said_in_one_line():
