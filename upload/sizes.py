@@ -118,7 +118,7 @@ def foreign_output_elements(V: int, L: int, H: int, T: int, maps: int = 2) -> in
 
 
 def foreign_context_fit(V: int, L: int, H: int, maps: int, limit: int) -> int:
-    """The largest T (>= 1) whose :func:`foreign_output_elements` is at most ``limit``
+    """The largest T whose :func:`foreign_output_elements` is at most ``limit``
     (0 when not even one token fits)."""
     a, b = maps * L * H, V  # a*T^2 + b*T <= limit
     T = int((-b + (b * b + 4 * a * limit) ** 0.5) / (2 * a)) if a else limit // max(b, 1)
