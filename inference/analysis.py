@@ -10,6 +10,7 @@ the returned :class:`Analysis`; the benchmarks time this function.
 from __future__ import annotations
 
 import dataclasses
+import time
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
@@ -19,9 +20,13 @@ import pandas as pd
 
 from inference import head_stats
 from inference.runtime import OnnxModel
-from models.tokenizer import UNK, closest_words, encode, token_text
+from models.tokenizer import UNK, encode, token_text, word_index
 
 MAX_CHARS = 2_000
+# Unknown-word suggestions: for the first SUGGESTED_WORDS unknown words shown (what the page
+# lists), while the request has spent less than SUGGEST_BUDGET_S seconds on them.
+SUGGESTED_WORDS = 12
+SUGGEST_BUDGET_S = 0.3
 # The inspect outputs a lean analysis keeps (``analyze(keep=...)``; a large model's, as the
 # server's operator models): what the views draw, less ``scores`` (one head's are computed
 # from its q and k: :func:`head_scores`) and ``logits`` (``probs`` holds them).
@@ -183,11 +188,28 @@ def analyze(
     probs = softmax(outputs["logits"][0])  # (T, V)
     if keep is not None:
         outputs = {name: array for name, array in outputs.items() if name in keep}
-    suggestions = {w: closest_words(model.tokenizer, w) for w in enc.unknown_words}
+    suggestions = suggest(model.tokenizer, enc.unknown_words_before(len(ids)))
     result = Analysis(text, ids, tokens, unknown, suggestions, notices, outputs, probs)
     for array in [*outputs.values(), probs]:
         array.flags.writeable = False  # cached analyses are shared between sessions
     return with_recurrent(model, result) if recurrent else result
+
+
+def suggest(tokenizer, words: list[str]) -> dict[str, list[str]]:
+    """Every word of ``words`` (unknown words shown) -> up to 3 closest known words, found
+    for the first ``SUGGESTED_WORDS`` of them until ``SUGGEST_BUDGET_S`` seconds are spent
+    (the others get none): the cost of a request does not grow with its unknown words nor,
+    past the one-off index (``models.tokenizer.word_index``), with the vocabulary."""
+    out: dict[str, list[str]] = dict.fromkeys(words, [])
+    if not out:
+        return out
+    index = word_index(tokenizer)
+    start = time.monotonic()
+    for word in list(out)[:SUGGESTED_WORDS]:
+        if time.monotonic() - start > SUGGEST_BUDGET_S:
+            break
+        out[word] = index.closest(word)
+    return out
 
 
 def with_recurrent(model: OnnxModel, result: Analysis) -> Analysis:

@@ -17,12 +17,16 @@ metadata).
 
 from __future__ import annotations
 
-import difflib
 import string
+import threading
+import weakref
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+import numpy as np
+from rapidfuzz import fuzz, process
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
 
 UNK = "[UNK]"
@@ -42,9 +46,12 @@ def _pipeline(tokenizer: Tokenizer) -> Tokenizer:
     return tokenizer
 
 
+_PROBE = _pipeline(Tokenizer(models.WordPiece({UNK: 0}, unk_token=UNK)))  # built once
+
+
 def split_words(text: str) -> list[str]:
     """Normalize and pre-tokenize ``text`` into words exactly as the tokenizer does."""
-    probe = _pipeline(Tokenizer(models.WordPiece({UNK: 0}, unk_token=UNK)))
+    probe = _PROBE
     normalized = probe.normalizer.normalize_str(text)
     return [w for w, _ in probe.pre_tokenizer.pre_tokenize_str(normalized)]
 
@@ -201,9 +208,10 @@ class Encoded:
     ``ids`` and ``tokens`` have one entry per token (``tokens`` as text: a byte-level
     BPE token decoded, :func:`token_text`); ``unknown[i]`` is True when token i belongs
     to a word that is not a single vocabulary entry (word-level tokenizers only);
-    ``unknown_words`` lists those words (original spelling, in order); ``left_out``
-    lists the characters a character vocabulary lacks, which were left out of the
-    text (each occurrence, in order).
+    ``unknown_words`` lists those words (original spelling, in order) and
+    ``unknown_starts`` the index of each one's first token; ``left_out`` lists the
+    characters a character vocabulary lacks, which were left out of the text (each
+    occurrence, in order).
     """
 
     ids: list[int]
@@ -211,6 +219,11 @@ class Encoded:
     unknown: list[bool]
     unknown_words: list[str]
     left_out: list[str] = field(default_factory=list)
+    unknown_starts: list[int] = field(default_factory=list)
+
+    def unknown_words_before(self, T: int) -> list[str]:
+        """The unknown words that begin within the first ``T`` tokens (those shown)."""
+        return [w for w, i in zip(self.unknown_words, self.unknown_starts, strict=True) if i < T]
 
 
 def encode(tokenizer: Tokenizer, text: str) -> Encoded:
@@ -229,15 +242,17 @@ def encode(tokenizer: Tokenizer, text: str) -> Encoded:
         tokens = [token_text(tokenizer, t) for t in enc.tokens]
         return Encoded(list(enc.ids), tokens, [False] * len(tokens), [], left_out)
     pieces_per_word = Counter(enc.word_ids)
-    unknown, unknown_words, seen = [], [], set()
-    for token, word, (start, end) in zip(enc.tokens, enc.word_ids, enc.offsets, strict=True):
+    word_end = {w: end for w, (_, end) in zip(enc.word_ids, enc.offsets, strict=True)}
+    unknown, unknown_words, starts = [], [], []
+    for i, (token, word, (start, end)) in enumerate(
+        zip(enc.tokens, enc.word_ids, enc.offsets, strict=True)
+    ):
         is_unknown = token == UNK or pieces_per_word[word] > 1
         unknown.append(is_unknown)
-        if is_unknown and word not in seen:
-            seen.add(word)
-            spans = [o for o, w in zip(enc.offsets, enc.word_ids, strict=True) if w == word]
-            unknown_words.append(text[spans[0][0] : spans[-1][1]] or text[start:end])
-    return Encoded(list(enc.ids), list(enc.tokens), unknown, unknown_words)
+        if is_unknown and (i == 0 or enc.word_ids[i - 1] != word):  # a word's first token
+            starts.append(i)
+            unknown_words.append(text[start : word_end[word]] or text[start:end])
+    return Encoded(list(enc.ids), list(enc.tokens), unknown, unknown_words, [], starts)
 
 
 def decode(tokenizer: Tokenizer, ids: list[int]) -> str:
@@ -250,8 +265,70 @@ def known_words(tokenizer: Tokenizer) -> list[str]:
     return sorted(t for t in tokenizer.get_vocab() if not t.startswith("##") and t != UNK)
 
 
+class WordIndex:
+    """The known words of one vocabulary, ordered once by length, to find the closest
+    ones to an unknown word (:meth:`closest`).
+
+    Similarity is the Indel ratio 2·M / (len(a) + len(b)), M the length of the longest
+    common subsequence (``rapidfuzz.fuzz.ratio``, like ``difflib``'s ratio). A ratio of at
+    least ``cutoff`` needs len(b) within [len(a)·c/(2-c), len(a)·(2-c)/c]: only words of
+    those lengths are compared. rapidfuzz's ``cdist`` releases the GIL while it scores,
+    so other sessions' threads run meanwhile.
+    """
+
+    def __init__(self, words: Iterable[str], ids: Iterable[int] | None = None):
+        """``words`` and, optionally, their ``ids``: among equally close words, the lower id
+        first (a vocabulary's most frequent); by default, the given order."""
+        words = list(words)
+        ids = np.arange(len(words)) if ids is None else np.fromiter(ids, np.int64, len(words))
+        lengths = np.fromiter(map(len, words), np.int64, len(words))  # (V,)
+        order = np.lexsort((ids, lengths))  # (V,) by length, then id (C, not Python, sorts)
+        self.words = [words[i] for i in order]
+        self._lengths = lengths[order].tolist()
+
+    @classmethod
+    def of(cls, tokenizer: Tokenizer) -> WordIndex:
+        """The index of ``tokenizer``'s whole words (:func:`known_words`), ties by id."""
+        vocab = {t: i for t, i in tokenizer.get_vocab().items() if not t.startswith("##")}
+        vocab.pop(UNK, None)
+        return cls(vocab.keys(), vocab.values())
+
+    def closest(self, word: str, n: int = 3, cutoff: float = 0.6) -> list[str]:
+        """Up to ``n`` known words with a similarity to ``word`` (normalized as the
+        tokenizer does) of at least ``cutoff``, most similar first (ties: shorter, then in the index's order)."""
+        key = split_words(word)
+        target = "".join(key) if key else word.lower()
+        q = len(target)
+        lo = bisect_left(self._lengths, int(np.ceil(q * cutoff / (2 - cutoff) - 1e-9)))
+        hi = bisect_right(self._lengths, int(np.floor(q * (2 - cutoff) / cutoff + 1e-9)))
+        if not target or lo >= hi:
+            return []
+        scores = process.cdist(
+            [target], self.words[lo:hi], scorer=fuzz.ratio, score_cutoff=100 * cutoff, workers=1
+        )[0]  # (hi - lo,) 0 below the cutoff
+        hits = np.flatnonzero(scores >= 100 * cutoff)
+        best = hits[np.argsort(-scores[hits], kind="stable")[:n]]  # ties keep the index's order
+        return [self.words[lo + i] for i in best]
+
+
+_INDEXES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # tokenizer -> WordIndex
+_INDEXES_LOCK = threading.Lock()
+
+
+def word_index(tokenizer: Tokenizer) -> WordIndex:
+    """``tokenizer``'s :class:`WordIndex`, built on first use and kept while the tokenizer
+    lives (a shipped model's for the server's life; an upload's until its session drops it).
+    Building reads and orders the vocabulary, once: 262,144 words take about 1 s."""
+    with _INDEXES_LOCK:
+        index = _INDEXES.get(tokenizer)
+    if index is None:
+        index = WordIndex.of(tokenizer)  # outside the lock: another vocabulary's wait not
+        with _INDEXES_LOCK:
+            index = _INDEXES.setdefault(tokenizer, index)
+    return index
+
+
 def closest_words(tokenizer: Tokenizer, word: str, n: int = 3) -> list[str]:
-    """Up to ``n`` known words closest to ``word`` by ``difflib`` similarity."""
-    key = split_words(word)
-    target = "".join(key) if key else word.lower()
-    return difflib.get_close_matches(target, known_words(tokenizer), n=n, cutoff=0.6)
+    """Up to ``n`` known words closest to ``word`` (:meth:`WordIndex.closest` on
+    :func:`word_index`, built once per tokenizer)."""
+    return word_index(tokenizer).closest(word, n)
