@@ -38,13 +38,19 @@ UPLOAD_KEY = "uploaded_model"
 
 @st.cache_resource(show_spinner=False)
 def on_server_start() -> int:
-    """Once per server process: remove upload temp folders that a killed server left.
+    """Once per server process: remove upload temp folders that a killed server left, and
+    put the per-session rerun limit (``ui.rerun_gate``) in front of the runtime's messages.
 
     Returns:
-        How many were removed.
+        How many folders were removed.
     """
+    from streamlit.runtime import Runtime
+
+    from ui import rerun_gate
     from upload.tempdirs import remove_stale_workdirs
 
+    if Runtime.exists():  # a served app (AppTest runs the script without a server)
+        rerun_gate.install(Runtime.instance())
     return remove_stale_workdirs()
 
 
