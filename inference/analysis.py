@@ -150,7 +150,11 @@ def recurrent_readout(phi_q: np.ndarray, state: np.ndarray, normalizer: np.ndarr
 
 
 def analyze(
-    model: OnnxModel, text: str, recurrent: bool = True, keep: tuple[str, ...] | None = None
+    model: OnnxModel,
+    text: str,
+    recurrent: bool = True,
+    keep: tuple[str, ...] | None = None,
+    max_tokens: int | None = None,
 ) -> Analysis:
     """Tokenize ``text`` and compute every view's arrays on ``model``.
 
@@ -166,6 +170,8 @@ def analyze(
             either way. A large model's analysis need not hold ``scores`` (L, H, T, T),
             which only one head at a time is drawn from (:func:`head_scores`), nor its
             logits (T, V) beside ``probs``: GPT-2 small at T = 1024, 604 MB and 206 MB.
+        max_tokens: analyse at most this many tokens, fewer than the context (the
+            server's budget for an uploaded model's analysis); a notice says so.
 
     Raises:
         EmptyInput: if the text has no tokens.
@@ -178,12 +184,20 @@ def analyze(
         raise EmptyInput("Type a sentence to see its attention.")
     ctx = model.config.context_length
     ids, tokens, unknown = enc.ids, enc.tokens, enc.unknown
-    if len(ids) > ctx:
+    if max_tokens is not None and len(ids) > max_tokens and max_tokens < ctx:
+        notices.append(
+            f"The sentence has {len(ids)} tokens; this server analyses an uploaded model of "
+            f"{model.config.n_layer} layers x {model.config.n_head} heads on at most "
+            f"{max_tokens} (its attention grows with the square of the length), so only "
+            f"the first {max_tokens} are shown."
+        )
+        ctx = max_tokens
+    elif len(ids) > ctx:
         notices.append(
             f"The sentence has {len(ids)} tokens; the model's context is {ctx}, "
             f"so only the first {ctx} are shown."
         )
-        ids, tokens, unknown = ids[:ctx], tokens[:ctx], unknown[:ctx]
+    ids, tokens, unknown = ids[:ctx], tokens[:ctx], unknown[:ctx]
     outputs = model.inspect(ids) if keep is None else model.inspect(ids, (*keep, "logits"))
     probs = softmax(outputs["logits"][0])  # (T, V)
     if keep is not None:

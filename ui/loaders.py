@@ -30,6 +30,9 @@ from inference.runtime import OnnxModel, load_shipped
 from models.config import SHIPPED_KINDS
 from ui import served
 from ui.shared import SharedCache
+from upload import memory
+from upload.limits import SERVER_ANALYSIS_VALUES
+from upload.sizes import largest_T
 
 EXPORTED = Path(__file__).resolve().parents[1] / "exported"
 MODELS_DIR_VARIABLE = "ATTNVIZ_MODELS_DIR"  # serve the shipped models from another folder
@@ -128,6 +131,7 @@ def _shipped_recurrent(kind: str, text: str, _result: Analysis) -> Analysis:
 
 
 UPLOAD_ANALYSES = 2  # sentences whose analysis an upload's session keeps
+TRIM_AFTER_BYTES = 16 * 2**20  # an upload's analysis this large: freed heap pages handed back
 
 
 def analysis_bytes(result: Analysis) -> int:
@@ -160,11 +164,13 @@ def get_analysis(name: str, text: str) -> Analysis:
         return _served_analyses().get(
             (name, text), lambda: analyze(model, text, recurrent=False, keep=LEAN_OUTPUTS)
         )
+    model = get_model(name)
+    limit = largest_T(model.config, SERVER_ANALYSIS_VALUES)
     return _kept(
         st.session_state.setdefault(UPLOAD_CACHE, {}),
         "analyses",
         text,
-        lambda: analyze(get_model(name), text, recurrent=False),
+        lambda: analyze(model, text, recurrent=False, max_tokens=limit),
     )
 
 
@@ -192,6 +198,8 @@ def _kept(cache: dict, kind: str, text: str, compute) -> Analysis:
         while len(kept) >= UPLOAD_ANALYSES:
             kept.pop(next(iter(kept)))
         kept[text] = result
+        if analysis_bytes(result) > TRIM_AFTER_BYTES:  # onnxruntime's buffers, the old one
+            memory.trim()
     return kept[text]
 
 

@@ -66,6 +66,10 @@ EXPORT_TIMEOUT_S = _env("EXPORT_TIMEOUT_S", 180.0)
 # Graphs of exported uploads kept per server, by the data they were built from
 # (upload/export_cache.py: a class loading the teacher's checkpoint exports it once).
 EXPORT_CACHE_BYTES = int(_env("EXPORT_CACHE_MB", 256) * 2**20)
+# An uploaded model's analysis in the server holds at most this many float32 values of
+# inspect outputs (a sentence is cut to the longest T that fits: the attention grows with
+# layers x heads x T^2); onnxruntime's own buffers while it runs are a few times more.
+SERVER_ANALYSIS_VALUES = int(_env("SERVER_ANALYSIS_MB", 64) * 2**20 / 4)
 ANALYSIS_TIMEOUT_S = _env("ANALYSIS_TIMEOUT_S", 10.0)  # one analysis of an uploaded ONNX graph
 WORKER_IDLE_S = _env("WORKER_IDLE_S", 600.0)  # an idle ONNX worker exits (restarted on use)
 # A worker runs at SCHED_IDLE: time it waits for a CPU the server uses does not count
