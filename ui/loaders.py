@@ -54,7 +54,37 @@ def on_server_start() -> int:
 
     if Runtime.exists():  # a served app (AppTest runs the script without a server)
         rerun_gate.install(Runtime.instance())
+        _start_reaper(Runtime.instance())
     return remove_stale_workdirs()
+
+
+REAP_EVERY_S = 10.0  # how often closed sessions' upload workers are looked for
+
+
+def _start_reaper(runtime) -> None:
+    """A daemon thread that stops the upload workers of closed sessions and collects the
+    exit status of those that ended (``upload.client.reap``), every ``REAP_EVERY_S``."""
+    import threading
+    import time
+
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    from upload import client
+
+    def session_id() -> str | None:
+        ctx = get_script_run_ctx()
+        return None if ctx is None else ctx.session_id
+
+    def loop() -> None:
+        while True:
+            time.sleep(REAP_EVERY_S)
+            try:
+                client.reap(runtime.is_active_session)
+            except Exception:  # noqa: BLE001 - try again next time; never end the thread
+                pass
+
+    client.caller = session_id
+    threading.Thread(target=loop, name="reap-upload-workers", daemon=True).start()
 
 
 def models_dir() -> Path:
