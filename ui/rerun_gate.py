@@ -19,10 +19,15 @@ from __future__ import annotations
 
 import asyncio
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
+# Streamlit drops a query string longer than 512 Ki characters whole (the page then opens
+# on its defaults without a word): longer values are cut here first, and the page told.
+LONG_QUERY_CHARS = 64 * 1024
+MAX_VALUE_CHARS = 2_000  # a value of a long query string is cut to this (ui.link's cap)
 RATE_PER_S = 4.0  # reruns a session may start per second, sustained
 BURST = 8  # reruns a session may start at once (a student clicking quickly)
 FORGET_S = 60.0  # a session's bucket is forgotten after this long without a message
@@ -52,6 +57,7 @@ class RerunGate:
         self._handle = handle
         self._buckets: dict[str, _Bucket] = {}
         self._swept = time.monotonic()
+        self.cut: dict[str, dict[str, int]] = {}  # session -> query key -> its length before
 
     def coalesced(self, session_id: str) -> int:
         """How many of this session's rerun messages were replaced by a later one."""
@@ -61,6 +67,9 @@ class RerunGate:
     def __call__(self, session_id: str, msg: BackMsg, *, client=None) -> None:
         if msg.WhichOneof("type") != "rerun_script":
             return self._handle(session_id, msg, client=client)
+        state = msg.rerun_script
+        if len(state.query_string) > LONG_QUERY_CHARS:
+            state.query_string, self.cut[session_id] = shortened(state.query_string)
         now = time.monotonic()
         self._sweep(now)
         bucket = self._buckets.setdefault(session_id, _Bucket())
@@ -100,6 +109,32 @@ class RerunGate:
         for sid in [s for s, b in self._buckets.items() if b.waiting is None]:
             if now - self._buckets[sid].at > FORGET_S:
                 del self._buckets[sid]
+                self.cut.pop(sid, None)
+
+
+def shortened(query: str) -> tuple[str, dict[str, int]]:
+    """``query`` with every value longer than ``MAX_VALUE_CHARS`` cut to that, and each
+    cut key's length before; ("", {}) for a query string that cannot be read."""
+    try:
+        pairs = urllib.parse.parse_qsl(query, keep_blank_values=True, max_num_fields=100)
+    except ValueError:
+        return "", {}
+    cut = {k: len(v) for k, v in pairs if len(v) > MAX_VALUE_CHARS}
+    short = [(k[:MAX_VALUE_CHARS], v[:MAX_VALUE_CHARS]) for k, v in pairs]
+    return urllib.parse.urlencode(short, quote_via=urllib.parse.quote), cut
+
+
+def cut_lengths() -> dict[str, int]:
+    """This session's link values that were cut before Streamlit read them: key -> the
+    value's length in the link (read once: the dict is emptied)."""
+    from streamlit.runtime import Runtime
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None or not Runtime.exists():
+        return {}
+    gate = Runtime.instance().handle_backmsg
+    return gate.cut.pop(ctx.session_id, {}) if isinstance(gate, RerunGate) else {}
 
 
 def _merged(earlier: BackMsg, later: BackMsg) -> BackMsg:

@@ -24,7 +24,7 @@ from models.card import ModelCard
 from models.config import ModelConfig
 from upload.budget import SERVER, in_line
 from upload.client import Worker
-from upload.errors import UploadError
+from upload.errors import UploadError, shown
 from upload.export_cache import EXPORTS, export_key
 from upload.isolated import IsolatedModel
 from upload.limits import (
@@ -305,11 +305,12 @@ def load_upload(files: dict[str, bytes], progress=None):
     report = progress or (lambda fraction, message: None)
     report(0.0, "checking files…")
     check_files(files)
-    what = " + ".join(files)
+    what = " + ".join(shown(n) for n in files)  # names shown in progress lines too
     if any(PurePath(n).suffix.lower() == ".onnx" for n in files):
         model = _open_isolated(files, what, report)
     else:
         model = _export_and_open(main_file(files), convert(files, what, report), report)
+    model.name = shown(model.name)  # a file's name on one line, however it was spelled
     report(1.0, "ready")
     return model
 
