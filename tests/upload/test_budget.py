@@ -173,3 +173,50 @@ def test_an_export_under_way_is_shared_by_who_asks_for_the_same_data():
     assert order == ["first in", "first out", "second in", "found"]
     with cache.exporting("other"):  # another key does not wait
         pass
+
+
+def _worker_pids() -> list[int]:
+    me = psutil.Process()
+    return [p.pid for p in me.children() if any("worker.py" in a for a in p.cmdline())]
+
+
+def test_ten_uploads_at_once_wait_their_turn(digits_export):
+    """Ten sessions loading a graph at the same moment (issue #25: ten workers, 15 GB):
+    at most WORKER_SLOTS requests run at once, the others hear their place in line,
+    every upload is loaded in the end, and every worker is gone once its model is."""
+    from upload import budget as budget_module
+    from upload.limits import WORKER_SLOTS, WORKERS_MEMORY_BYTES
+    from upload.load import load_upload
+
+    files = {p.name: p.read_bytes() for p in sorted(digits_export[1].glob("digits.*.onnx"))}
+    server = budget_module.SERVER
+    server.peak_bytes = 0
+    heard: dict[int, list[str]] = {i: [] for i in range(10)}
+    models, errors, most = {}, [], [0]
+
+    def one(i: int) -> None:
+        try:
+            progress = lambda fraction, message: heard[i].append(message)  # noqa: E731
+            models[i] = load_upload(dict(files), progress)
+        except Exception as exc:  # noqa: BLE001 - recorded
+            errors.append(f"{i}: {exc}")
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(10)]
+    for t in threads:
+        t.start()
+    while any(t.is_alive() for t in threads):
+        most[0] = max(most[0], server.running)
+        time.sleep(0.02)
+    try:
+        assert not errors, errors
+        assert len(models) == 10 and 1 <= most[0] <= WORKER_SLOTS
+        assert server.peak_bytes <= max(WORKERS_MEMORY_BYTES, WORKER_SLOTS * GB)
+        lines = [m for messages in heard.values() for m in messages if "in line" in m]
+        assert lines and all(m.startswith("your upload is number ") for m in lines)
+    finally:
+        for model in models.values():
+            model.close()
+    deadline = time.monotonic() + 30
+    while _worker_pids() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _worker_pids()  # stopped and reaped: none left, no zombie
