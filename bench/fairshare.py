@@ -216,7 +216,8 @@ SUGGESTIONS = """
 import json, random, string, time
 from inference.analysis import analyze, suggest
 from inference.runtime import load_shipped
-from models.tokenizer import ALPHABET, UNK, word_index, wordpiece_tokenizer
+from models.tokenizer import ALPHABET, UNK, wordpiece_tokenizer
+from models.word_index import word_index
 from bench.common import EXPORTED
 model = load_shipped(EXPORTED, "softmax")
 rng = random.Random(0)

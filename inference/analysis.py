@@ -20,7 +20,8 @@ import pandas as pd
 
 from inference import head_stats
 from inference.runtime import OnnxModel
-from models.tokenizer import UNK, encode, token_text, word_index
+from models.tokenizer import UNK, encode, token_text
+from models.word_index import word_index
 
 MAX_CHARS = 2_000
 # Unknown-word suggestions: for the first SUGGESTED_WORDS unknown words shown (what the page

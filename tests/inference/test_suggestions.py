@@ -14,7 +14,8 @@ import time
 import pytest
 
 from inference.analysis import SUGGEST_BUDGET_S, SUGGESTED_WORDS, analyze, suggest
-from models.tokenizer import ALPHABET, UNK, WordIndex, encode, word_index, wordpiece_tokenizer
+from models.tokenizer import ALPHABET, UNK, encode, wordpiece_tokenizer
+from models.word_index import WordIndex, word_index
 from tests.helpers import EXPORTED
 
 
