@@ -4,7 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import complexity, lessons, loaders, navigation, sidebar, translate, visualizer
+from ui import complexity, lessons, loaders, navigation, rerun_gate, sidebar, translate, visualizer
 
 # The tab icon is a local SVG (sent inline as a data: URL). A ":material/...:" page_icon, or
 # none (then the current page's icon is used), makes the browser fetch the icon's SVG from
@@ -42,6 +42,7 @@ def _home() -> None:
 
 
 loaders.on_server_start()
+rerun_gate.notice()
 # (renderer, title, icon, url_path) of the lesson pages that share the visualizer's sidebar
 LESSON_PAGES = [
     (lessons.soft_hard, "Soft vs hard attention", ":material/thermostat:", "soft-hard"),

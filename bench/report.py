@@ -19,6 +19,7 @@ SECTIONS = (
     "concurrency",
     "browser",
     "isolation",
+    "fair_share",
     "checkpoints",
     "translation",
 )

@@ -20,6 +20,7 @@ import unicodedata
 
 import streamlit as st
 
+from ui import rerun_gate
 from ui.text import plain
 
 URL_KEYS = ("text", "model", "layer", "head", "view")
@@ -85,6 +86,10 @@ def unchecked() -> dict[str, str]:
     if _READ not in st.session_state:
         params = {key: st.query_params[key] for key in URL_KEYS if key in st.query_params}
         st.session_state[_READ] = params
+        for key, n in rerun_gate.cut_lengths().items():  # a link too long for Streamlit
+            notice(
+                f"The link's {plain(quoted(key))} was cut to its first {MAX_URL_TEXT:,} of {n:,} characters."
+            )
     return st.session_state[_READ]
 
 

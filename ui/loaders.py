@@ -30,6 +30,9 @@ from inference.runtime import OnnxModel, load_shipped
 from models.config import SHIPPED_KINDS
 from ui import served
 from ui.shared import SharedCache
+from upload import memory
+from upload.limits import SERVER_ANALYSIS_VALUES
+from upload.sizes import largest_T
 
 EXPORTED = Path(__file__).resolve().parents[1] / "exported"
 MODELS_DIR_VARIABLE = "ATTNVIZ_MODELS_DIR"  # serve the shipped models from another folder
@@ -38,14 +41,50 @@ UPLOAD_KEY = "uploaded_model"
 
 @st.cache_resource(show_spinner=False)
 def on_server_start() -> int:
-    """Once per server process: remove upload temp folders that a killed server left.
+    """Once per server process: remove upload temp folders that a killed server left, and
+    put the per-session rerun limit (``ui.rerun_gate``) in front of the runtime's messages.
 
     Returns:
-        How many were removed.
+        How many folders were removed.
     """
+    from streamlit.runtime import Runtime
+
+    from ui import rerun_gate
     from upload.tempdirs import remove_stale_workdirs
 
+    if Runtime.exists():  # a served app (AppTest runs the script without a server)
+        rerun_gate.install(Runtime.instance())
+        _start_reaper(Runtime.instance())
     return remove_stale_workdirs()
+
+
+REAP_EVERY_S = 10.0  # how often closed sessions' upload workers are looked for
+
+
+def _start_reaper(runtime) -> None:
+    """A daemon thread that stops the upload workers of closed sessions and collects the
+    exit status of those that ended (``upload.client.reap``), every ``REAP_EVERY_S``."""
+    import threading
+    import time
+
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    from upload import client
+
+    def session_id() -> str | None:
+        ctx = get_script_run_ctx()
+        return None if ctx is None else ctx.session_id
+
+    def loop() -> None:
+        while True:
+            time.sleep(REAP_EVERY_S)
+            try:
+                client.reap(runtime.is_active_session)
+            except Exception:  # noqa: BLE001 - try again next time; never end the thread
+                pass
+
+    client.caller = session_id
+    threading.Thread(target=loop, name="reap-upload-workers", daemon=True).start()
 
 
 def models_dir() -> Path:
@@ -122,6 +161,7 @@ def _shipped_recurrent(kind: str, text: str, _result: Analysis) -> Analysis:
 
 
 UPLOAD_ANALYSES = 2  # sentences whose analysis an upload's session keeps
+TRIM_AFTER_BYTES = 16 * 2**20  # an upload's analysis this large: freed heap pages handed back
 
 
 def analysis_bytes(result: Analysis) -> int:
@@ -154,11 +194,13 @@ def get_analysis(name: str, text: str) -> Analysis:
         return _served_analyses().get(
             (name, text), lambda: analyze(model, text, recurrent=False, keep=LEAN_OUTPUTS)
         )
+    model = get_model(name)
+    limit = largest_T(model.config, SERVER_ANALYSIS_VALUES)
     return _kept(
         st.session_state.setdefault(UPLOAD_CACHE, {}),
         "analyses",
         text,
-        lambda: analyze(get_model(name), text, recurrent=False),
+        lambda: analyze(model, text, recurrent=False, max_tokens=limit),
     )
 
 
@@ -186,6 +228,8 @@ def _kept(cache: dict, kind: str, text: str, compute) -> Analysis:
         while len(kept) >= UPLOAD_ANALYSES:
             kept.pop(next(iter(kept)))
         kept[text] = result
+        if analysis_bytes(result) > TRIM_AFTER_BYTES:  # onnxruntime's buffers, the old one
+            memory.trim()
     return kept[text]
 
 

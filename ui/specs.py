@@ -9,8 +9,8 @@ head. The cached value is the spec as it goes to the browser (``viz.spec.wire``:
 plain JSON, typed arrays), shared by every session: never modified.
 
 An uploaded model's specs never enter a cross-session cache: they are kept in its
-own session (the last ``UPLOAD_SPECS`` of them, in ``loaders.UPLOAD_CACHE``, which a
-new upload empties). The server operator's models (``ui/served.py``) share theirs like
+own session (the last ``UPLOAD_SPECS`` of them, at most ``UPLOAD_SPEC_BYTES`` in all
+but the newest, in ``loaders.UPLOAD_CACHE``, which a new upload empties). The server operator's models (``ui/served.py``) share theirs like
 the shipped models, in caches bounded by bytes (a heatmap at T = 1024 is megabytes).
 """
 
@@ -37,6 +37,7 @@ from viz import tensors as vt
 
 Builder = Callable[..., dict]
 UPLOAD_SPECS = 64  # specs an upload's session keeps
+UPLOAD_SPEC_BYTES = 32 * 2**20  # and their bytes in all (a heatmap at T = 2,000: ~20 MB)
 
 
 def _weights(result: Analysis, layer: int, head: int | None, mode: str) -> tuple:
@@ -219,10 +220,15 @@ def _kept(build: Builder, name: str, result: Analysis, params: tuple, finish) ->
         return cache.get(key, lambda: finish(build(name, result, *params)))
     mine = st.session_state.setdefault(loaders.UPLOAD_CACHE, {})
     specs = mine.setdefault("specs", OrderedDict())
+    sizes = mine.setdefault("spec_bytes", {})
     if key not in specs:
-        specs[key] = finish(build(name, result, *params))
-        while len(specs) > UPLOAD_SPECS:
-            specs.popitem(last=False)
+        specs[key] = value = finish(build(name, result, *params))
+        sizes[key] = spec_bytes(value)
+        while len(specs) > 1 and (
+            len(specs) > UPLOAD_SPECS or sum(sizes.values()) > UPLOAD_SPEC_BYTES
+        ):
+            sizes.pop(specs.popitem(last=False)[0], None)
+    specs.move_to_end(key)
     return specs[key]
 
 

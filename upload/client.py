@@ -14,6 +14,7 @@ name and shape is checked against what the caller expects before it is read.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import signal
 import subprocess
@@ -28,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from upload import protocol
+from upload.budget import WorkerBudget
 from upload.errors import UploadError, WorkerError
 from upload.limits import (
     MAX_HEADER_BYTES,
@@ -39,6 +41,9 @@ from upload.limits import (
 
 WORKER = Path(__file__).with_name("worker.py")
 _LIVE: weakref.WeakSet = weakref.WeakSet()
+# Set by the server (ui.loaders): who is asking now (a session id), recorded as a server
+# worker's owner so that :func:`reap` can stop the workers of closed sessions.
+caller: Callable[[], object] = lambda: None  # noqa: E731
 
 
 def _env() -> dict[str, str]:
@@ -106,6 +111,9 @@ class Worker:
         file_bytes: the largest file it may write (its stderr log; the exporter's graphs).
         reply_bytes: the most one reply's arrays may hold (the command line's converter
             of a large local checkpoint: its weights).
+        budget: the server's :class:`~upload.budget.WorkerBudget` each request waits its
+            turn in (None: none, as on the command line).
+        on_wait: called with the request's place in line while it waits.
     """
 
     def __init__(
@@ -115,9 +123,13 @@ class Worker:
         idle_s: float = WORKER_IDLE_S,
         file_bytes: int = 2**20,
         reply_bytes: int = MAX_REPLY_BYTES,
+        budget: WorkerBudget | None = None,
+        on_wait: Callable[[int], None] | None = None,
     ):
         self.what, self.memory_bytes, self.idle_s = what, memory_bytes, idle_s
         self.file_bytes, self.reply_bytes = file_bytes, reply_bytes
+        self.budget, self.on_wait = budget, on_wait
+        self.owner = caller() if budget is not None else None  # a server worker's session
         self.proc: subprocess.Popen | None = None
         self._lock = threading.Lock()
         self._stderr = None
@@ -202,7 +214,7 @@ class Worker:
             UploadError: the worker's own one-line refusal.
             WorkerError: it died, timed out, or broke the protocol (it is then stopped).
         """
-        with self._lock:
+        with self._lock, self._admitted():
             if not self.alive:
                 self.stop()
                 self.start()
@@ -228,6 +240,12 @@ class Worker:
             if not reply.get("ok"):
                 raise UploadError(str(reply.get("error", "refused"))[:600])
             return reply, out
+
+    def _admitted(self):
+        """The request's turn in the server's budget (nothing to wait for without one)."""
+        if self.budget is None:
+            return contextlib.nullcontext()
+        return self.budget.admit(self.memory_bytes, self.what, self.on_wait)
 
     def _failure(self, exc: WorkerError, deadline: Deadline) -> WorkerError:
         """Stop the worker and say in one line what became of it."""
@@ -260,6 +278,28 @@ class Worker:
         if str(exc).startswith("protocol"):
             return WorkerError(f"{self.what}: stopped: the worker broke the protocol ({exc})")
         return WorkerError(f"{self.what}: stopped: the worker ended unexpectedly (code {code})")
+
+
+def reap(owner_alive: Callable[[object], bool] | None = None) -> int:
+    """Stop, and collect the exit status of (no zombie left), every worker that exited on
+    its own (idle, or killed), and every idle worker whose owner ``owner_alive`` says is
+    gone (a closed tab's). A worker busy with a request is left alone. Returns how many
+    were stopped; the next request of a model whose worker was stopped starts a new one."""
+    stopped = 0
+    for worker in list(_LIVE):
+        proc = worker.proc
+        if proc is None:
+            continue
+        exited = proc.poll() is not None
+        orphan = owner_alive is not None and worker.owner is not None
+        orphan = orphan and not owner_alive(worker.owner)
+        if (exited or orphan) and worker._lock.acquire(blocking=False):
+            try:
+                worker.stop()
+                stopped += 1
+            finally:
+                worker._lock.release()
+    return stopped
 
 
 @atexit.register

@@ -22,8 +22,9 @@ from typing import NamedTuple
 from inference.runtime import OnnxModel, load_graphs
 from models.card import ModelCard
 from models.config import ModelConfig
+from upload.budget import SERVER, in_line
 from upload.client import Worker
-from upload.errors import UploadError
+from upload.errors import UploadError, shown
 from upload.export_cache import EXPORTS, export_key
 from upload.isolated import IsolatedModel
 from upload.limits import (
@@ -186,10 +187,18 @@ def convert(files: dict[str, bytes], what: str, report) -> Converted:
         UploadError: the worker's refusal, or WorkerError.
     """
     report(0.1, f"reading {what} in an isolated worker…")
-    return request_conversion(Worker(what), {"op": "convert"}, CONVERT_TIMEOUT_S, blobs=files)[1]
+    worker = _server_worker(what, report)
+    return request_conversion(worker, {"op": "convert"}, CONVERT_TIMEOUT_S, blobs=files)[1]
 
 
-def export(name: str, cfg: ModelConfig, spec: dict, weights: dict) -> dict[str, bytes]:
+def _server_worker(what: str, report, **limits) -> Worker:
+    """A worker of the server's: its requests wait their turn in ``upload.budget.SERVER``,
+    and ``report`` says the upload's place in line meanwhile."""
+    on_wait = None if report is None else (lambda k: report(0.05, in_line(k)))
+    return Worker(what, budget=SERVER, on_wait=on_wait, **limits)
+
+
+def export(name: str, cfg: ModelConfig, spec: dict, weights: dict, report=None) -> dict[str, bytes]:
     """Our exporter, in a fresh worker given only checked data: role -> ONNX bytes.
 
     The server itself never imports torch: neither its memory (about 250 MB) nor its GIL
@@ -207,16 +216,28 @@ def export(name: str, cfg: ModelConfig, spec: dict, weights: dict) -> dict[str, 
     cached = EXPORTS.get(key)
     if cached is not None:
         return dict(cached)
-    worker = Worker(f"{name} (export)", EXPORT_MEMORY_BYTES, file_bytes=EXPORT_FILE_BYTES)
-    header = {"op": "export", "name": name, "config": cfg.to_dict(), "tokenizer": spec}
-    try:
-        _, graphs = worker.request(header, EXPORT_TIMEOUT_S, arrays=weights, expect=expect)
-    finally:
-        worker.stop()
-    if "inspect" not in graphs:
-        raise UploadError(f"{name}: the exporter returned no inspect graph")
-    result = {role: graph.tobytes() for role, graph in graphs.items()}
-    EXPORTS.put(key, result)
+
+    def same() -> None:
+        if report is not None:
+            report(0.4, "the same model is being exported for another student…")
+
+    with EXPORTS.exporting(key, on_wait=same):
+        cached = EXPORTS.get(key)  # that export has finished meanwhile
+        if cached is not None:
+            return dict(cached)
+        worker = _server_worker(
+            f"{name} (export)", report, memory_bytes=EXPORT_MEMORY_BYTES,
+            file_bytes=EXPORT_FILE_BYTES,
+        )  # fmt: skip
+        header = {"op": "export", "name": name, "config": cfg.to_dict(), "tokenizer": spec}
+        try:
+            _, graphs = worker.request(header, EXPORT_TIMEOUT_S, arrays=weights, expect=expect)
+        finally:
+            worker.stop()
+        if "inspect" not in graphs:
+            raise UploadError(f"{name}: the exporter returned no inspect graph")
+        result = {role: graph.tobytes() for role, graph in graphs.items()}
+        EXPORTS.put(key, result)
     return dict(result)
 
 
@@ -225,7 +246,7 @@ def _export_and_open(name: str, converted: Converted, report) -> OnnxModel:
     ours, built by our exporter from arrays our code checked."""
     cfg, spec, weights, training = converted
     report(0.4, "exporting to ONNX (this takes a few seconds)…")
-    graphs = export(name, cfg, spec, weights)
+    graphs = export(name, cfg, spec, weights, report)
     report(0.9, "opening the graphs…")
     source = "safetensors checkpoint" if name.endswith(".safetensors") else "nanoGPT checkpoint"
     info = card(cfg, cfg.num_parameters(), source, name, spec, training=training)
@@ -236,7 +257,7 @@ def _export_and_open(name: str, converted: Converted, report) -> OnnxModel:
 
 
 def _open_isolated(files: dict[str, bytes], what: str, report) -> IsolatedModel:
-    worker = Worker(what)
+    worker = _server_worker(what, report)
     report(0.2, "checking and test-running the graphs in an isolated worker…")
     try:
         reply, _ = worker.request({"op": "open"}, CONVERT_TIMEOUT_S, blobs=files)
@@ -257,6 +278,7 @@ def _open_isolated(files: dict[str, bytes], what: str, report) -> IsolatedModel:
         ):
             raise UploadError(f"{what}: the worker's answer is incomplete")
         info = card(cfg, parameters, source, what, spec, notes)
+        worker.on_wait = None  # later requests (analyses) wait without a progress line
         return IsolatedModel(worker, dict(files), reply, cfg, tokenizer, info)
     except BaseException:
         worker.stop()
@@ -289,11 +311,12 @@ def load_upload(files: dict[str, bytes], progress=None):
     report = progress or (lambda fraction, message: None)
     report(0.0, "checking files…")
     check_files(files)
-    what = " + ".join(files)
+    what = " + ".join(shown(n) for n in files)  # names shown in progress lines too
     if any(PurePath(n).suffix.lower() == ".onnx" for n in files):
         model = _open_isolated(files, what, report)
     else:
         model = _export_and_open(main_file(files), convert(files, what, report), report)
+    model.name = shown(model.name)  # a file's name on one line, however it was spelled
     report(1.0, "ready")
     return model
 

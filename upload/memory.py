@@ -46,3 +46,15 @@ def reset_peak() -> int | None:
     except OSError:
         return None
     return rss()
+
+
+def trim() -> bool:
+    """Hand the heap's free pages back to the system: glibc's ``malloc_trim(0)`` (Linux;
+    False where there is no glibc). After a large analysis the server's arrays are freed
+    but glibc keeps their pages; this returns the resident set near where it was."""
+    import ctypes
+
+    try:
+        return bool(ctypes.CDLL("libc.so.6").malloc_trim(0))
+    except (OSError, AttributeError):
+        return False

@@ -76,6 +76,16 @@ def activation_elements(cfg: ModelConfig, T: int | None = None) -> int:
     return n
 
 
+def largest_T(cfg: ModelConfig, values: int) -> int:
+    """The longest sentence (tokens, at most ``cfg.context_length``, at least 1) whose
+    inspect outputs (:func:`activation_elements`) hold at most ``values`` float32 values."""
+    lo, hi = 1, cfg.context_length
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if activation_elements(cfg, mid) <= values else (lo, mid - 1)
+    return lo
+
+
 def check_config_size(name: str, cfg: ModelConfig, limits: Limits = BROWSER) -> None:
     """Refuse configs too large to build or to run here, before anything is allocated.
 

@@ -7,6 +7,7 @@ Sections written by older versions of the suite render too (missing fields say n
 
 One module per section (``latency``, ``speed``: inference and scaling, ``generation``:
 generation and memory, ``concurrency`` and ``browser``: a real server, ``isolation``,
+``fair_share``: attacks on a real server,
 ``translation``: the encoder-decoder lesson's models, ``checkpoints``: real checkpoints);
 ``format`` holds what they share.
 """
@@ -14,6 +15,7 @@ generation and memory, ``concurrency`` and ``browser``: a real server, ``isolati
 from bench.sections.browser import browser, browser_notes
 from bench.sections.checkpoints import checkpoints, checkpoints_notes
 from bench.sections.concurrency import concurrency, concurrency_method, concurrency_notes
+from bench.sections.fair_share import fair_share, fair_share_notes
 from bench.sections.generation import generation, generation_notes, memory, memory_notes
 from bench.sections.isolation import isolation, isolation_notes
 from bench.sections.latency import latency, latency_notes
@@ -28,6 +30,8 @@ __all__ = [
     "concurrency",
     "concurrency_method",
     "concurrency_notes",
+    "fair_share",
+    "fair_share_notes",
     "generation",
     "generation_notes",
     "inference",
