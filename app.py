@@ -4,7 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import complexity, lessons, loaders, navigation, sidebar, translate, visualizer
+from ui import complexity, lecture, lessons, loaders, navigation, sidebar, translate, visualizer
 
 # The tab icon is a local SVG (sent inline as a data: URL). A ":material/...:" page_icon, or
 # none (then the current page's icon is used), makes the browser fetch the icon's SVG from
@@ -50,6 +50,14 @@ LESSON_PAGES = [
     (lessons.merged, "Merged bilinear form", ":material/merge:", "merged"),
 ]
 PAGES = {
+    "Lecture": [
+        st.Page(
+            _on_selection(lecture.page),
+            title="Lecture path",
+            icon=":material/school:",
+            url_path="lecture",
+        )
+    ],
     "Visualizer": [
         st.Page(_home, title="Home", url_path="home", default=True, visibility="hidden"),
         VISUALIZER,

@@ -16,11 +16,13 @@ def register(pages: list) -> None:
     PAGES.update({page.url_path: page for page in pages})
 
 
-def link(url_path: str, label: str, icon: str | None = None) -> None:
-    """A link to the page at ``url_path``; plain text when no such page is registered
-    (a page rendered on its own, as in a test)."""
+def link(
+    url_path: str, label: str, icon: str | None = None, query_params: dict | None = None
+) -> None:
+    """A link to the page at ``url_path`` (with ``query_params`` in its URL); plain text
+    when no such page is registered (a page rendered on its own, as in a test)."""
     page = PAGES.get(url_path)
     if page is None:
         st.markdown(label)
         return
-    st.page_link(page, label=label, icon=icon)
+    st.page_link(page, label=label, icon=icon, query_params=query_params)
