@@ -87,6 +87,10 @@ page = st.navigation(PAGES)
 OWN_MODELS = ("", "complexity", "translate", "encoder-decoder")
 # The shared sidebar is drawn here, before the page: its widgets are then the same on
 # every page with a selection, so a choice (and its URL parameters) carries over.
+# A link from the lecture path opens in its state.
+navigation.adopt_link_state(
+    {"model": loaders.model_names(), "view": visualizer.VIEWS, "tview": translate.VIEWS}
+)
 if page.url_path not in OWN_MODELS:  # the root only redirects
     selection = sidebar.selection()
 page.run()

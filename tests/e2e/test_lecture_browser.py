@@ -3,6 +3,9 @@ step to the last, and opened at a step from a link."""
 
 from __future__ import annotations
 
+import json
+
+from tests.helpers import EXPORTED
 from tests.helpers.browser import wait_idle
 from ui.lecture.story import STEPS
 
@@ -37,3 +40,13 @@ def test_walk_the_lecture_with_next_and_open_a_step_from_its_link(page, server_u
     page.goto(f"{server_url}/lecture?step=4")
     wait_idle(page)
     _step_shown(page, 4)
+    page.goto(f"{server_url}/lecture?step=8")  # go deeper: the visualizer in the step's state
+    wait_idle(page)
+    _step_shown(page, 8)
+    page.get_by_text("Go deeper").click()
+    wait_idle(page)
+    page.get_by_role("heading", name="Attention visualizer", level=1).wait_for()
+    best = json.loads((EXPORTED / "model_card.json").read_text())["models"]["softmax"]
+    layer, head = (best["probes"]["best_induction_head"][k] for k in ("layer", "head"))
+    assert f"layer={layer}" in page.url and f"head={head}" in page.url, page.url
+    assert page.get_by_role("combobox", name="Head").input_value() == str(head)

@@ -3,6 +3,8 @@ step is the URL's, Previous / Next walk the path."""
 
 from __future__ import annotations
 
+import urllib.parse
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -12,10 +14,6 @@ from ui.lecture.story import STEPS
 
 def _charts(at: AppTest) -> int:
     return len(at.get("plotly_chart")) + len(at.get("vega_lite_chart"))
-
-
-def _links(at: AppTest) -> list:
-    return [el.proto for el in at.get("page_link")]
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +31,8 @@ def test_every_step_draws_its_figure_and_links_deeper(lecture, model):
         assert not at.exception, (n, [e.value for e in at.exception])
         assert at.header[0].value == f"{n}. {step.title}"
         assert _charts(at) >= 1, n
-        assert any(p.label.startswith("Go deeper") for p in _links(at)), n
+        labels = [el.proto.label for el in at.get("page_link")]
+        assert any(label.startswith("Go deeper") for label in labels), n
 
 
 def test_next_and_previous_walk_the_path():
@@ -49,14 +48,36 @@ def test_next_and_previous_walk_the_path():
     assert at.header[0].value.startswith(f"{len(STEPS) - 1}. ")
 
 
-def test_the_induction_step_links_to_the_best_induction_head():
+def test_go_deeper_opens_the_best_induction_head_in_the_visualizer():
+    """The step's link carries its state; followed inside the session (the sidebar's
+    widgets already hold other values), the visualizer opens in that state."""
     from ui import loaders
+    from ui.lecture.model_steps import COPYING
 
     at = open_page("lecture")
     at.session_state["step"] = 8
     at.run()
+    link = next(el.proto for el in at.get("page_link") if el.proto.label.startswith("Go deeper"))
     scores = loaders.get_induction("softmax")  # (L, H)
     layer, head = divmod(int(scores.argmax()), scores.shape[1])
-    link = next(p for p in _links(at) if p.label.startswith("Go deeper"))
-    assert f"layer={layer}" in link.query_string and f"head={head}" in link.query_string
-    assert "view=attention" in link.query_string
+    params = dict(urllib.parse.parse_qsl(link.query_string))
+    assert params["follow"] == "1" and params["view"] == "attention"
+    assert (params["layer"], params["head"], params["text"]) == (str(layer), str(head), COPYING)
+    at.query_params.update(params)
+    open_page("visualizer", at)
+    assert not at.exception, [e.value for e in at.exception]
+    assert (at.selectbox(key="layer").value, at.selectbox(key="head").value) == (layer, head)
+    assert at.text_area(key="text").value == COPYING
+    assert "follow" not in at.query_params
+
+
+def test_a_followed_link_adopts_only_known_keys_and_valid_values():
+    at = open_page("lecture")
+    at.query_params.update(
+        {"follow": "1", "model": "gpt5", "layer": "²", "head": "2", "upload_cache": "x"}
+    )
+    open_page("visualizer", at)
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.radio(key="model").value == "softmax" and at.selectbox(key="layer").value == 0
+    assert at.selectbox(key="head").value == 2
+    assert "upload_cache" not in at.session_state or at.session_state["upload_cache"] != "x"

@@ -6,9 +6,9 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import visualizer
+from ui.lecture import deeper as go_deeper
 from ui.lecture.step import lecture_selection
 from ui.lecture.story import STEPS
-from ui.navigation import link
 from ui.selection import Selection
 
 NUMBERS = list(range(1, len(STEPS) + 1))
@@ -60,5 +60,5 @@ def page(sel: Selection) -> None:
     st.markdown("\n".join(f"- {point}" for point in current.points))
     with st.container(key="lecture_figure"):
         deeper = current.draw(sel)
-    link(deeper.url_path, f"Go deeper: {deeper.label}", ":material/open_in_new:", deeper.params)
+    go_deeper.button(deeper)
     _previous_next(step, "bottom")
