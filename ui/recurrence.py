@@ -137,10 +137,14 @@ def _percent_columns(k: int) -> dict:
 def predict_options(sel: Selection) -> dict:
     """The position whose next-token distribution is drawn."""
     result = sel.result
+    if st.session_state.get("pred_pos", 0) >= result.T:  # a click on a longer sentence
+        del st.session_state["pred_pos"]
+    # a clicked query (ui.click) is in session state: then no default besides it
+    last = {} if "pred_pos" in st.session_state else {"value": result.T - 1}
     pos = st.select_slider(
         "Position",
         options=list(range(result.T)),
-        value=result.T - 1,
+        **last,
         format_func=lambda i: f"{i}: {plain(visible(result.tokens[i]))}",  # renders markdown
         key="pred_pos",
     )

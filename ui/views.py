@@ -13,7 +13,7 @@ import numpy as np
 import streamlit as st
 
 from inference.analysis import Analysis, visible
-from ui import downloads, loaders, specs
+from ui import click, downloads, loaders, specs, walkthrough
 from ui.figures import plot, vega_lite
 from ui.lacking import lacks
 from ui.recurrence import mask_options, mask_view, predict_options, predict_view
@@ -60,7 +60,8 @@ def attention_view(sel: Selection) -> None:
     one = head if mode == "selected head" else None  # mean and max: the same for every head
     left, right = st.columns([3, 2])
     with left:
-        plot(specs.get(specs.attention, name, result, layer, one, mode, q), key="attn_big")
+        fig = specs.get(specs.attention, name, result, layer, one, mode, q)
+        plot(fig, key="attn_big", on_select=click.on_click("attn_big"))
     with right:
         st.caption(
             "Rows are queries (the token doing the looking), columns are keys; the upper "
@@ -79,6 +80,8 @@ def attention_view(sel: Selection) -> None:
             + " Tokens marked * are pieces of unknown words."
         )
         downloads.arrays("attention", {"attn": attn}, result.display_tokens, layer, head)
+    if mode == "selected head":
+        walkthrough.section(sel, q)
     st.subheader("All layers and heads")
     plot(specs.get(specs.head_grid, name, result), key="attn_grid")
 
@@ -118,7 +121,8 @@ def compare_view(sel: Selection) -> None:
         title = plain(_title(name))
         with col:
             st.markdown(f"**{title}** ({cfg.attention} attention), layer {lay}, head {hd}")
-            plot(specs.get(specs.compare, name, result, lay, hd), key=f"cmp_{name}")
+            fig, key = specs.get(specs.compare, name, result, lay, hd), f"cmp_{name}"
+            plot(fig, key=key, on_select=click.on_click(key))  # a click picks the query
             token = plain(loaders.get_vocab(name)[best])
             st.markdown(f"Next token: **{token}** ({probs[best]:.1%})")
 
