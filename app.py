@@ -4,13 +4,28 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import complexity, lecture, lessons, loaders, navigation, sidebar, translate, visualizer
+from ui import (
+    complexity,
+    lecture,
+    lessons,
+    loaders,
+    navigation,
+    presenter,
+    sidebar,
+    translate,
+    visualizer,
+)
 
 # The tab icon is a local SVG (sent inline as a data: URL). A ":material/...:" page_icon, or
 # none (then the current page's icon is used), makes the browser fetch the icon's SVG from
 # fonts.gstatic.com; the icons in the page itself come from Streamlit's bundled font.
 ICON = Path(__file__).resolve().parent / "ui" / "assets" / "eye.svg"
-st.set_page_config(page_title="Attention visualizer", page_icon=str(ICON), layout="wide")
+st.set_page_config(
+    page_title="Attention visualizer",
+    page_icon=str(ICON),
+    layout="wide",
+    initial_sidebar_state="collapsed" if presenter.from_url() else "auto",
+)
 selection = None  # this run's selection from the shared sidebar (drawn below)
 
 
@@ -87,6 +102,7 @@ page = st.navigation(PAGES)
 OWN_MODELS = ("", "complexity", "translate", "encoder-decoder")
 # The shared sidebar is drawn here, before the page: its widgets are then the same on
 # every page with a selection, so a choice (and its URL parameters) carries over.
+presenter.control()  # on every page: ?present=1 is kept across pages
 # A link from the lecture path opens in its state.
 navigation.adopt_link_state(
     {"model": loaders.model_names(), "view": visualizer.VIEWS, "tview": translate.VIEWS}

@@ -14,7 +14,9 @@ from __future__ import annotations
 import streamlit as st
 from plotly.basedatatypes import BaseFigure
 
+from ui import presenter
 from viz import spec as vspec
+from viz.present import enlarged
 
 # Toolbar: the camera button downloads a PNG at 2x resolution (sharp on projectors and slides).
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
@@ -49,6 +51,9 @@ def plot(fig, key: str | None = None, on_select=None) -> None:
     ``theme=None``: the figure keeps the near-black, projector-sized fonts of
     ``viz.style`` instead of Streamlit's grey theme.
     """
+    if presenter.is_on():  # a new layout on the same traces: no computation
+        spec = fig if isinstance(fig, dict) else fig.to_plotly_json()
+        fig = enlarged(spec)
     if isinstance(fig, dict):
         fig = Prebuilt(vspec.wired(fig))
     if on_select is None:

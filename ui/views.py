@@ -13,7 +13,7 @@ import numpy as np
 import streamlit as st
 
 from inference.analysis import Analysis, visible
-from ui import click, downloads, loaders, specs, walkthrough
+from ui import click, downloads, loaders, presenter, specs, walkthrough
 from ui.figures import plot, vega_lite
 from ui.lacking import lacks
 from ui.recurrence import mask_options, mask_view, predict_options, predict_view
@@ -58,11 +58,15 @@ def attention_view(sel: Selection) -> None:
     mode, q = sel.options["mode"], sel.options["query"]
     attn = result.outputs["attn"]  # (L, H, T, T)
     one = head if mode == "selected head" else None  # mean and max: the same for every head
-    left, right = st.columns([3, 2])
+    presenting = presenter.is_on()
+    left, right = (st.container(), st.container()) if presenting else st.columns([3, 2])
     with left:
-        fig = specs.get(specs.attention, name, result, layer, one, mode, q)
+        if presenting and one is not None:  # the heatmap alone fits a projector's screen
+            fig = specs.get(specs.compare, name, result, layer, head)
+        else:
+            fig = specs.get(specs.attention, name, result, layer, one, mode, q)
         plot(fig, key="attn_big", on_select=click.on_click("attn_big"))
-    with right:
+    with right, presenter.notes():
         st.caption(
             "Rows are queries (the token doing the looking), columns are keys; the upper "
             "triangle is empty because of the causal mask. The bars under the heatmap are "

@@ -81,3 +81,15 @@ def test_a_followed_link_adopts_only_known_keys_and_valid_values():
     assert at.radio(key="model").value == "softmax" and at.selectbox(key="layer").value == 0
     assert at.selectbox(key="head").value == 2
     assert "upload_cache" not in at.session_state or at.session_state["upload_cache"] != "x"
+
+
+def test_every_step_draws_in_presenter_mode_with_its_points_under_notes():
+    at = open_page("lecture")
+    at.toggle(key="present").set_value(True).run()
+    assert at.query_params["present"] == "1"
+    for n in range(1, len(STEPS) + 1):
+        at.session_state["step"] = n
+        at.run()
+        assert not at.exception, (n, [e.value for e in at.exception])
+        assert _charts(at) >= 1, n
+        assert at.expander[0].label == "Notes", n

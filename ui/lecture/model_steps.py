@@ -9,7 +9,7 @@ import numpy as np
 import streamlit as st
 
 from lessons.architectures import layer_costs
-from ui import loaders, specs
+from ui import loaders, presenter, specs
 from ui.figures import plot, vega_lite
 from ui.lecture.step import Deeper, state
 from ui.lessons.scoring import scores_figure
@@ -21,12 +21,18 @@ from viz.shapes import shape_flow_figure
 COPYING = EXAMPLES["Copying (induction)"]
 
 
+def _heatmap(name: str, result, layer: int, head: int) -> dict:
+    """One head's weights with the last token's row under them; the heatmap alone when
+    presenting (it then fits the projector's screen)."""
+    if presenter.is_on():
+        return specs.get(specs.compare, name, result, layer, head)
+    q = result.T - 1
+    return specs.get(specs.attention, name, result, layer, head, "selected head", q)
+
+
 def cues(sel: Selection) -> Deeper:
     """One head's weights with the last token's row: the query pooling the values."""
-    result = sel.result
-    q = result.T - 1
-    fig = specs.get(specs.attention, sel.name, result, sel.layer, sel.head, "selected head", q)
-    plot(fig, key="lecture_cues")
+    plot(_heatmap(sel.name, sel.result, sel.layer, sel.head), key="lecture_cues")
     return Deeper("visualizer", "Attention heads in the visualizer", state(sel, view="attention"))
 
 
@@ -72,9 +78,7 @@ def induction(sel: Selection) -> Deeper:
     scores = loaders.get_induction(sel.name)  # (L, H)
     layer, head = (int(i) for i in np.unravel_index(np.argmax(scores), scores.shape))
     result = loaders.get_analysis(sel.name, COPYING)
-    q = result.T - 1
-    fig = specs.get(specs.attention, sel.name, result, layer, head, "selected head", q)
-    plot(fig, key="lecture_induction")
+    plot(_heatmap(sel.name, result, layer, head), key="lecture_induction")
     st.caption(
         f"Layer {layer}, head {head} of the {sel.name} model: induction score "
         f"{scores[layer, head]:.2f} on a random word sequence repeated twice (the highest "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import visualizer
+from ui import presenter, visualizer
 from ui.lecture import deeper as go_deeper
 from ui.lecture.step import lecture_selection
 from ui.lecture.story import STEPS
@@ -33,6 +33,7 @@ def _stepper() -> int:
         help=" · ".join(f"{n}: {s.title}" for n, s in zip(NUMBERS, STEPS, strict=True)),
         bind="query-params",
         persist_state="session",
+        label_visibility="collapsed" if presenter.is_on() else "visible",
     )
     return step or 1
 
@@ -57,7 +58,8 @@ def page(sel: Selection) -> None:
     step = _stepper()
     current = STEPS[step - 1]
     st.header(f"{step}. {current.title}")
-    st.markdown("\n".join(f"- {point}" for point in current.points))
+    with presenter.notes():  # the talking points are the teacher's notes
+        st.markdown("\n".join(f"- {point}" for point in current.points))
     with st.container(key="lecture_figure"):
         deeper = current.draw(sel)
     go_deeper.button(deeper)
