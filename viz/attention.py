@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from viz import fit, spec, style
+from viz import fit, play, spec, style
 from viz.heat import check_tokens, heat_trace, square
 
 
@@ -160,9 +160,29 @@ def attention_with_row(
         "automargin": True,
     }
     layout["shapes"] = [_row_outline(query_index, t)]
-    where = f"Row {query_index}: where does {labels[query_index]} look?"
-    layout["annotations"] = [spec.subplot_title(where, 0.5, row_top + 0.01)]
+    layout["annotations"] = [_row_title(labels, query_index, row_top)]
+    if t <= play.MAX_FRAMES:  # ▶ play steps through the queries in the browser
+        fig["frames"] = [_query_frame(w, labels, i, row_top) for i in range(t)]
+        layout.update(play.controls())
     return fig
+
+
+def _row_title(labels: list[str], query_index: int, row_top: float) -> dict:
+    where = f"Row {query_index}: where does {labels[query_index]} look?"
+    return spec.subplot_title(where, 0.5, row_top + 0.01)
+
+
+def _query_frame(w: np.ndarray, labels: list[str], i: int, row_top: float) -> dict:
+    """Frame ``i``: query i's bars (trace 1), its outline and title."""
+    bars = _row_bars(w[i], labels, i)
+    keep = {"y", "marker", "text"}
+    return {
+        "name": str(i),
+        "data": [{k: v for k, v in bars.items() if k in keep}],
+        "traces": [1],
+        "layout": {"shapes": [_row_outline(i, len(labels))],
+                   "annotations": [_row_title(labels, i, row_top)]},
+    }  # fmt: skip
 
 
 def _row_bars(row: np.ndarray, labels: list[str], query_index: int) -> dict:

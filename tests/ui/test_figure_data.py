@@ -79,8 +79,10 @@ def run_case(model: str, view: str, extra: dict) -> dict:
         for fig in data["plotly"]
         if not fig["layout"].get("title", {}).get("text", "").startswith(NOT_COMPARED)
     ]
-    for fig in data["plotly"]:  # the click layer (#21) is new: the rest is compared
+    for fig in data["plotly"]:  # the click layer and play (#21) are new: the rest is compared
         fig["data"] = [trace for trace in fig["data"] if trace.get("name") != CLICK]
+        fig.pop("frames", None)
+        fig["layout"].pop("updatemenus", None)
     data["tables"] = [t for t in data["tables"] if t["columns"][0] != WALKTHROUGH_KEY]
     return data
 
