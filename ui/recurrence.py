@@ -10,6 +10,7 @@ from ui.figures import plot
 from ui.generation import generation_panel
 from ui.selection import Selection
 from ui.text import plain
+from viz import play
 
 
 def _linear(sel: Selection) -> tuple[str, Analysis]:
@@ -113,6 +114,8 @@ def mask_view(sel: Selection) -> None:
         z = specs.get(specs.recurrent_vector, lin_name, lin, lay, hd, i, "normalizer")
         plot(z, key="rec_z")
         plot(specs.get(specs.recurrent_vector, lin_name, lin, lay, hd, i, "y"), key="rec_y")
+    with st.expander("▶ Play S_i and z_i token by token (in your browser)"):
+        plot(specs.get(recurrent_play, lin_name, lin, lay, hd), key="rec_play")
     st.metric(
         "max |recurrent − parallel| (y, S, z and logits, all layers and heads)",
         f"{lin.recurrent_max_diff:.2e}",
@@ -128,6 +131,14 @@ def mask_view(sel: Selection) -> None:
         lay,
         hd,
     )
+
+
+def recurrent_play(name: str, result: Analysis, layer: int, head: int) -> dict:
+    """The state S_i and normalizer z_i of one head for every token i, as plotly frames
+    (``viz.play.state_steps``), a spec for ``specs.get``."""
+    rec = result.recurrent
+    states, normalizers = rec["state"][layer, head], rec["normalizer"][layer, head]
+    return play.state_steps(states, normalizers, result.display_tokens)  # (T, D, D), (T, D)
 
 
 def _percent_columns(k: int) -> dict:

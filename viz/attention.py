@@ -175,7 +175,7 @@ def _row_title(labels: list[str], query_index: int, row_top: float) -> dict:
 def _query_frame(w: np.ndarray, labels: list[str], i: int, row_top: float) -> dict:
     """Frame ``i``: query i's bars (trace 1), its outline and title."""
     bars = _row_bars(w[i], labels, i)
-    keep = {"y", "marker", "text"}
+    keep = {"type", "y", "marker", "text"}
     return {
         "name": str(i),
         "data": [{k: v for k, v in bars.items() if k in keep}],

@@ -18,6 +18,12 @@ OUTLINED_ROWS_JS = """(key) => {
   window.__rows.add(gd.layout.shapes[0].y0 + 0.5);
   return [...window.__rows];
 }"""
+PLAYED_TITLES_JS = """(key) => {
+  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  window.__titles = window.__titles || new Set();
+  window.__titles.add(gd.layout.title.text);
+  return [...window.__titles];
+}"""
 CELL_JS = """([key, row, col]) => {
   const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
   const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, box = gd.getBoundingClientRect();
@@ -44,3 +50,11 @@ def test_clicking_a_cell_of_row_5_selects_query_5_everywhere(page, server_url):
     page.locator(".st-key-view").get_by_text("predict", exact=True).click()  # same position
     wait_idle(page)
     assert "5: " in page.locator(".st-key-pred_pos").inner_text()
+    # ▶ play the linear recurrence: S_i and z_i token by token, in the browser only
+    page.locator(".st-key-view").get_by_text("mask", exact=True).click()
+    wait_idle(page)
+    page.get_by_text("▶ Play S_i and z_i").click()
+    page.evaluate(COUNT_RERUNS_JS)
+    page.locator(".st-key-rec_play .updatemenu-button").first.click()
+    page.wait_for_function(f"({PLAYED_TITLES_JS})('rec_play').length >= 4", polling=100)
+    assert page.evaluate("window.__reruns") == 0

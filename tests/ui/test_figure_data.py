@@ -42,8 +42,9 @@ CASES = [
     ]
 ]
 # Not compared: the reshape, redrawn as a flow of boxes on purpose; the one-query
-# walk-through (#21), new since the recording (its table's first column is "key").
-NOT_COMPARED = ("Multi-head reshape", "weights · V")
+# walk-through and the recurrence's play (#21), new since the recording (the
+# walk-through's table's first column is "key").
+NOT_COMPARED = ("Multi-head reshape", "weights · V", "After token")
 WALKTHROUGH_KEY = "key"
 
 
