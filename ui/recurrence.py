@@ -7,7 +7,7 @@ import streamlit as st
 from inference.analysis import Analysis, has_head_scores, visible
 from ui import downloads, loaders, specs
 from ui.figures import plot
-from ui.generation import generation_panel
+from ui.generation import generation_panel, sampled_bars
 from ui.selection import Selection
 from ui.text import plain
 from viz import play
@@ -166,11 +166,15 @@ def predict_view(sel: Selection) -> None:
     """Top-k next tokens at each position, and the generation panel."""
     name, result, pos = sel.name, sel.result, sel.options["position"]
     c1, c2 = st.columns([3, 2])
-    with c1:
-        plot(specs.get(specs.top_k, name, result, pos), key="topk")
+    bars = c1.empty()  # drawn after the decoding rule below: its bars follow the rule
     with c2:
         k = min(3, result.probs.shape[1])
         table = specs.table(specs.top_next, name, result, k)
         st.caption(f"Top {k} next tokens at every position, with their probabilities.")
         st.dataframe(table, hide_index=True, column_config=_percent_columns(k))
-    generation_panel(sel)
+    sampling = generation_panel(sel)
+    with bars.container():
+        if sampling.greedy:  # the model's own distribution
+            plot(specs.get(specs.top_k, name, result, pos), key="topk")
+        else:  # what the sampler draws from: temperature, top-k and top-p applied
+            plot(sampled_bars(name, result, pos, sampling), key="topk")
