@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from viz import spec, style
+from viz.heat import axis_labels
 
 FRAME_MS = 700  # one step on screen
 MAX_FRAMES = 64  # frames are sent with the figure: a longer sentence plays no more
@@ -77,5 +78,38 @@ def state_steps(states: object, normalizers: object, tokens: Sequence[object]) -
     }
     fig = spec.figure([heat, bars], layout, height=520)
     fig["layout"]["title"] = {**fig["layout"].get("title", {}), **title(last)}
+    fig["frames"] = frames
+    return fig
+
+
+def bar_steps(rows: object, labels: Sequence[str], titles: Sequence[str]) -> dict:
+    """One bar chart per step, played: ``rows`` (n, S) (a decoder's attention over the S
+    source words at each of its n steps), ``labels`` the S words, ``titles`` (n,) one
+    line per step (plain text, escaped here). Starts at the first step; at most
+    ``MAX_FRAMES`` steps.
+
+    Raises:
+        ValueError: when the shapes, labels and titles do not agree.
+    """
+    w = np.asarray(rows, dtype=np.float32)  # (n, S)
+    if w.ndim != 2 or w.shape[0] != len(titles):
+        raise ValueError(f"{w.shape} rows for {len(titles)} titles")
+    x = axis_labels(list(labels), w.shape[1], "s")
+    n = min(w.shape[0], MAX_FRAMES)
+
+    def title(i: int) -> dict:
+        return {"text": style.escape(titles[i])}
+
+    bars = {"type": "bar", "x": x, "y": w[0], "marker": {"color": style.BAR_COLOR},
+            "hovertemplate": "%{x}: %{y:.3f}<extra></extra>"}  # fmt: skip
+    frames = [{"name": str(i), "data": [{"type": "bar", "y": w[i]}], "traces": [0],
+               "layout": {"title": title(i)}} for i in range(n)]  # fmt: skip
+    layout = {
+        "xaxis": {"type": "category", **spec.titled("source word")},
+        "yaxis": {"range": [0.0, 1.0], **spec.titled("weight")},
+        **controls(),
+    }
+    fig = spec.figure([bars], layout, height=380)
+    fig["layout"]["title"] = {**fig["layout"].get("title", {}), **title(0)}
     fig["frames"] = frames
     return fig

@@ -30,3 +30,14 @@ def test_a_long_sentence_plays_its_first_tokens_and_bad_shapes_are_refused():
         play.state_steps(S[:, :1], z, ["t"] * 70)
     with pytest.raises(ValueError, match="tokens"):
         play.state_steps(S, z, ["t"] * 3)
+
+
+def test_decoding_steps_play_one_bar_chart_per_step_with_escaped_titles():
+    w = np.array([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1]])  # (n, S)
+    fig = go.Figure(play.bar_steps(w, ["the", "<b>dog</b>", "."], ["reads <s>", "reads a"]))
+    assert [f.name for f in fig.frames] == ["0", "1"]
+    np.testing.assert_allclose(np.asarray(fig.frames[1].data[0].y), w[1], rtol=1e-6)
+    assert fig.frames[0].layout.title.text == "reads &lt;s&gt;"
+    assert "&lt;b&gt;dog&lt;/b&gt;" in list(fig.data[0].x)
+    with pytest.raises(ValueError, match="titles"):
+        play.bar_steps(w, ["a", "b", "c"], ["one"])
