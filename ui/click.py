@@ -37,3 +37,18 @@ def on_click(chart_key: str):
             select_query(row)
 
     return picked
+
+
+_CHOSEN = "_chosen_query"  # (tokens, query): outlives the attention view's control
+
+
+def remember(tokens: tuple[str, ...], query: int) -> None:
+    """The query picked for the sentence of ``tokens`` (views without the control, the
+    mask view, outline its row)."""
+    st.session_state[_CHOSEN] = (tuple(tokens), query)
+
+
+def chosen(tokens: tuple[str, ...]) -> int | None:
+    """The query picked for the sentence of ``tokens``, or None."""
+    kept = st.session_state.get(_CHOSEN)
+    return kept[1] if kept is not None and kept[0] == tuple(tokens) else None

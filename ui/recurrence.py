@@ -5,11 +5,12 @@ from __future__ import annotations
 import streamlit as st
 
 from inference.analysis import Analysis, has_head_scores, visible
-from ui import downloads, loaders, specs
+from ui import click, downloads, loaders, specs
 from ui.figures import plot
 from ui.generation import generation_panel, sampled_bars
 from ui.selection import Selection
 from ui.text import plain
+from viz import mask as vm
 from viz import play
 
 
@@ -44,7 +45,18 @@ def _scores_and_mask(sel: Selection) -> None:
             "plus ε (φ(q_i)ᵀz_i + ε) they give the implied attention matrix."
         )
     )
-    plot(specs.get(specs.mask_panels, sel.name, sel.result, layer, head), key="mask_panels")
+    panels = specs.get(specs.mask_panels, sel.name, sel.result, layer, head)
+    plot(_outlined(panels, sel.result), key="mask_panels")
+
+
+def _outlined(panels: dict, result: Analysis) -> dict:
+    """The panels with the selected query's row outlined (the attention view's Query
+    token, or a clicked cell: ``ui.click``), when one is picked for this sentence."""
+    query = click.chosen(tuple(result.tokens))
+    if query is None or not 0 <= query < result.T:
+        return panels
+    st.caption(f"Outlined: the row of query {query} (pick it in the attention view).")
+    return vm.with_row_outline(panels, query)
 
 
 def _foreign_mask(sel: Selection) -> None:
@@ -66,10 +78,8 @@ def _foreign_mask(sel: Selection) -> None:
         "mask as measured: the keys the Softmax gave weight exactly 0. The right panel is "
         "the Softmax output, the attention weights."
     )
-    plot(
-        specs.get(specs.softmax_input_panels, sel.name, sel.result, layer, head),
-        key="mask_panels",
-    )
+    panels = specs.get(specs.softmax_input_panels, sel.name, sel.result, layer, head)
+    plot(_outlined(panels, sel.result), key="mask_panels")
 
 
 def mask_view(sel: Selection) -> None:

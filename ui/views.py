@@ -48,6 +48,7 @@ def attention_options(sel: Selection) -> dict:
         format_func=lambda i: f"{i}: {visible(result.tokens[i])}",
         key="query_token",
     )
+    click.remember(tokens, query)  # the mask view outlines its row
     return {"mode": mode, "query": query}
 
 

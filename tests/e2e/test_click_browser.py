@@ -49,10 +49,15 @@ def test_clicking_a_cell_of_row_5_selects_query_5_everywhere(page, server_url):
     assert page.evaluate("window.__reruns") == 0
     page.locator(".st-key-view").get_by_text("predict", exact=True).click()  # same position
     wait_idle(page)
-    assert "5: " in page.locator(".st-key-pred_pos").inner_text()
+    page.locator(".st-key-pred_pos").get_by_text("5: ").first.wait_for()  # same position
     # ▶ play the linear recurrence: S_i and z_i token by token, in the browser only
     page.locator(".st-key-view").get_by_text("mask", exact=True).click()
     wait_idle(page)
+    outlined = page.evaluate(
+        "() => document.querySelector('.st-key-mask_panels .js-plotly-plot')"
+        ".layout.shapes.map(s => s.y0 + 0.5)"
+    )
+    assert outlined == [5, 5, 5]  # the mask view's panels outline the clicked row
     page.get_by_text("▶ Play S_i and z_i").click()
     page.evaluate(COUNT_RERUNS_JS)
     page.locator(".st-key-rec_play .updatemenu-button").first.click()
