@@ -8,7 +8,7 @@ import urllib.parse
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.helpers.pages import open_page
+from tests.helpers.pages import APP, open_page
 from ui.lecture.story import STEPS
 
 
@@ -93,3 +93,15 @@ def test_every_step_draws_in_presenter_mode_with_its_points_under_notes():
         assert not at.exception, (n, [e.value for e in at.exception])
         assert _charts(at) >= 1, n
         assert at.expander[0].label == "Notes", n
+
+
+def test_a_link_to_a_step_that_is_not_one_says_so_and_opens_step_1():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["step"] = "99"
+    open_page("lecture", at.run())
+    assert at.header[0].value.startswith("1. ")
+    assert any("99" in w.value and "steps 1–10" in w.value for w in at.warning)
+    at2 = AppTest.from_file(APP, default_timeout=120)
+    at2.query_params["step"] = "4"
+    open_page("lecture", at2.run())
+    assert at2.header[0].value.startswith("4. ") and not at2.warning

@@ -9,6 +9,6 @@ from ui.lecture.step import Deeper
 from ui.navigation import link
 
 
-def button(deeper: Deeper) -> None:
+def link_to(deeper: Deeper) -> None:
     """The step's "Go deeper" link."""
     link(deeper.url_path, f"Go deeper: {deeper.label}", ":material/open_in_new:", deeper.params)

@@ -9,7 +9,9 @@ from ui import presenter, visualizer
 from ui.lecture import deeper as go_deeper
 from ui.lecture.step import lecture_selection
 from ui.lecture.story import STEPS
+from ui.link import quoted
 from ui.selection import Selection
+from ui.text import plain
 
 NUMBERS = list(range(1, len(STEPS) + 1))
 KEY = "step"  # the widget's key and the URL's parameter
@@ -21,8 +23,20 @@ def _move(by: int) -> None:
     st.session_state[KEY] = min(max(now + by, 1), len(STEPS))
 
 
+def _check_link() -> None:
+    """One line for a link's ``step`` that is not a step (the bound control drops it)."""
+    raw = st.query_params.get(KEY)
+    if raw is not None and raw not in {str(n) for n in NUMBERS}:
+        st.warning(
+            f"Ignored the link's {plain(f'{KEY}={quoted(raw)}')}: the path has steps "
+            f"1–{len(STEPS)}; here is step 1.",
+            icon=":material/link_off:",
+        )
+
+
 def _stepper() -> int:
     """The step control, bound to ``?step=``."""
+    _check_link()
     step = st.segmented_control(
         "Step",
         NUMBERS,
@@ -62,5 +76,5 @@ def page(sel: Selection) -> None:
         st.markdown("\n".join(f"- {point}" for point in current.points))
     with st.container(key="lecture_figure"):
         deeper = current.draw(sel)
-    go_deeper.button(deeper)
+    go_deeper.link_to(deeper)
     _previous_next(step, "bottom")
