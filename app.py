@@ -4,13 +4,29 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import complexity, lessons, loaders, navigation, rerun_gate, sidebar, translate, visualizer
+from ui import (
+    complexity,
+    lecture,
+    lessons,
+    loaders,
+    navigation,
+    presenter,
+    rerun_gate,
+    sidebar,
+    translate,
+    visualizer,
+)
 
 # The tab icon is a local SVG (sent inline as a data: URL). A ":material/...:" page_icon, or
 # none (then the current page's icon is used), makes the browser fetch the icon's SVG from
 # fonts.gstatic.com; the icons in the page itself come from Streamlit's bundled font.
 ICON = Path(__file__).resolve().parent / "ui" / "assets" / "eye.svg"
-st.set_page_config(page_title="Attention visualizer", page_icon=str(ICON), layout="wide")
+st.set_page_config(
+    page_title="Attention visualizer",
+    page_icon=str(ICON),
+    layout="wide",
+    initial_sidebar_state="collapsed" if presenter.from_url() else "auto",
+)
 selection = None  # this run's selection from the shared sidebar (drawn below)
 
 
@@ -51,6 +67,14 @@ LESSON_PAGES = [
     (lessons.merged, "Merged bilinear form", ":material/merge:", "merged"),
 ]
 PAGES = {
+    "Lecture": [
+        st.Page(
+            _on_selection(lecture.page),
+            title="Lecture path",
+            icon=":material/school:",
+            url_path="lecture",
+        )
+    ],
     "Visualizer": [
         st.Page(_home, title="Home", url_path="home", default=True, visibility="hidden"),
         VISUALIZER,
@@ -80,6 +104,11 @@ page = st.navigation(PAGES)
 OWN_MODELS = ("", "complexity", "translate", "encoder-decoder")
 # The shared sidebar is drawn here, before the page: its widgets are then the same on
 # every page with a selection, so a choice (and its URL parameters) carries over.
+presenter.control()  # on every page: ?present=1 is kept across pages
+# A link from the lecture path opens in its state.
+navigation.adopt_link_state(
+    {"model": loaders.model_names(), "view": visualizer.VIEWS, "tview": translate.VIEWS}
+)
 if page.url_path not in OWN_MODELS:  # the root only redirects
     selection = sidebar.selection()
 page.run()

@@ -10,6 +10,7 @@ from inference.seq2seq import inspect
 from ui.figures import plot
 from ui.translation_loaders import card, decoding, translator
 from viz import attention as va
+from viz import play
 from viz import seq2seq as vs
 
 ATTENDING = ("bahdanau", "transformer")
@@ -78,6 +79,18 @@ def steps_view(words: list[str], gold) -> None:
             st.markdown(f"**{title}**")
             _one_step(run, t, kind, layer, head, key)
             _steps_table(run)
+    if kind != "gru":
+        with st.expander("▶ Play every step of the free run (in your browser)"):
+            plot(_played(free, kind, layer, head), key="steps_play")
+
+
+def _played(run, kind: str, layer: int, head: int) -> dict:
+    """The run's attention over the source at every step, as plotly frames."""
+    weights = np.stack([s.attention if kind != "transformer" else s.attention[layer, head]
+                        for s in run.steps])  # (n, S)  # fmt: skip
+    titles = [f"step {t}: reads {s.fed} → picks {s.word} ({s.prob:.0%})"
+              for t, s in enumerate(run.steps)]  # fmt: skip
+    return play.bar_steps(weights, run.source, titles)
 
 
 def _one_step(run, t: int, kind: str, layer: int, head: int, key: str) -> None:

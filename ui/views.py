@@ -13,7 +13,7 @@ import numpy as np
 import streamlit as st
 
 from inference.analysis import Analysis, visible
-from ui import downloads, loaders, specs
+from ui import click, downloads, loaders, presenter, specs, walkthrough
 from ui.figures import plot, vega_lite
 from ui.lacking import lacks
 from ui.recurrence import mask_options, mask_view, predict_options, predict_view
@@ -48,6 +48,7 @@ def attention_options(sel: Selection) -> dict:
         format_func=lambda i: f"{i}: {visible(result.tokens[i])}",
         key="query_token",
     )
+    click.remember(tokens, query)  # the mask view outlines its row
     return {"mode": mode, "query": query}
 
 
@@ -58,10 +59,15 @@ def attention_view(sel: Selection) -> None:
     mode, q = sel.options["mode"], sel.options["query"]
     attn = result.outputs["attn"]  # (L, H, T, T)
     one = head if mode == "selected head" else None  # mean and max: the same for every head
-    left, right = st.columns([3, 2])
+    presenting = presenter.is_on()
+    left, right = (st.container(), st.container()) if presenting else st.columns([3, 2])
     with left:
-        plot(specs.get(specs.attention, name, result, layer, one, mode, q), key="attn_big")
-    with right:
+        if presenting and one is not None:  # the heatmap alone fits a projector's screen
+            fig = specs.get(specs.compare, name, result, layer, head)
+        else:
+            fig = specs.get(specs.attention, name, result, layer, one, mode, q)
+        plot(fig, key="attn_big", on_select=click.on_click("attn_big"))
+    with right, presenter.notes():
         st.caption(
             "Rows are queries (the token doing the looking), columns are keys; the upper "
             "triangle is empty because of the causal mask. The bars under the heatmap are "
@@ -79,6 +85,8 @@ def attention_view(sel: Selection) -> None:
             + " Tokens marked * are pieces of unknown words."
         )
         downloads.arrays("attention", {"attn": attn}, result.display_tokens, layer, head)
+    if mode == "selected head":
+        walkthrough.section(sel, q)
     st.subheader("All layers and heads")
     plot(specs.get(specs.head_grid, name, result), key="attn_grid")
 
@@ -118,7 +126,8 @@ def compare_view(sel: Selection) -> None:
         title = plain(_title(name))
         with col:
             st.markdown(f"**{title}** ({cfg.attention} attention), layer {lay}, head {hd}")
-            plot(specs.get(specs.compare, name, result, lay, hd), key=f"cmp_{name}")
+            fig, key = specs.get(specs.compare, name, result, lay, hd), f"cmp_{name}"
+            plot(fig, key=key, on_select=click.on_click(key))  # a click picks the query
             token = plain(loaders.get_vocab(name)[best])
             st.markdown(f"Next token: **{token}** ({probs[best]:.1%})")
 

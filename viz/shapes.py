@@ -258,7 +258,7 @@ def shape_flow_figure(stages: list[dict], title: str = "Multi-head reshape") -> 
     for i, s in enumerate(stages):
         dims = "(" + ", ".join(s["dims"]) + ")"
         name = style.escape(TENSORS.get(s["step"], s["step"]))
-        if i == 0:
+        if s["step"] == "input":
             name += " = token + position embedding"
         annotations.append(_box(f"<b>{name}</b>   {dims} = {format_shape(s['shape'])}", -i))
         if i + 1 < n:

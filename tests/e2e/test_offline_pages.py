@@ -14,6 +14,7 @@ LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 INLINE_SCHEMES = {"data", "blob", "about"}  # no network: the content is in the URL itself
 # url path -> the page's title (its h1)
 PAGES = {
+    "lecture": "Lecture path",
     "visualizer": "Attention visualizer",
     "soft-hard": "Soft vs hard attention",
     "scoring": "Scoring functions",
@@ -22,6 +23,7 @@ PAGES = {
     "complexity": "Complexity, measured live",
 }
 NAV_LINKS = [
+    "Lecture path",
     "Visualizer",
     "Soft vs hard attention",
     "Scoring functions",

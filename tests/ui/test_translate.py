@@ -10,6 +10,7 @@ import pytest
 
 from corpus.translation import translate
 from tests.helpers.pages import open_page
+from tests.ui.figure_data import decoded
 from tests.ui.test_lessons_pages import _decode
 
 SENTENCE = "some old kings liked the red lamps near the park ."
@@ -93,3 +94,20 @@ def test_check_yourself_answers_are_hidden_until_asked():
     assert not any("φ(q)ᵀφ(k)" in s.value for s in at.success)
     at.toggle(key="check_feature_map").set_value(True).run()
     assert any("d × d state" in s.value for s in at.success)
+
+
+def test_the_decoding_steps_play_in_the_browser(page):
+    """▶ play on the steps view: one frame per step of the free run, the step's attention."""
+    page.segmented_control(key="tview").set_value("steps").run()
+    for kind in ("bahdanau", "transformer"):
+        page.radio(key="steps_kind").set_value(kind).run()
+        no_errors(page)
+        played = next(
+            json.loads(el.proto.spec)
+            for el in page.get("plotly_chart")
+            if json.loads(el.proto.spec).get("frames")
+        )
+        frames = played["frames"]
+        assert len(frames) >= 3 and frames[0]["layout"]["title"]["text"].startswith("step 0")
+        for frame in frames:
+            assert abs(sum(decoded(frame["data"][0]["y"])) - 1) < 1e-4  # a step's weights
