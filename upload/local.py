@@ -87,7 +87,8 @@ def request_local(what: str, header: dict, size: int) -> LocalRead:
     ``convert_folder``) to a one-shot worker with limits sized to its largest file of
     ``size`` bytes: address space (``local_worker_memory``), CPU seconds
     (``local_cpu_seconds``), parameters (``local_file_limits``); the reply checked as an
-    upload's is (``upload.load.request_conversion``).
+    upload's is (``upload.load.request_conversion``). The worker runs at normal priority
+    and its wall clock follows the CPU it gets (``Worker(background=False)``).
 
     Raises:
         UploadError: the worker's one-line refusal, or WorkerError.
@@ -97,6 +98,7 @@ def request_local(what: str, header: dict, size: int) -> LocalRead:
         what,
         local_worker_memory(size),
         reply_bytes=MAX_REPLY_BYTES + 4 * limits.params,
+        background=False,  # the user's own computer: normal priority (upload.client)
     )
     header = {**header, "limits": limits.to_dict()}
     reply, converted = request_conversion(worker, header, local_cpu_seconds(size), limits)
