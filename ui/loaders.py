@@ -62,9 +62,9 @@ def shipped_model(kind: str) -> OnnxModel:
 
 @st.cache_resource(show_spinner=False)
 def served_models() -> served.ServedModels:
-    """The server operator's models (``--model DIR`` after ``--``), prepared once per
-    server in a background thread."""
-    return served.ServedModels(served.served_folders())
+    """The server operator's models (``--model DIR`` after ``--``, with ``--context N``
+    if given), prepared once per server in a background thread."""
+    return served.ServedModels(served.served_folders(), context=served.served_context())
 
 
 def served_names() -> list[str]:

@@ -74,17 +74,35 @@ def cache_root() -> Path:
     return Path(base) / "attention-visualizer"
 
 
-def served_folders(argv: list[str] | None = None) -> list[Path]:
-    """The folders after ``--model`` in the script's arguments (``streamlit run app.py --
-    --model DIR ...``: Streamlit sets ``sys.argv`` to ``[app.py, --model, DIR, ...]``).
-    Arguments of another program (a test runner that runs the app in its own process)
-    are not the app's: none then."""
+def _app_args(argv: list[str] | None) -> argparse.Namespace:
+    """``--model`` (repeatable) and ``--context`` of the script's arguments (``streamlit
+    run app.py -- --model DIR ...``: Streamlit sets ``sys.argv`` to ``[app.py, --model,
+    DIR, ...]``). Arguments of another program (a test runner that runs the app in its
+    own process) are not the app's: none then."""
     argv = sys.argv if argv is None else argv
-    if not argv or Path(argv[0]).name != "app.py":
-        return []
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--model", action="append", type=Path, default=[])
-    return parser.parse_known_args(argv[1:])[0].model
+    parser.add_argument("--context", type=_positive, default=None)
+    if not argv or Path(argv[0]).name != "app.py":
+        return parser.parse_args([])
+    return parser.parse_known_args(argv[1:])[0]
+
+
+def _positive(text: str) -> int | None:
+    """A positive ``--context``; None (the folder's own) for anything else."""
+    return int(text) if text.isascii() and text.isdecimal() and int(text) > 0 else None
+
+
+def served_folders(argv: list[str] | None = None) -> list[Path]:
+    """The folders after ``--model`` in the app's arguments (``make run MODEL=DIR``)."""
+    return _app_args(argv).model
+
+
+def served_context(argv: list[str] | None = None) -> int | None:
+    """``--context N`` of the app's arguments (``make run MODEL=DIR CONTEXT=N``): every
+    served folder is converted with its first N positions (``upload.convert --context``),
+    or None (each folder's own context)."""
+    return _app_args(argv).context
 
 
 def model_key(folder: Path, taken: set[str]) -> str:
@@ -99,14 +117,17 @@ def model_key(folder: Path, taken: set[str]) -> str:
     return key
 
 
-def folder_digest(folder: Path) -> str:
-    """SHA-256 (hex) of :data:`CACHE_VERSION` and the names and bytes of the files a
-    conversion reads (config.json, tokenizer.json, the weights file).
+def folder_digest(folder: Path, context: int | None = None) -> str:
+    """SHA-256 (hex) of :data:`CACHE_VERSION`, the ``context`` it is converted with (if
+    any), and the names and bytes of the files a conversion reads (config.json,
+    tokenizer.json, the weights file).
 
     Raises:
         UploadError: a missing file (``upload.folders.folder_files``); OSError.
     """
     digest = hashlib.sha256(f"attention-visualizer served {CACHE_VERSION}\n".encode())
+    if context is not None:
+        digest.update(f"context {context}\n".encode())
     for name, path in sorted(folder_files(folder).items()):
         digest.update(f"{name}\n".encode())
         with path.open("rb") as f:
@@ -149,8 +170,8 @@ class ServedModels:
     """The server's operator models: converted (or found in the cache) by one background
     thread, one folder after another, in the order given."""
 
-    def __init__(self, folders: list[Path], root: Path | None = None):
-        self.root = root or cache_root()
+    def __init__(self, folders: list[Path], root: Path | None = None, context: int | None = None):
+        self.root, self.context = root or cache_root(), context
         self.entries: dict[str, Entry] = {}
         for folder in folders:
             key = model_key(folder, set(self.entries))
@@ -182,10 +203,10 @@ class ServedModels:
 
     def _prepare(self, entry: Entry) -> ServedModel:
         """The folder's converted graphs, from the cache or converted now."""
-        dest = self.root / f"{entry.key}-{folder_digest(entry.folder)[:16]}"
+        dest = self.root / f"{entry.key}-{folder_digest(entry.folder, self.context)[:16]}"
         if not any(dest.glob("*.inspect.onnx")):
             _log(f"{entry.key}: converting {entry.folder} into {dest} (first start only)…")
-            convert_into(entry.folder, dest)
+            convert_into(entry.folder, dest, self.context)
         return open_converted(entry.key, entry.folder, dest)
 
 
@@ -214,10 +235,10 @@ def _stop_conversions() -> None:
         proc.kill()
 
 
-def convert_into(folder: Path, dest: Path) -> None:
-    """``python -m upload.convert folder --out <tmp> --onnx`` in a child process (low
-    priority), then the finished folder renamed to ``dest`` (a half-written conversion
-    never looks done).
+def convert_into(folder: Path, dest: Path, context: int | None = None) -> None:
+    """``python -m upload.convert folder --out <tmp> --onnx [--context N]`` in a child
+    process (low priority), then the finished folder renamed to ``dest`` (a half-written
+    conversion never looks done).
 
     Raises:
         RuntimeError: the command's one-line refusal or failure.
@@ -225,6 +246,7 @@ def convert_into(folder: Path, dest: Path) -> None:
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     cmd = [sys.executable, "-m", "upload.convert", str(folder), "--out", str(tmp), "--onnx"]
+    cmd += ["--context", str(context)] if context is not None else []
     proc = subprocess.Popen(
         cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )

@@ -71,11 +71,16 @@ def read_folder(folder: Path) -> LocalRead:
 
 
 def convert_folder(
-    folder: Path, out: Path, onnx: bool = False, progress: bool | None = None
+    folder: Path,
+    out: Path,
+    onnx: bool = False,
+    progress: bool | None = None,
+    context: int | None = None,
 ) -> Written:
     """A GPT-2-family folder -> ``out/<folder name>.safetensors`` (weights, config and
     tokenizer; ``converted_from`` in its training record) and, with ``onnx``, the inspect
-    and fast graphs of the contract beside it (``upload.local.write_upload``).
+    and fast graphs of the contract beside it (``upload.local.write_upload``); with
+    ``context``, its context cut to that many tokens (``upload.local.with_context``).
 
     Raises:
         UploadError: a refused folder (one line), or WorkerError.
@@ -83,4 +88,5 @@ def convert_folder(
     from upload.local import write_upload
 
     folder = folder if folder.name else folder.resolve()
-    return write_upload(lambda: read_folder(folder), f"{folder.name}/", out, onnx, progress)
+    read = lambda: read_folder(folder)  # noqa: E731
+    return write_upload(read, f"{folder.name}/", out, onnx, progress, context)

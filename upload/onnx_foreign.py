@@ -31,6 +31,7 @@ from upload.onnx_attention import (
     not_found_line,
     token_input,
 )
+from upload.sizes import longest_context
 
 TRIAL_T = (3, 5)  # two lengths that tell T-axes from every other axis
 SOURCE = "ONNX (foreign)"
@@ -161,13 +162,15 @@ def _runs_at(model: ForeignModel, T: int) -> bool:
         return False
 
 
-def _context(model: ForeignModel, V: int, L: int, H: int, n_out: int) -> tuple[int, str]:
-    """(context, how it was found): a fixed token axis, or the longest T it runs at."""
+def _context(model: ForeignModel, V: int, L: int, H: int, outputs: list[str]) -> tuple[int, str]:
+    """(context, how it was found): a fixed token axis, or the longest T it runs at whose
+    ``outputs`` fit the activation limit (``upload.sizes.longest_context``, the sizing the
+    server's check uses too)."""
     fixed = model.feed.fixed_T
     if fixed is not None:
         return fixed, f"context: {fixed} tokens (the input's token axis is fixed)"
-    fits = max(T for T in range(max(TRIAL_T), MAX_FOREIGN_CONTEXT + 1)
-               if T * V + n_out * L * H * T * T <= MAX_ACTIVATION_ELEMENTS)  # fmt: skip
+    cfg = ModelConfig(**_config_fields(V, L, H, MAX_FOREIGN_CONTEXT))
+    fits = max(longest_context(cfg, MAX_ACTIVATION_ELEMENTS, outputs), max(TRIAL_T))
     limit = f"tried up to {fits}" + (
         f", the most whose attention outputs the app holds ({MAX_ACTIVATION_ELEMENTS:,} values)"
         if fits < MAX_FOREIGN_CONTEXT
@@ -236,8 +239,8 @@ def open_foreign(files: dict[str, bytes], formats: dict[str, str]) -> tuple[dict
     check_spec(spec, V, f"{name} + {tok_name}")
     model = ForeignModel(name, ModelConfig(**_config_fields(V, L, H, max(lengths))), None, sess)
     model.feed, model.logits_name, model.attention = feed, logits_name, attention.attention
-    n_out = 2 if model.has_scores else 1
-    context, how = _context(model, V, L, H, n_out)
+    outputs = ["logits", "attn"] + (["masked_scores"] if model.has_scores else [])
+    context, how = _context(model, V, L, H, outputs)
     model.config = ModelConfig(**_config_fields(V, L, H, context))
     _final_trial(model, name)
     header = {
@@ -246,7 +249,7 @@ def open_foreign(files: dict[str, bytes], formats: dict[str, str]) -> tuple[dict
         "name": name,
         "parameters": stored_parameters(proto),
         "has_step": False,
-        "outputs": ["logits", "attn"] + (["masked_scores"] if model.has_scores else []),
+        "outputs": outputs,
         "source": SOURCE,
         "notes": _notes(model, how),
     }

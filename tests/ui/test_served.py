@@ -29,6 +29,9 @@ def test_folders_come_from_the_apps_own_arguments(tmp_path):
     assert [str(p) for p in served.served_folders(argv)] == ["a/gpt2", "b c"]
     assert served.served_folders(["/usr/bin/pytest", "--model", "x"]) == []  # not the app's
     assert served.served_folders(["app.py"]) == []
+    assert served.served_context(argv) is None
+    assert served.served_context(["app.py", "--model", "a", "--context", "256"]) == 256
+    assert served.served_context(["app.py", "--context", "²"]) is None  # not a number
 
 
 def test_keys_never_clash(tmp_path):
@@ -46,6 +49,7 @@ def test_the_cache_key_follows_the_folders_files(tmp_path):
     first = served.folder_digest(folder)
     (folder / "generation_config.json").write_text("{}")  # not read by the conversion
     assert served.folder_digest(folder) == first
+    assert served.folder_digest(folder, 16) != first  # converted with --context 16
     config = json.loads((folder / "config.json").read_text())
     (folder / "config.json").write_text(json.dumps({**config, "layer_norm_epsilon": 1e-6}))
     assert served.folder_digest(folder) != first
