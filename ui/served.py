@@ -4,7 +4,7 @@
 (``--model`` repeatable): each folder is a Hugging Face GPT-2-family folder, too large
 for a browser upload (GPT-2 small: 500 MB, context 1024), trusted by whoever starts the
 server. Each one is converted once, outside the server process (``python -m
-upload.convert DIR --out ... --onnx`` in a child process: its files are read in the
+upload.convert DIR --out ... --onnx inspect`` in a child process, the inspect graph only: its files are read in the
 isolated upload worker, our exporter writes the graphs; the server never imports torch),
 into a cache on disk keyed by a SHA-256 of the folder's files (a changed folder is
 converted again), then opened like the shipped models. Conversion runs in a background
@@ -32,7 +32,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from inference.runtime import OnnxModel, load_graphs, mapped_weights
@@ -156,14 +156,39 @@ class ServedModel(OnnxModel):
 
 @dataclass
 class Entry:
-    """One served folder: its key, its state (``converting``, ``ready``, ``failed``),
-    the model once ready, the one-line reason when it failed."""
+    """One served folder: its key, its state (``converting`` until it is ``ready`` or
+    ``failed``), the model once ready, the one-line reason when it failed, and what it
+    is doing while not ready (``stage``: ``waiting`` for the folders before it,
+    ``checking`` the cache, ``converting`` (not in the cache: the first start), or
+    ``opening`` the converted graphs) since ``since`` (``time.monotonic()``)."""
 
     key: str
     folder: Path
     state: str = "converting"
     model: ServedModel | None = None
     error: str = ""
+    stage: str = "waiting"
+    since: float = field(default_factory=time.monotonic)
+
+    def _stage(self, stage: str) -> None:
+        self.stage, self.since = stage, time.monotonic()
+
+    def progress(self) -> str:
+        """One line for every session while the model is not ready: what it is doing
+        and for how long ("converting gpt2/ for this server (first start only: GPT-2
+        small takes a few minutes): 1 min 20 s so far"); "" once ready or failed."""
+        if self.state != "converting":
+            return ""
+        seconds = int(time.monotonic() - self.since)
+        took = f"{seconds // 60} min {seconds % 60} s" if seconds >= 60 else f"{seconds} s"
+        what = {
+            "waiting": "waiting for the models before it",
+            "checking": "looking for its conversion in the cache",
+            "converting": "converting it for this server (first start only: GPT-2 small "
+            "takes a few minutes)",
+            "opening": "opening its converted graphs (converted before)",
+        }[self.stage]
+        return f"{self.folder.name}/: {what}: {took} so far"
 
 
 class ServedModels:
@@ -203,11 +228,38 @@ class ServedModels:
 
     def _prepare(self, entry: Entry) -> ServedModel:
         """The folder's converted graphs, from the cache or converted now."""
+        entry._stage("checking")
         dest = self.root / f"{entry.key}-{folder_digest(entry.folder, self.context)[:16]}"
         if not any(dest.glob("*.inspect.onnx")):
+            entry._stage("converting")
             _log(f"{entry.key}: converting {entry.folder} into {dest} (first start only)…")
             convert_into(entry.folder, dest, self.context)
+        entry._stage("opening")
         return open_converted(entry.key, entry.folder, dest)
+
+
+_STARTED: list[ServedModels] = []  # prepared by ``python -m ui.launch`` before Streamlit
+
+
+def start(folders: list[Path], context: int | None = None) -> ServedModels:
+    """Start preparing ``folders`` now, in this process (``python -m ui.launch``: before
+    the Streamlit server answers anyone), for :func:`shared` to hand to the app."""
+    _STARTED[:] = [ServedModels(folders, context=context)]
+    return _STARTED[0]
+
+
+def shared(folders: list[Path], context: int | None = None) -> ServedModels:
+    """The served models of this server process: the ones :func:`start` began preparing
+    when the server started, if they are these folders at this context; else new ones
+    (a server started by ``streamlit run`` itself prepares them on the first visit)."""
+    started = _STARTED[0] if _STARTED else None
+    if (
+        started is not None
+        and started.context == context
+        and [e.folder for e in started.entries.values()] == list(folders)
+    ):
+        return started
+    return ServedModels(folders, context=context)
 
 
 def _alive(pid: int) -> bool:
@@ -236,7 +288,7 @@ def _stop_conversions() -> None:
 
 
 def convert_into(folder: Path, dest: Path, context: int | None = None) -> None:
-    """``python -m upload.convert folder --out <tmp> --onnx [--context N]`` in a child
+    """``python -m upload.convert folder --out <tmp> --onnx inspect [--context N]`` in a child
     process (low priority), then the finished folder renamed to ``dest`` (a half-written
     conversion never looks done).
 
@@ -245,7 +297,8 @@ def convert_into(folder: Path, dest: Path, context: int | None = None) -> None:
     """
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    cmd = [sys.executable, "-m", "upload.convert", str(folder), "--out", str(tmp), "--onnx"]
+    cmd = [sys.executable, "-m", "upload.convert", str(folder), "--out", str(tmp)]
+    cmd += ["--onnx", "inspect"]  # the fast graph is never opened (open_converted)
     cmd += ["--context", str(context)] if context is not None else []
     proc = subprocess.Popen(
         cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True

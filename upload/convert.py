@@ -192,7 +192,16 @@ def parser() -> argparse.ArgumentParser:
         "of an ONNX language model not made here (its attention is found)",
     )
     p.add_argument("--out", type=Path, default=None, help="output folder (checkpoints)")
-    p.add_argument("--onnx", action="store_true", help="also write the ONNX graphs")
+    p.add_argument(
+        "--onnx",
+        nargs="?",
+        const=True,
+        default=False,
+        metavar="inspect",
+        type=lambda v: v if v == "inspect" else True,
+        help="also write the ONNX graphs (--onnx inspect: the inspect graph alone, as a "
+        "served model needs)",
+    )
     p.add_argument(
         "--context",
         type=int,

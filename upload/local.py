@@ -224,7 +224,8 @@ def write_upload(
     context: int | None = None,
 ) -> Written:
     """``read()`` (a worker's reading of local files) -> ``out/<stem of name>.safetensors``
-    (and its ONNX graphs with ``onnx``; its context cut to ``context`` tokens,
+    (and its ONNX graphs with ``onnx``: True for all, "inspect" for the inspect graph
+    alone; its context cut to ``context`` tokens,
     :func:`with_context`), with a progress bar on stderr (``progress``: None shows it on
     a terminal only) through reading, converting, writing and exporting.
 
@@ -239,12 +240,12 @@ def write_upload(
         done = with_context(read(), context, name)
         bar.update()
         bar.set_description(stages[1])
-        path, graphs, model = _write(done, name, out, bar, stages)
+        path, graphs, model = _write(done, name, out, bar, stages, onnx)
         bar.set_description("done")
     return Written(path, graphs, model.num_parameters(), done, browser_refusal(path, model.cfg))
 
 
-def _write(read: LocalRead, name: str, out: Path, bar, stages: list[str]):
+def _write(read: LocalRead, name: str, out: Path, bar, stages: list[str], onnx=False):
     """Build the model from the checked data, write the upload file (and the graphs)."""
     import torch
 
@@ -268,6 +269,6 @@ def _write(read: LocalRead, name: str, out: Path, bar, stages: list[str]):
         from export.graphs import export_model
 
         bar.set_description(stages[3])
-        graphs = export_model(model, out, tokenizer, prefix=stem)
+        graphs = export_model(model, out, tokenizer, prefix=stem, inspect_only=onnx == "inspect")
         bar.update()
     return path, graphs, model

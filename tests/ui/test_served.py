@@ -4,7 +4,10 @@ conversion in the background, and the app showing one in every view (AppTest).""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -87,6 +90,7 @@ def test_a_folder_is_converted_once_and_served(served_models):
     ours = models.get("tiny-gpt2")
     assert ours.card.source == "GPT-2-family folder" and ours.card.checkpoint == "tiny-gpt2/"
     assert ours.fast_session is None  # one onnxruntime session: the inspect graph
+    assert [p.name for p in models.root.glob("*/*.onnx")] == ["tiny-gpt2.inspect.onnx"]
     ids = list(range(0, 300, 10))  # (30,)
     with torch.no_grad():
         want = model(torch.tensor([ids])).logits[0].numpy()
@@ -159,3 +163,41 @@ def test_half_written_conversions_of_a_stopped_server_are_removed(tmp_path):
         folder.mkdir()
     served.remove_stale(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [mine.name, "gpt2-0123"]
+
+
+def test_a_served_model_is_ready_without_any_visitor(served_models):
+    """``make run``'s entry (``python -m ui.launch``) starts preparing the served models
+    before the server answers anyone: with no session ever opened, the server's log says
+    the model is served."""
+    from bench.server import free_port
+
+    _, folder, models = served_models
+    env = {**os.environ, served.CACHE_VARIABLE: str(models.root), "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-m", "ui.launch", "--server.port", str(free_port())]
+    cmd += ["--server.headless", "true", "--", "--model", str(folder)]
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline, text = time.monotonic() + 120, ""
+            while "tiny-gpt2: serving" not in text and time.monotonic() < deadline:
+                assert proc.poll() is None, text
+                time.sleep(0.5)
+                log.seek(0)
+                text = log.read().decode(errors="replace")
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    assert "[served models] tiny-gpt2: serving" in text, text
+
+
+def test_every_session_is_told_what_a_served_model_is_doing(tmp_path):
+    entry = served.Entry("gpt2", tmp_path / "gpt2")
+    entry._stage("converting")
+    assert entry.progress() == (
+        "gpt2/: converting it for this server (first start only: GPT-2 small takes a few "
+        "minutes): 0 s so far"
+    )
+    entry._stage("opening")  # found in the cache: not "first start only"
+    assert entry.progress() == "gpt2/: opening its converted graphs (converted before): 0 s so far"
+    entry.state = "ready"
+    assert entry.progress() == ""
