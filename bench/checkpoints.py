@@ -15,13 +15,7 @@ import time
 from pathlib import Path
 
 from bench import gpt2_small
-from bench.conversion import (
-    BABY_GPT,
-    SHAKESPEARE_CHARS,
-    busy_cli_conversion,
-    cli_conversion,
-    write_baby_checkpoint,
-)
+from bench.conversion import BABY_GPT, SHAKESPEARE_CHARS, cli_conversion, write_baby_checkpoint
 from bench.views import Page, build_all
 from inference.analysis import (
     analyze,
@@ -82,14 +76,10 @@ def gpt2_rows(lengths: tuple[int, ...], sizes: dict | None, rounds: int) -> dict
 
 
 def checkpoints(shipped: dict, quick: bool = False) -> dict:
-    """The section: ``conversion`` (``bench.conversion.cli_conversion``),
-    ``busy_conversion`` (``bench.conversion.busy_cli_conversion``), ``views``
+    """The section: ``conversion`` (``bench.conversion.cli_conversion``), ``views``
     (:func:`views_at_context`) and ``gpt2`` (:func:`gpt2_rows`)."""
     return {
         "conversion": cli_conversion(1 if quick else 3, args=QUICK_BABY if quick else BABY_GPT),
-        "busy_conversion": (
-            busy_cli_conversion(1, QUICK_BABY, loops=1) if quick else busy_cli_conversion(3)
-        ),
         "views": views_at_context(shipped, QUICK_BABY if quick else BABY_GPT, 1 if quick else 5),
         "gpt2": gpt2_rows(
             (8, 32) if quick else (64, 1024), QUICK_GPT2 if quick else None, 1 if quick else 3

@@ -21,6 +21,7 @@ SECTIONS = (
     "isolation",
     "checkpoints",
     "translation",
+    "served",
 )
 PLOTS_URL = "bench/results"  # where the README links the PNGs (relative to the repo root)
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import hashlib
 import os
 import re
 import shutil
@@ -37,12 +36,11 @@ from pathlib import Path
 
 from inference.runtime import OnnxModel, load_graphs, mapped_weights
 from models.card import ModelCard
-from upload.folders import SOURCE, folder_files
+from upload.folders import CACHE_VERSION, SOURCE, folder_digest  # noqa: F401 - the cache key
 from upload.tokenizer_spec import vocab_note
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE_VARIABLE = "ATTNVIZ_CACHE_DIR"  # where converted folders are kept
-CACHE_VERSION = "1"  # part of every cache key: bump when the conversion's output changes
 RESERVED = ("softmax", "linear", "upload")  # keys a served model never takes
 AT_ONCE = 1  # analyses, probes and generations of served models running at the same time
 _RUNS = threading.BoundedSemaphore(AT_ONCE)
@@ -115,25 +113,6 @@ def model_key(folder: Path, taken: set[str]) -> str:
         n += 1
         key = f"{base}-{n}"
     return key
-
-
-def folder_digest(folder: Path, context: int | None = None) -> str:
-    """SHA-256 (hex) of :data:`CACHE_VERSION`, the ``context`` it is converted with (if
-    any), and the names and bytes of the files a conversion reads (config.json,
-    tokenizer.json, the weights file).
-
-    Raises:
-        UploadError: a missing file (``upload.folders.folder_files``); OSError.
-    """
-    digest = hashlib.sha256(f"attention-visualizer served {CACHE_VERSION}\n".encode())
-    if context is not None:
-        digest.update(f"context {context}\n".encode())
-    for name, path in sorted(folder_files(folder).items()):
-        digest.update(f"{name}\n".encode())
-        with path.open("rb") as f:
-            while chunk := f.read(1 << 22):
-                digest.update(chunk)
-    return digest.hexdigest()
 
 
 class ServedModel(OnnxModel):

@@ -14,6 +14,7 @@ config and tokenizer in one file) and, when asked, the ONNX graphs of the contra
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,8 @@ CONFIG = "config.json"
 TOKENIZER = "tokenizer.json"
 WEIGHTS = ("model.safetensors", "pytorch_model.bin")  # the first one found is read
 SOURCE = "GPT-2-family folder"
+CACHE_VERSION = "1"  # part of every served folder's cache key (ui/served.py): bump when
+# the conversion's output changes
 NEEDS = (
     f"a GPT-2-family folder needs {CONFIG}, {WEIGHTS[0]} or {WEIGHTS[1]}, and {TOKENIZER} "
     "(model.save_pretrained(DIR) and tokenizer.save_pretrained(DIR) write them)"
@@ -52,6 +55,25 @@ def folder_files(folder: Path) -> dict[str, Path]:
     if missing:
         raise UploadError(f"{folder.name}/: missing {' and '.join(missing)}; {NEEDS}")
     return {n: folder / n for n in (CONFIG, TOKENIZER, weights)}
+
+
+def folder_digest(folder: Path, context: int | None = None) -> str:
+    """SHA-256 (hex) of :data:`CACHE_VERSION`, the ``context`` it is converted with (if
+    any), and the names and bytes of the files a conversion reads (config.json,
+    tokenizer.json, the weights file).
+
+    Raises:
+        UploadError: a missing file (``upload.folders.folder_files``); OSError.
+    """
+    digest = hashlib.sha256(f"attention-visualizer served {CACHE_VERSION}\n".encode())
+    if context is not None:
+        digest.update(f"context {context}\n".encode())
+    for name, path in sorted(folder_files(folder).items()):
+        digest.update(f"{name}\n".encode())
+        with path.open("rb") as f:
+            while chunk := f.read(1 << 22):
+                digest.update(chunk)
+    return digest.hexdigest()
 
 
 def read_folder(folder: Path) -> LocalRead:

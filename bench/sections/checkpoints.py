@@ -21,16 +21,6 @@ def checkpoints(data: dict, results: dict) -> list[tuple]:
                 "",
             )
         )
-    if busy := data.get("busy_conversion"):
-        out.append(
-            (
-                f"CLI conversion of a {busy['file_mb']:.1f} MB nanoGPT checkpoint beside "
-                f"{busy['loops']} busy-loop processes, against the same computer idle",
-                "busy <= 2x idle",
-                f"{busy['busy_s']:.1f} s vs {busy['idle_s']:.1f} s ({busy['ratio']:.2f}x; medians)",
-                yes(busy["ratio"] <= 2.0),
-            )
-        )
     if views := data.get("views"):
         out.append(
             (

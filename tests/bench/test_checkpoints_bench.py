@@ -16,5 +16,4 @@ def test_checkpoints_section_measures_and_renders(tiny_folder):
     assert [r["T"] for r in data["gpt2"]["analyses"]] == [8, 32]
     text = render({"machine": {}, "checkpoints": data})
     assert "CLI conversion of a nanoGPT checkpoint" in text
-    assert data["busy_conversion"]["busy_s"] > 0 and "beside 1 busy-loop processes" in text
     assert "Every view of that model at T = 32" in text and "T = 32 (served" in text

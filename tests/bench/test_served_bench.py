@@ -1,0 +1,27 @@
+"""The served section's rows (issue #24) render its measurements and judge them."""
+
+from __future__ import annotations
+
+from bench.report import render
+from bench.sections.served import served
+
+DATA = {
+    "busy_conversion": {"file_mb": 10.0, "loops": 2, "busy_s": 22.0, "idle_s": 16.1,
+                        "ratio": 22.0 / 16.1},
+    "context": {"parameters": 3_500_000, "from_context": 1024, "context": 256, "seconds": 9.0,
+                "file_mb": 14.0, "refusal": ""},
+    "memory": {"n": 30, "T": 1024, "max_rss_mb": 2500.0, "opened_mb": 900.0,
+               "last20_spread_mb": 50.0, "peak_mb": 4000.0, "median_s": 10.0,
+               "rss_mb": [2500.0] * 30},
+}  # fmt: skip
+
+
+def test_the_served_rows_render_and_judge_the_targets():
+    rows = served(DATA, {})
+    assert [r[3] for r in rows] == ["yes", "yes", "yes"], rows
+    text = render({"machine": {}, "served": DATA})
+    assert "beside 2 busy-loop process(es)" in text and "`--context 256`" in text
+    grown = {**DATA, "memory": {**DATA["memory"], "last20_spread_mb": 3000.0}}
+    assert served(grown, {})[2][3] == "**no**"  # not flat
+    refused = {**DATA, "context": {**DATA["context"], "refusal": "too large"}}
+    assert served(refused, {})[1][3] == "**no**"
