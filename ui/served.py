@@ -4,8 +4,9 @@
 (``--model`` repeatable): each folder is a Hugging Face GPT-2-family folder, too large
 for a browser upload (GPT-2 small: 500 MB, context 1024), trusted by whoever starts the
 server. Each one is converted once, outside the server process (``python -m
-upload.convert DIR --out ... --onnx inspect`` in a child process, the inspect graph only: its files are read in the
-isolated upload worker, our exporter writes the graphs; the server never imports torch),
+upload.convert DIR --out ... --onnx --inspect-only`` in a child process, the inspect
+graph only: its files are read in the isolated upload worker, our exporter writes the
+graph; the server never imports torch),
 into a cache on disk keyed by a SHA-256 of the folder's files (a changed folder is
 converted again), then opened like the shipped models. Conversion runs in a background
 thread: the shipped models answer meanwhile, and a folder that cannot be converted is
@@ -267,9 +268,9 @@ def _stop_conversions() -> None:
 
 
 def convert_into(folder: Path, dest: Path, context: int | None = None) -> None:
-    """``python -m upload.convert folder --out <tmp> --onnx inspect [--context N]`` in a child
-    process (low priority), then the finished folder renamed to ``dest`` (a half-written
-    conversion never looks done).
+    """``python -m upload.convert folder --out <tmp> --onnx --inspect-only [--context N]``
+    in a child process (low priority), then the finished folder renamed to ``dest`` (a
+    half-written conversion never looks done).
 
     Raises:
         RuntimeError: the command's one-line refusal or failure.
@@ -277,7 +278,7 @@ def convert_into(folder: Path, dest: Path, context: int | None = None) -> None:
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     cmd = [sys.executable, "-m", "upload.convert", str(folder), "--out", str(tmp)]
-    cmd += ["--onnx", "inspect"]  # the fast graph is never opened (open_converted)
+    cmd += ["--onnx", "--inspect-only"]  # the fast graph is never opened (open_converted)
     cmd += ["--context", str(context)] if context is not None else []
     proc = subprocess.Popen(
         cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True

@@ -94,6 +94,13 @@ def _report(written: Written, serve: str = "") -> None:
         print(f"upload {written.path} in the app (Inspect your own model)")
 
 
+def _onnx(args: argparse.Namespace) -> bool | str:
+    """``write_upload``'s ``onnx``: False, True (every graph) or "inspect" (that alone)."""
+    if args.inspect_only and not args.onnx:
+        raise UploadError("--inspect-only goes with --onnx (it chooses which graphs to write)")
+    return "inspect" if args.onnx and args.inspect_only else args.onnx
+
+
 def _checkpoint(args: argparse.Namespace) -> None:
     """A nanoGPT ckpt.pt (with --meta or --tokenizer) or our .safetensors -> upload file."""
     if args.out is None:
@@ -103,7 +110,7 @@ def _checkpoint(args: argparse.Namespace) -> None:
         raise UploadError("give files of different names")
     from upload.local import convert_files
 
-    _report(convert_files(paths, args.out, args.onnx, context=args.context))
+    _report(convert_files(paths, args.out, _onnx(args), context=args.context))
 
 
 def _folder(args: argparse.Namespace) -> None:
@@ -113,7 +120,7 @@ def _folder(args: argparse.Namespace) -> None:
     if len(args.files) != 1 or args.out is None or args.meta or args.tokenizer:
         raise UploadError("convert one GPT-2-family folder at a time, with --out DIR")
     folder = args.files[0]
-    done = convert_folder(folder, args.out, args.onnx, context=args.context)
+    done = convert_folder(folder, args.out, _onnx(args), context=args.context)
     _report(done, f" with make run MODEL={folder}")
 
 
@@ -192,15 +199,11 @@ def parser() -> argparse.ArgumentParser:
         "of an ONNX language model not made here (its attention is found)",
     )
     p.add_argument("--out", type=Path, default=None, help="output folder (checkpoints)")
+    p.add_argument("--onnx", action="store_true", help="also write the ONNX graphs")
     p.add_argument(
-        "--onnx",
-        nargs="?",
-        const=True,
-        default=False,
-        metavar="inspect",
-        type=lambda v: v if v == "inspect" else True,
-        help="also write the ONNX graphs (--onnx inspect: the inspect graph alone, as a "
-        "served model needs)",
+        "--inspect-only",
+        action="store_true",
+        help="with --onnx: the inspect graph alone (what a served model opens)",
     )
     p.add_argument(
         "--context",
