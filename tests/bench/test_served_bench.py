@@ -21,7 +21,10 @@ def test_the_served_rows_render_and_judge_the_targets():
     assert [r[3] for r in rows] == ["yes", "yes", "yes"], rows
     text = render({"machine": {}, "served": DATA})
     assert "beside 2 busy-loop process(es)" in text and "`--context 256`" in text
-    grown = {**DATA, "memory": {**DATA["memory"], "last20_spread_mb": 3000.0}}
+    leaking = [1000.0 + 100 * i for i in range(30)]  # 100 MB a sentence, under 3 GB
+    grown = {**DATA, "memory": {**DATA["memory"], "rss_mb": leaking, "max_rss_mb": 2900.0}}
     assert served(grown, {})[2][3] == "**no**"  # not flat
+    spike = [2100.0] * 25 + [2700.0] + [2100.0] * 4  # one sentence's transient
+    assert served({**DATA, "memory": {**DATA["memory"], "rss_mb": spike}}, {})[2][3] == "yes"
     refused = {**DATA, "context": {**DATA["context"], "refusal": "too large"}}
     assert served(refused, {})[1][3] == "**no**"
