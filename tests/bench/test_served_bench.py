@@ -26,5 +26,7 @@ def test_the_served_rows_render_and_judge_the_targets():
     assert served(grown, {})[2][3] == "**no**"  # not flat
     spike = [2100.0] * 25 + [2700.0] + [2100.0] * 4  # one sentence's transient
     assert served({**DATA, "memory": {**DATA["memory"], "rss_mb": spike}}, {})[2][3] == "yes"
+    quick = {**DATA, "memory": {**DATA["memory"], "n": 3, "rss_mb": [500.0, 510.0, 505.0]}}
+    assert "3 different sentences" in served(quick, {})[2][0]  # a --quick run renders
     refused = {**DATA, "context": {**DATA["context"], "refusal": "too large"}}
     assert served(refused, {})[1][3] == "**no**"
