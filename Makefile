@@ -18,9 +18,12 @@ setup: $(VENV)/.installed
 # in its own thread) and keeps them fragmented; two arenas keep a classroom server's memory flat.
 # MODEL="path/to/gpt2 path/to/distilgpt2": GPT-2-family folders served beside the shipped
 # models (each word one `--model DIR` for app.py; converted once, cached on disk).
+# CONTEXT=N: convert them with their first N positions only (upload.convert --context N).
+# ui.launch starts converting them before the server answers anyone, then runs Streamlit.
 MODEL ?=
+CONTEXT ?=
 run: setup
-	MALLOC_ARENA_MAX=2 $(VENV)/bin/streamlit run app.py $(if $(strip $(MODEL)),-- $(foreach m,$(MODEL),--model $(m)))
+	MALLOC_ARENA_MAX=2 $(PY) -m ui.launch $(if $(strip $(MODEL)),-- $(foreach m,$(MODEL),--model $(m)) $(if $(strip $(CONTEXT)),--context $(CONTEXT)))
 
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { $(SUDO) apt-get update -q && \

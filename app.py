@@ -111,4 +111,12 @@ navigation.adopt_link_state(
 )
 if page.url_path not in OWN_MODELS:  # the root only redirects
     selection = sidebar.selection()
-page.run()
+try:
+    page.run()
+finally:
+    # This run's globals outlive it: its page functions refer to them (and they to the
+    # functions), a cycle that only Python's cyclic collector frees, and ``st.Page``
+    # objects (``ui.navigation``) hold the functions. Without this, each run's
+    # selection, and its analysis with it, stayed alive (a served GPT-2 at T = 1,024:
+    # a gigabyte per sentence).
+    selection = None

@@ -22,6 +22,7 @@ SECTIONS = (
     "fair_share",
     "checkpoints",
     "translation",
+    "served",
 )
 PLOTS_URL = "bench/results"  # where the README links the PNGs (relative to the repo root)
 

@@ -73,25 +73,35 @@ def free_port() -> int:
 
 @contextmanager
 def serve(
-    app: Path = APP, folder: Path = EXPORTED, timeout_s: float = START_TIMEOUT_S
+    app: Path = APP,
+    folder: Path = EXPORTED,
+    timeout_s: float = START_TIMEOUT_S,
+    app_args: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
 ) -> Iterator[Server]:
     """Run ``streamlit run app`` until the block ends, the app serving the shipped models
-    of ``folder`` (laid out like ``exported/``); yields a :class:`Server`.
+    of ``folder`` (laid out like ``exported/``); yields a :class:`Server`. ``app_args``
+    go to the app after ``--`` (``--model DIR``: a served model); ``env`` adds variables.
 
     Raises:
         RuntimeError: if the server does not answer ``/_stcore/health`` within
             ``timeout_s`` seconds (the message ends with the server's output).
     """
     port = free_port()
-    env = os.environ | {
-        "MALLOC_ARENA_MAX": ARENA_MAX,
-        "PYTHONPATH": str(ROOT),
-        MODELS_DIR_VARIABLE: str(Path(folder).resolve()),
-    }
+    env = (
+        os.environ
+        | (env or {})
+        | {
+            "MALLOC_ARENA_MAX": ARENA_MAX,
+            "PYTHONPATH": str(ROOT),
+            MODELS_DIR_VARIABLE: str(Path(folder).resolve()),
+        }
+    )
     log = tempfile.TemporaryFile()  # a pipe nobody reads could fill up and stall the server
     cmd = [sys.executable, "-m", "streamlit", "run", str(app)]
     cmd += ["--server.port", str(port), "--server.address", "127.0.0.1"]
     cmd += ["--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    cmd += ["--", *app_args] if app_args else []
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     server = Server(f"http://127.0.0.1:{port}", psutil.Process(proc.pid), log)
     try:

@@ -185,6 +185,10 @@ def run(
                 from bench.checkpoints import checkpoints
 
                 results[section] = checkpoints(models, quick)
+            elif section == "served":
+                from bench.served import served
+
+                results[section] = served(quick)
             elif section == "translation":
                 from bench.translation import translation_bench
 

@@ -26,6 +26,7 @@ from inference.analysis import (
     visible,
     with_recurrent,
 )
+from inference.memory import release_freed
 from inference.runtime import OnnxModel, load_shipped
 from models.config import SHIPPED_KINDS
 from ui import served
@@ -101,9 +102,10 @@ def shipped_model(kind: str) -> OnnxModel:
 
 @st.cache_resource(show_spinner=False)
 def served_models() -> served.ServedModels:
-    """The server operator's models (``--model DIR`` after ``--``), prepared once per
-    server in a background thread."""
-    return served.ServedModels(served.served_folders())
+    """The server operator's models (``--model DIR`` after ``--``, with ``--context N``
+    if given), prepared once per server in a background thread: since the server
+    started (``python -m ui.launch``, ``make run``), else since the first visit."""
+    return served.shared(served.served_folders(), served.served_context())
 
 
 def served_names() -> list[str]:
@@ -173,7 +175,12 @@ def analysis_bytes(result: Analysis) -> int:
 @st.cache_resource(show_spinner=False)
 def _served_analyses() -> SharedCache:
     """Analyses of the served models, per server, at most ``ANALYSIS_CACHE_BYTES``."""
-    return SharedCache(1024, max_bytes=served.ANALYSIS_CACHE_BYTES, size=analysis_bytes)
+    return SharedCache(
+        1024,
+        max_bytes=served.ANALYSIS_CACHE_BYTES,
+        size=analysis_bytes,
+        on_evict=lambda: release_freed(collect=True),
+    )
 
 
 def get_analysis(name: str, text: str) -> Analysis:
@@ -191,9 +198,7 @@ def get_analysis(name: str, text: str) -> Analysis:
         return _shipped_analysis(name, text)
     if is_served(name):
         model = server_model(name)
-        return _served_analyses().get(
-            (name, text), lambda: analyze(model, text, recurrent=False, keep=LEAN_OUTPUTS)
-        )
+        return _served_analyses().get((name, text), lambda: _served_analysis(model, text))
     model = get_model(name)
     limit = largest_T(model.config, SERVER_ANALYSIS_VALUES)
     return _kept(
@@ -202,6 +207,16 @@ def get_analysis(name: str, text: str) -> Analysis:
         text,
         lambda: analyze(model, text, recurrent=False, max_tokens=limit),
     )
+
+
+def _served_analysis(model: OnnxModel, text: str) -> Analysis:
+    """A served model's lean analysis (``LEAN_OUTPUTS``), then the pages of what computing
+    it freed (onnxruntime's intermediate tensors, the logits) given back to the operating
+    system (``inference.memory.release_freed``): at T = 1,024 they are gigabytes."""
+    try:
+        return analyze(model, text, recurrent=False, keep=LEAN_OUTPUTS)
+    finally:
+        release_freed()
 
 
 def get_recurrent(name: str, result: Analysis) -> Analysis:

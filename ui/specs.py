@@ -24,6 +24,7 @@ import pyarrow as pa
 import streamlit as st
 
 from inference.analysis import Analysis, head_scores, head_table, top_next_columns, visible
+from inference.memory import release_freed
 from ui import loaders, served
 from ui.shared import SharedCache
 from viz import attention as va
@@ -204,8 +205,12 @@ def shared() -> dict[str, SharedCache]:
     return {
         "per_head": SharedCache(PER_HEAD_ENTRIES),
         "per_sentence": SharedCache(PER_SENTENCE_ENTRIES),
-        "served_per_head": SharedCache(4096, max_bytes=budget, size=spec_bytes),
-        "served_per_sentence": SharedCache(1024, max_bytes=budget, size=spec_bytes),
+        "served_per_head": SharedCache(
+            4096, max_bytes=budget, size=spec_bytes, on_evict=release_freed
+        ),
+        "served_per_sentence": SharedCache(
+            1024, max_bytes=budget, size=spec_bytes, on_evict=release_freed
+        ),
     }
 
 

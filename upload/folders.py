@@ -14,6 +14,7 @@ config and tokenizer in one file) and, when asked, the ONNX graphs of the contra
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,8 @@ CONFIG = "config.json"
 TOKENIZER = "tokenizer.json"
 WEIGHTS = ("model.safetensors", "pytorch_model.bin")  # the first one found is read
 SOURCE = "GPT-2-family folder"
+CACHE_VERSION = "1"  # part of every served folder's cache key (ui/served.py): bump when
+# the conversion's output changes
 NEEDS = (
     f"a GPT-2-family folder needs {CONFIG}, {WEIGHTS[0]} or {WEIGHTS[1]}, and {TOKENIZER} "
     "(model.save_pretrained(DIR) and tokenizer.save_pretrained(DIR) write them)"
@@ -54,6 +57,25 @@ def folder_files(folder: Path) -> dict[str, Path]:
     return {n: folder / n for n in (CONFIG, TOKENIZER, weights)}
 
 
+def folder_digest(folder: Path, context: int | None = None) -> str:
+    """SHA-256 (hex) of :data:`CACHE_VERSION`, the ``context`` it is converted with (if
+    any), and the names and bytes of the files a conversion reads (config.json,
+    tokenizer.json, the weights file).
+
+    Raises:
+        UploadError: a missing file (``upload.folders.folder_files``); OSError.
+    """
+    digest = hashlib.sha256(f"attention-visualizer served {CACHE_VERSION}\n".encode())
+    if context is not None:
+        digest.update(f"context {context}\n".encode())
+    for name, path in sorted(folder_files(folder).items()):
+        digest.update(f"{name}\n".encode())
+        with path.open("rb") as f:
+            while chunk := f.read(1 << 22):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
 def read_folder(folder: Path) -> LocalRead:
     """A GPT-2-family folder read in a one-shot worker (``convert_folder``) with limits
     sized to its largest file (``upload.local.request_local``): the config and spec
@@ -71,11 +93,16 @@ def read_folder(folder: Path) -> LocalRead:
 
 
 def convert_folder(
-    folder: Path, out: Path, onnx: bool = False, progress: bool | None = None
+    folder: Path,
+    out: Path,
+    onnx: bool = False,
+    progress: bool | None = None,
+    context: int | None = None,
 ) -> Written:
     """A GPT-2-family folder -> ``out/<folder name>.safetensors`` (weights, config and
     tokenizer; ``converted_from`` in its training record) and, with ``onnx``, the inspect
-    and fast graphs of the contract beside it (``upload.local.write_upload``).
+    and fast graphs of the contract beside it (``upload.local.write_upload``); with
+    ``context``, its context cut to that many tokens (``upload.local.with_context``).
 
     Raises:
         UploadError: a refused folder (one line), or WorkerError.
@@ -83,4 +110,5 @@ def convert_folder(
     from upload.local import write_upload
 
     folder = folder if folder.name else folder.resolve()
-    return write_upload(lambda: read_folder(folder), f"{folder.name}/", out, onnx, progress)
+    read = lambda: read_folder(folder)  # noqa: E731
+    return write_upload(read, f"{folder.name}/", out, onnx, progress, context)

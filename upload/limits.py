@@ -72,8 +72,10 @@ EXPORT_CACHE_BYTES = int(_env("EXPORT_CACHE_MB", 256) * 2**20)
 SERVER_ANALYSIS_VALUES = int(_env("SERVER_ANALYSIS_MB", 64) * 2**20 / 4)
 ANALYSIS_TIMEOUT_S = _env("ANALYSIS_TIMEOUT_S", 10.0)  # one analysis of an uploaded ONNX graph
 WORKER_IDLE_S = _env("WORKER_IDLE_S", 600.0)  # an idle ONNX worker exits (restarted on use)
-# A worker runs at SCHED_IDLE: time it waits for a CPU the server uses does not count
-# against a request's seconds above, up to this many times them on the wall clock.
+# The server's worker runs at SCHED_IDLE: time it waits for a CPU the server uses does not
+# count against a request's seconds above, up to this many times them on the wall clock.
+# The command line's worker (normal priority, the user's own computer) has this many times
+# them plus every second it waited for a CPU (``upload.client.Deadline``).
 WAIT_FACTOR = _env("WORKER_WAIT_FACTOR", 3.0)
 
 

@@ -39,7 +39,7 @@ from upload.limits import (
 )
 from upload.sizes import check_config_size, check_foreign_size, check_size, shrink_advice
 from upload.tokenizer_spec import build, check_spec, vocab_note
-from upload.training_info import plain_training, training_note
+from upload.training_info import context_note, plain_training, training_note
 
 EXTENSIONS = (".safetensors", ".pt", ".pth", ".ckpt", ".pkl", ".json", ".onnx")
 VOCABULARY_SUFFIXES = (".pkl", ".json")  # a nanoGPT checkpoint's meta.pkl or tokenizer.json
@@ -76,12 +76,14 @@ def card(
     config (fields the files do not tell as "unknown", ``ModelConfig.shown``),
     parameters, source format and file name, its training record (a nanoGPT run's
     iteration, best validation loss and settings), and notes: where the weights come
-    from (``upload.training_info.training_note``), ``notes`` (a worker's), and whether
+    from (``upload.training_info.training_note``), a context shortened when converted
+    (``context_note``), ``notes`` (a worker's), and whether
     its token rows are padded beyond its tokenizer (``spec``,
     ``upload.tokenizer_spec.vocab_note``)."""
     training = training or {}
     vocab = vocab_note(spec, cfg.vocab_size) if spec else None
-    notes = [training_note(training), *(notes or []), vocab]
+    shortened = context_note(training, cfg.context_length)
+    notes = [training_note(training), shortened, *(notes or []), vocab]
     return ModelCard(
         checkpoint=checkpoint,
         source=source,
@@ -129,7 +131,8 @@ def vocabulary_only(names: list[str]) -> str:
 
 def checked_config(reply: dict, what: str, limits: Limits = BROWSER) -> tuple[ModelConfig, dict]:
     """The reply's config and tokenizer spec, checked again on the server side, the
-    config's size within ``limits`` (the browser's by default).
+    config's size within ``limits`` (the browser's by default) counting the outputs the
+    reply names (an ONNX graph's ``outputs``; every contract output otherwise).
 
     Raises:
         UploadError: a config that does not build or is too large, a bad tokenizer spec.
@@ -138,7 +141,10 @@ def checked_config(reply: dict, what: str, limits: Limits = BROWSER) -> tuple[Mo
         cfg = ModelConfig.from_dict(reply.get("config"))
     except (ValueError, TypeError) as exc:
         raise UploadError(f"{what}: bad config: {exc}") from None
-    check_config_size(what, cfg, limits)
+    outputs = reply.get("outputs")  # an ONNX graph's: only these are ever read back
+    if not (isinstance(outputs, list) and all(isinstance(n, str) for n in outputs)):
+        outputs = None
+    check_config_size(what, cfg, limits, outputs)
     return cfg, check_spec(reply.get("tokenizer"), cfg.vocab_size, what)
 
 

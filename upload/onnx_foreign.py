@@ -8,7 +8,7 @@ attention probabilities, which are added as graph outputs. Trial runs tell which
 outputs are (…, T, T) and how long a sentence the app analyses: the graph's fixed token
 axis (shorter sentences padded, only their own tokens shown) or the longest T it runs
 at (at most ``MAX_FOREIGN_CONTEXT``), and never more than the outputs the app may hold
-at once (``upload.sizes.foreign_output_elements``, ``upload/limits.py``).
+at once (``upload.sizes.activation_elements``, ``upload/limits.py``).
 :class:`ForeignModel` then answers with the contract's names: ``logits`` (1, T, V),
 ``attn`` (L, H, T, T) and, where every Softmax input is a tensor, ``masked_scores``
 (L, H, T, T).
@@ -26,7 +26,7 @@ from upload.errors import UploadError
 from upload.limits import MAX_ACTIVATION_ELEMENTS, MAX_FOREIGN_CONTEXT
 from upload.onnx_attention import Candidate, classify, instrument, is_logits, not_found_line
 from upload.onnx_inputs import GraphInputs, padding_note
-from upload.sizes import foreign_context_fit
+from upload.sizes import longest_context
 
 TRIAL_T = (3, 5)  # two lengths that tell T-axes from every other axis
 SOURCE = "ONNX (foreign)"
@@ -159,11 +159,14 @@ def _runs_at(model: ForeignModel, T: int) -> bool:
         return False
 
 
-def _context(model: ForeignModel, V: int, L: int, H: int, maps: int) -> tuple[int, str]:
+def _context(model: ForeignModel, V: int, L: int, H: int, outputs: list[str]) -> tuple[int, str]:
     """(context, the card's line on it): the graph's fixed token axis, or the longest T
     it runs at (at most MAX_FOREIGN_CONTEXT), in both cases at most the largest T whose
-    outputs the app holds (``upload.sizes.foreign_output_elements``)."""
-    fits = foreign_context_fit(V, L, H, maps, MAX_ACTIVATION_ELEMENTS)
+    ``outputs`` the app holds (``upload.sizes.longest_context``, the sizing the server's
+    check uses too)."""
+    longest = max(MAX_FOREIGN_CONTEXT, model.inputs.fixed_T or 0)
+    cfg = ModelConfig(**_config_fields(V, L, H, longest))
+    fits = longest_context(cfg, MAX_ACTIVATION_ELEMENTS, outputs)
     held = (
         f"the most whose logits and attention the app holds "
         f"({MAX_ACTIVATION_ELEMENTS:,} float32 values)"
@@ -240,7 +243,8 @@ def open_foreign(files: dict[str, bytes], formats: dict[str, str]) -> tuple[dict
     check_spec(spec, V, f"{name} + {tok_name}")
     model = ForeignModel(name, ModelConfig(**_config_fields(V, L, H, max(lengths))), None, sess)
     model.inputs, model.logits_name, model.attention = inputs, logits_name, attention.attention
-    context, how = _context(model, V, L, H, 2 if model.has_scores else 1)
+    shown = ["logits", "attn"] + (["masked_scores"] if model.has_scores else [])
+    context, how = _context(model, V, L, H, shown)
     model.config = ModelConfig(**_config_fields(V, L, H, context))
     _final_trial(model, name)
     ignored = [n for n in outputs if n != logits_name]
@@ -250,7 +254,7 @@ def open_foreign(files: dict[str, bytes], formats: dict[str, str]) -> tuple[dict
         "name": name,
         "parameters": stored_parameters(proto),
         "has_step": False,
-        "outputs": ["logits", "attn"] + (["masked_scores"] if model.has_scores else []),
+        "outputs": shown,
         "source": SOURCE,
         "notes": _notes(model, [how + ".", padding_note(model, name)], ignored),
     }

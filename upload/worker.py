@@ -1,11 +1,13 @@
 """The upload worker: one child process per uploaded model, fenced in by the OS.
 
 Started by ``upload/client.py`` as ``python -I upload/worker.py MEMORY_BYTES IDLE_S
-FILE_BYTES``.
-Before it imports anything that parses, it puts itself in the SCHED_IDLE scheduling
-class (it runs only on CPU time the server's own threads leave free; an unprivileged
-process cannot leave that class again, so it keeps it for life) and limits itself with
-stdlib ``resource``:
+FILE_BYTES [idle|normal]``.
+Before it imports anything that parses, the server's worker (``idle``, the default) puts
+itself in the SCHED_IDLE scheduling class (it runs only on CPU time the server's own
+threads leave free; an unprivileged process cannot leave that class again, so it keeps
+it for life); the command line's (``normal``) keeps its normal priority, since on its
+user's own computer it competes with their other work, not with a classroom. Either
+limits itself with stdlib ``resource``:
 address space (RLIMIT_AS), no file larger than FILE_BYTES written (RLIMIT_FSIZE: 1 MiB
 for a reader of user bytes, which reads everything from memory and writes only its
 stderr log; more for the exporter, which writes graphs), no core dumps, and CPU seconds
@@ -51,8 +53,9 @@ def _yield_cpu() -> None:
         os.nice(19)
 
 
-def _limit(memory_bytes: int, file_bytes: int) -> None:
-    _yield_cpu()
+def _limit(memory_bytes: int, file_bytes: int, priority: str = "idle") -> None:
+    if priority != "normal":
+        _yield_cpu()
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -88,11 +91,12 @@ def _one_line(exc: BaseException, op: object) -> str:
     return " ".join(text.split())[:600]
 
 
-def serve(memory_bytes: int, idle_s: float, file_bytes: int) -> None:
-    """Answer requests until stdin closes, ``convert`` is done, or ``idle_s`` pass idle."""
+def serve(memory_bytes: int, idle_s: float, file_bytes: int, priority: str = "idle") -> None:
+    """Answer requests until stdin closes, ``convert`` is done, or ``idle_s`` pass idle;
+    ``priority`` "normal" (the command line) skips SCHED_IDLE."""
     reply_fd = os.dup(1)
     os.dup2(2, 1)  # a library's print goes to stderr, never into the protocol
-    _limit(memory_bytes, file_bytes)
+    _limit(memory_bytes, file_bytes, priority)
     sys.path[0] = str(Path(__file__).resolve().parents[1])  # the project, not upload/
     from upload import handlers, local_handlers, protocol
     from upload.limits import MAX_HEADER_BYTES, MAX_REPLY_BYTES
@@ -144,4 +148,4 @@ def serve(memory_bytes: int, idle_s: float, file_bytes: int) -> None:
 
 
 if __name__ == "__main__":
-    serve(int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]))
+    serve(int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), *sys.argv[4:5])

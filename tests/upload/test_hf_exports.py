@@ -11,6 +11,7 @@ import onnx
 import pytest
 from tokenizers import Tokenizer
 
+from models.config import ModelConfig
 from tests.helpers.foreign_lm import char_tokenizer_json, tiny_lm
 from tests.helpers.foreign_lm import export as export_tiny
 from tests.helpers.hf_exports import (
@@ -30,7 +31,8 @@ from upload.convert import main
 from upload.limits import MAX_ACTIVATION_ELEMENTS
 from upload.load import load_upload
 from upload.onnx_checks import ALLOWED_OPS, HF_EXPORT_OPS
-from upload.sizes import foreign_context_fit, foreign_output_elements
+from upload.onnx_foreign import _config_fields
+from upload.sizes import activation_elements, longest_context
 
 SENTENCE = "Before we proceed any further, hear me speak. " * 8  # more than 64 tokens
 SELF_CONTAINED = [how.label for how in SIX if not how.external]
@@ -149,9 +151,11 @@ def test_a_long_context_is_analysed_up_to_what_fits(tmp_path):
     tokens exceed the limit, so the app analyses up to the largest T that fits."""
     model = hf_gpt2(n_positions=1024, n_head=32, n_embd=64)
     path = export(model, Export(dynamo=False, mask=False), tmp_path)
-    fits = foreign_context_fit(V, 2, 32, 2, MAX_ACTIVATION_ELEMENTS)
+    shown = ["logits", "attn", "masked_scores"]
+    cfg = ModelConfig(**_config_fields(V, 2, 32, 1024))
+    fits = longest_context(cfg, MAX_ACTIVATION_ELEMENTS, shown)
     assert 500 < fits < 1024
-    assert foreign_output_elements(V, 2, 32, fits + 1) > MAX_ACTIVATION_ELEMENTS
+    assert activation_elements(cfg, fits + 1, shown) > MAX_ACTIVATION_ELEMENTS
     uploaded = upload(path)
     try:
         assert uploaded.config.context_length == fits
