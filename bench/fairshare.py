@@ -1,6 +1,6 @@
 """Fair share (issue #25): one student's attack, another student's slowest rerun.
 
-A real ``streamlit run app.py`` (``bench/server.py``). Each attacker is a websocket client
+A real ``streamlit run app.py`` (``deploy/launch.py``). Each attacker is a websocket client
 (``bench/stclient.py``): a rerun flood sends ``rerun_script`` BackMsgs at ``rate`` per
 second, each with a new sentence, without waiting for any answer (what a ten-line script
 does); a typist types paragraphs of 2,000 characters of made-up words one after the other.
@@ -25,8 +25,8 @@ import time
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from bench.server import Server, serve
 from bench.stclient import Session
+from deploy.launch import Server, serve
 
 QUERY = {"model": "softmax", "view": "attention", "text": "the cat sat on the mat"}
 SENTENCES = ("the keys to the cabinet are on the table", "mary gave a drink to john")
@@ -172,7 +172,7 @@ def _in_process(script: str) -> dict:
     import subprocess
     import sys
 
-    from bench.server import ARENA_MAX, ROOT
+    from deploy.launch import ARENA_MAX, ROOT
 
     env = {**os.environ, "MALLOC_ARENA_MAX": ARENA_MAX, "PYTHONPATH": str(ROOT)}
     out = subprocess.run(

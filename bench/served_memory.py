@@ -1,6 +1,6 @@
 """A served GPT-2-small-sized model's server memory over many long sentences (issue #24).
 
-A real server (``bench.server.serve``, as ``make run MODEL=DIR`` runs it: its own
+A real server (``deploy.launch.serve``, as ``make run MODEL=DIR`` runs it: its own
 process, ``MALLOC_ARENA_MAX=2``) serves the GPT-2-small-sized random model of
 ``bench/gpt2_small.py``, its converted graphs placed in the served-model cache, so the
 server opens them instead of converting. One session (``bench.stclient``) types
@@ -98,7 +98,7 @@ def served_memory(
         the last 20), ``median_s`` (a sentence's median wall time), ``n``.
     """
     from bench import gpt2_small
-    from bench.server import serve
+    from deploy.launch import serve
 
     folder, converted = base / "gpt2-small", base / "converted"
     if not (converted / f"{KEY}.inspect.onnx").exists():
@@ -108,7 +108,7 @@ def served_memory(
     cache = base / "cache"
     place_in_cache(folder, converted, cache)
     env = {"ATTNVIZ_CACHE_DIR": str(cache)}
-    with serve(app_args=("--model", str(folder)), env=env) as server:
+    with serve(script_args=("--model", str(folder)), env=env) as server:
         rows = asyncio.run(_type(server, n, timeout_s))
     opened, rows = rows[0]["rss_mb"], rows[1:]
     last = [r["rss_mb"] for r in rows[-20:]]

@@ -37,7 +37,8 @@ from pathlib import Path
 
 from inference.runtime import OnnxModel, load_graphs, mapped_weights
 from models.card import ModelCard
-from upload.folders import CACHE_VERSION, SOURCE, folder_digest  # noqa: F401 - the cache key
+from upload.folder_layout import SOURCE
+from upload.folders import CACHE_VERSION, folder_digest  # noqa: F401 - the cache key
 from upload.tokenizer_spec import vocab_note
 
 ROOT = Path(__file__).resolve().parents[1]

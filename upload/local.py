@@ -28,7 +28,7 @@ from tqdm import tqdm
 
 from upload.client import Worker
 from upload.errors import UploadError
-from upload.folders import SOURCE as FOLDER_SOURCE
+from upload.folder_layout import SOURCE as FOLDER_SOURCE
 from upload.limits import (
     MAX_REPLY_BYTES,
     MAX_UPLOAD_BYTES,

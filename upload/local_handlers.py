@@ -61,7 +61,7 @@ def convert_folder(header: dict) -> Reply:
     Raises:
         UploadError: naming the file and the problem; ValueError: no absolute path.
     """
-    from upload.folders import SOURCE
+    from upload.folder_layout import SOURCE
     from upload.formats.hf_gpt2 import read_folder
 
     folder = header.get("folder")

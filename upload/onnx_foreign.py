@@ -216,9 +216,9 @@ def open_foreign(files: dict[str, bytes], formats: dict[str, str]) -> tuple[dict
             are not a language model's, no attention found ("looked for …; found 0"),
             a tokenizer that does not fit the logits, or a failed trial run.
     """
-    from upload.handlers import upload_session
     from upload.onnx_checks import check_graph, stored_parameters
     from upload.onnx_inputs import graph_inputs
+    from upload.onnx_session import upload_session
     from upload.tokenizer_spec import check_spec
 
     (name,) = [n for n, f in formats.items() if f == "onnx"]

@@ -19,7 +19,7 @@ own tokens and measures whether the padding changes them.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 import onnx
@@ -27,8 +27,15 @@ import onnx
 from inference.runtime import ModelRunError
 from upload.errors import UploadError
 
-if TYPE_CHECKING:
-    from upload.onnx_foreign import ForeignModel
+
+class PaddedModel(Protocol):
+    """What :func:`padding_note` uses of a foreign graph (``upload.onnx_foreign.ForeignModel``)."""
+
+    inputs: GraphInputs
+    config: object
+
+    def inspect(self, ids: list[int]) -> dict[str, np.ndarray]: ...
+
 
 _DTYPES = {
     onnx.TensorProto.INT64: "int64",
@@ -217,7 +224,7 @@ def pad_token(spec: dict) -> tuple[int, str]:
     return 0, first
 
 
-def padding_note(model: ForeignModel, name: str) -> str | None:
+def padding_note(model: PaddedModel, name: str) -> str | None:
     """The card's line on padding to a fixed token axis (None for a dynamic one),
     measured: a 3-token sentence padded with the pad id, then with another id; if its
     own tokens' logits or attention differ, the padding changes the result.

@@ -69,7 +69,7 @@ def served_notes(data: dict) -> list[str]:
     if not data.get("memory"):
         return []
     return [
-        "Served memory: a real server (`bench/server.py`, `MALLOC_ARENA_MAX=2` as `make run`) "
+        "Served memory: a real server (`deploy/launch.py`, `MALLOC_ARENA_MAX=2` as `make run`) "
         "serves `bench/gpt2_small.py`'s random GPT-2-small-sized model from its cache; one "
         "session (`bench/stclient.py`) types different sentences of more than 1,024 tokens "
         "on the attention view, and the server's RSS is read after each "

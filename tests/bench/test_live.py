@@ -12,8 +12,8 @@ import pytest
 from bench.common import shipped
 from bench.concurrency import is_right, shown_heatmap
 from bench.report import render
-from bench.server import serve
 from bench.stclient import Session
+from deploy.launch import serve
 from inference.analysis import analyze
 from models.config import SHIPPED_KINDS
 
@@ -21,12 +21,6 @@ from models.config import SHIPPED_KINDS
 pytestmark = pytest.mark.xdist_group("browser")
 
 CAT, DOG = "the cat sat on the mat", "a dog ran to the old park"
-
-
-@pytest.fixture(scope="module")
-def server():
-    with serve() as s:
-        yield s
 
 
 @pytest.fixture(scope="module")
@@ -145,10 +139,10 @@ def test_the_server_points_the_app_at_its_models_folder(tmp_path):
         assert asyncio.run(go(server.ws_url)) == [str((tmp_path / "models").resolve())]
 
 
-def test_concurrency_section_drives_sessions_on_a_real_server():
+def test_concurrency_section_drives_sessions_on_a_real_server(server):
     from bench.concurrency import concurrency
 
-    out = concurrency(sessions=2, reruns=4, per_session_sentences=2, single_reruns=2)
+    out = concurrency(sessions=2, reruns=4, per_session_sentences=2, single_reruns=2, server=server)
     assert out["reruns"] == 4 and out["wrong_results"] == 0 and not out["errors"], out["errors"]
     assert set(out["latency_by_action"]) == {"layer/head change", "new sentence"}
     assert out["open"]["n"] == 2 and out["open_wrong"] == 0 and out["teacher_sessions"] == 1
@@ -165,10 +159,10 @@ def test_concurrency_section_drives_sessions_on_a_real_server():
         assert row in table, table
 
 
-def test_browser_section_times_clicks_and_sentences_in_the_page():
+def test_browser_section_times_clicks_and_sentences_in_the_page(server):
     from bench.browser import browser
 
-    out = browser(clicks=1, sentences=1, warmup=0)
+    out = browser(clicks=1, sentences=1, warmup=0, server=server)
     for key in ("head_click", "sentence"):
         s = out[key]
         assert s["n_failed"] == 0 and s["paint"]["n"] == 1, s["errors"]

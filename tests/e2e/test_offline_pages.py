@@ -102,16 +102,6 @@ def test_root_url_opens_the_visualizer_with_the_link_parameters(page, server_url
     )
 
 
-def test_a_bad_link_parameter_shows_one_notice(page, server_url):
-    page.goto(f"{server_url}/visualizer?layer=%C2%B2&view=stats")  # layer=²
-    wait_idle(page)
-    page.get_by_role("heading", name=PAGES["visualizer"], level=1).wait_for()
-    body = page.inner_text("body")
-    assert "Ignored the link's layer=²: not a layer number of this model (0–2)" in body
-    assert "previous_token" in body  # view=stats is still honoured
-    no_exception(page)
-
-
 def test_a_markdown_file_name_shows_literally_and_fetches_nothing(page, server_url):
     """A refused upload's name is quoted in the error: as text, not as an image."""
     name = "![x](http://example.com/a.png) :red[red].onnx"

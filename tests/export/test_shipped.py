@@ -151,6 +151,7 @@ def test_model_card_matches_checkpoint(exported_dir, card, kind):
     assert entry["training"]["steps"] == meta["training"]["steps"]
 
 
+@pytest.mark.drift
 @pytest.mark.parametrize("kind", SHIPPED_KINDS)
 def test_model_card_probes_are_what_evaluation_measures_now(exported_dir, card, kind):
     """Re-run the evaluation on the shipped checkpoint: a change to the probes, the
@@ -176,6 +177,7 @@ def test_model_card_probes_are_what_evaluation_measures_now(exported_dir, card, 
             assert fresh["heads"][name] == scores, name
 
 
+@pytest.mark.drift
 @pytest.mark.parametrize("kind", SHIPPED_KINDS)
 def test_shipped_graphs_rows_sum_to_the_cards_figure_on_held_out_text(exported_dir, card, kind):
     """The exported inspect graph's ``attn`` on the held-out lines the card's figure is

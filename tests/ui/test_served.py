@@ -211,7 +211,7 @@ def test_a_served_model_is_ready_without_any_visitor(served_models):
     """``make run``'s entry (``python -m ui.launch``) starts preparing the served models
     before the server answers anyone: with no session ever opened, the server's log says
     the model is served."""
-    from bench.server import free_port
+    from deploy.launch import free_port
 
     _, folder, models = served_models
     env = {**os.environ, served.CACHE_VARIABLE: str(models.root), "PYTHONPATH": str(ROOT)}

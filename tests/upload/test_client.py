@@ -28,6 +28,23 @@ linux_only = pytest.mark.skipif(
 )
 
 
+@pytest.fixture(autouse=True)
+def idle_workers(monkeypatch):
+    """Workers at SCHED_IDLE, as a server starts them (tests/conftest.py sets the tests'
+    default to normal priority)."""
+    monkeypatch.setenv("ATTNVIZ_WORKER_PRIORITY", "idle")
+
+
+def test_the_priority_setting_keeps_a_worker_at_normal_priority(monkeypatch):
+    monkeypatch.setenv("ATTNVIZ_WORKER_PRIORITY", "normal")
+    worker = Worker("w")
+    try:
+        _ping(worker)
+        assert _policy(worker.proc.pid) != SCHED_IDLE
+    finally:
+        worker.stop()
+
+
 def _policy(pid: int) -> int:
     """The scheduling policy of ``pid`` (field 41 of /proc/<pid>/stat)."""
     stat = Path(f"/proc/{pid}/stat").read_text()

@@ -23,7 +23,8 @@ from inference.runtime import load_graphs
 from tests.helpers.gpt2_folder import VOCAB, gpt2_model, save_folder
 from upload.convert import main
 from upload.errors import UploadError
-from upload.folders import folder_files, read_folder
+from upload.folder_layout import folder_files
+from upload.folders import read_folder
 from upload.load import load_upload
 
 LOGITS_RTOL, ATTN_ATOL = 1e-4, 1e-5
