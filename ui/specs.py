@@ -72,15 +72,16 @@ def compare(name, result, layer, head) -> dict:
     return va.attention_heatmap(w, result.display_tokens, title=f"{name}: L{layer} H{head}")
 
 
-def shape_flow(name, result) -> dict:
-    """The multi-head reshape as a flow of boxes with this model's sizes."""
+def shape_flow(name, result, layer) -> dict:
+    """The multi-head reshape of ``layer`` as a flow of boxes with this model's sizes."""
     cfg = loaders.get_model(name).config
     stages = vs.reshape_stages(
-        1, result.T, cfg.d_model, cfg.n_head, cfg.d_head, attention=cfg.attention, eps=cfg.eps
-    )
+        1, result.T, cfg.d_model, cfg.n_head, cfg.d_head, attention=cfg.attention, eps=cfg.eps,
+        layer=layer,
+    )  # fmt: skip
     title = (
-        f"Multi-head reshape: B=1, T={result.T}, d_model={cfg.d_model}, H={cfg.n_head}, "
-        f"d_head={cfg.d_head}"
+        f"Multi-head reshape of layer {layer}: B=1, T={result.T}, d_model={cfg.d_model}, "
+        f"H={cfg.n_head}, d_head={cfg.d_head}"
     )
     return vs.shape_flow_figure(stages, title=title)
 

@@ -24,7 +24,7 @@ from viz.seq2seq import KIND_NAMES
 EXAMPLES = [
     "the big dog saw a small cat .",
     "some old kings liked the red lamps near the park .",
-    "this tall teacher found the heavy box behind some quiet gardens in the old market .",
+    "this little girl found the heavy box behind some old gardens in the small market .",
 ]
 # The keys are the control's labels and the URL's values (a bound widget writes its
 # option's label into the URL); the names are its help.

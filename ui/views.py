@@ -96,19 +96,31 @@ def row_sum_note(weights: np.ndarray, attention: str, eps: float) -> str:
     )
 
 
+# Two separately trained models: head h of one has no reason to do what head h of the
+# other does (a head's index is an accident of initialization).
+NOT_THE_SAME_HEAD = (
+    "The two models were trained separately: their heads do not correspond, so the same "
+    "layer and head number is just a position to compare, not the same head."
+)
+
+
 def compare_view(sel: Selection) -> None:
     """View 2: a softmax and a linear model on the same sentence, same layer and head:
     the two shipped models, or an upload beside the shipped model of the other kind."""
     pair = _compared(sel)
     if sel.name in loaders.SHIPPED_KINDS:
-        st.caption("The same sentence through both shipped models, same layer and head.")
+        st.caption(
+            "The same sentence through both shipped models, at the same layer and head "
+            f"number. {NOT_THE_SAME_HEAD}"
+        )
     else:
         other = pair[1][0]
         st.caption(
             f"{plain(_title(sel.name))} ({sel.model.config.attention} attention) beside the "
             f"shipped {other} "
-            "model on the same sentence, same layer and head (or the nearest one the model "
-            "has). Each model splits the sentence with its own tokenizer."
+            "model on the same sentence, at the same layer and head number (or the nearest "
+            f"one the model has). Each model splits the sentence with its own tokenizer. "
+            f"{NOT_THE_SAME_HEAD}"
         )
     for col, (name, result) in zip(st.columns(2), pair, strict=True):
         cfg = loaders.get_model(name).config
@@ -161,7 +173,7 @@ def shapes_view(sel: Selection) -> None:
     if lacks(sel, QKV, "The Q/K/V shapes view"):
         return
     # Full width: each box is one line of text and sizes itself to it.
-    plot(specs.get(specs.shape_flow, name, result), key="shape_flow")
+    plot(specs.get(specs.shape_flow, name, result, sel.layer), key="shape_flow")
     which = sel.options["tensor"]
     plot(specs.get(specs.qkv, name, result, sel.layer, sel.head, which), key="qkv")
     tensors = {n: result.outputs[n] for n in QKV}

@@ -93,3 +93,24 @@ def test_check_yourself_answers_are_hidden_until_asked():
     assert not any("φ(q)ᵀφ(k)" in s.value for s in at.success)
     at.toggle(key="check_feature_map").set_value(True).run()
     assert any("d × d state" in s.value for s in at.success)
+
+
+def test_every_example_is_inside_the_toy_grammar(exported_dir):
+    """#20 item 1: each built-in example has a gold translation and no unknown word."""
+    from inference.seq2seq import load_translator, read_source
+    from ui.translate import EXAMPLES
+
+    model = load_translator(exported_dir, "transformer")
+    for text in EXAMPLES:
+        source = read_source(model, text)
+        assert not source.unknown, (text, source.unknown)
+        assert translate(source.words).target, text  # raises OutsideGrammar outside it
+
+
+def test_the_lesson_cites_cho_for_c_at_every_step():
+    """#20 item 6: feeding c at every decoder step is Cho et al. 2014; Sutskever et al.
+    2014 give c only as the decoder's initial state."""
+    at = open_page("encoder-decoder")
+    text = next(m.value for m in at.markdown if "context vector" in m.value)
+    assert "Cho et al. 2014" in text and "(Sutskever et al. 2014, " not in text
+    assert "initial state" in text

@@ -27,8 +27,9 @@ def _fixed_context() -> None:
     st.markdown(
         "An RNN **encoder** reads the source word by word; its last hidden state, the "
         "**context vector** c, is all the **decoder** gets: it writes the translation one "
-        "word at a time, each step reading [previous word; c] (Sutskever et al. 2014, "
-        "Cho et al. 2014). Our GRU model, on a short and on a long sentence:"
+        "word at a time, each step reading [previous word; c] (Cho et al. 2014; Sutskever "
+        "et al. 2014 give c to the decoder only as its initial state). Our GRU model "
+        "feeds c at every step, as Cho et al. do; on a short and on a long sentence:"
     )
     for text in (SHORT, LONG):
         words, gold = text.split(), translate(text.split())
