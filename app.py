@@ -29,17 +29,18 @@ VISUALIZER = st.Page(
     icon=":material/visibility:",
     url_path="visualizer",
 )
-
-
-def _home() -> None:
-    """The root URL: open /visualizer with the same query parameters.
-
-    Streamlit serves its default page at "/" only (its own url_path, here "home", gives
-    "Page not found"), so the visualizer is an ordinary page and this hidden one is the
-    default.
-    """
-    st.switch_page(VISUALIZER, query_params=st.query_params.to_dict())
-
+# The root URL draws the visualizer itself, with the link's parameters. Streamlit serves
+# its default page at "/" only (its own url_path, here "home", gives "Page not found"), so
+# the visualizer is also an ordinary page at /visualizer and this hidden one is the
+# default. No redirect: ``st.switch_page(..., query_params=...)`` from here raised on Back
+# (a parameter bound to a widget cannot be set) and Forward then lost the query string.
+HOME = st.Page(
+    _on_selection(visualizer.page),
+    title="Visualizer",
+    url_path="home",
+    default=True,
+    visibility="hidden",
+)
 
 loaders.on_server_start()
 # (renderer, title, icon, url_path) of the lesson pages that share the visualizer's sidebar
@@ -51,7 +52,7 @@ LESSON_PAGES = [
 ]
 PAGES = {
     "Visualizer": [
-        st.Page(_home, title="Home", url_path="home", default=True, visibility="hidden"),
+        HOME,
         VISUALIZER,
         st.Page(
             translate.page, title="Translate", icon=":material/translate:", url_path="translate"
@@ -76,9 +77,9 @@ PAGES = {
 navigation.register([p for section in PAGES.values() for p in section])
 page = st.navigation(PAGES)
 # Pages without the decoder-only models' selection: the translation models have their own.
-OWN_MODELS = ("", "complexity", "translate", "encoder-decoder")
+OWN_MODELS = ("complexity", "translate", "encoder-decoder")
 # The shared sidebar is drawn here, before the page: its widgets are then the same on
 # every page with a selection, so a choice (and its URL parameters) carries over.
-if page.url_path not in OWN_MODELS:  # the root only redirects
+if page.url_path not in OWN_MODELS:
     selection = sidebar.selection()
 page.run()

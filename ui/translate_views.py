@@ -13,6 +13,9 @@ from viz import attention as va
 from viz import seq2seq as vs
 
 ATTENDING = ("bahdanau", "transformer")
+STEP_MODELS = (*ATTENDING, "gru")  # the steps view's model control, in this order
+# The views' controls bound to the URL (key -> parameter), besides ``src`` and ``tview``
+HEAD_KEYS = ("align", "steps", "self")
 
 
 def _gold_overlay(gold) -> list[int] | None:
@@ -23,12 +26,23 @@ def _gold_overlay(gold) -> list[int] | None:
     return list(gold.alignment) if shown else None
 
 
-def _head(prefix: str, default: tuple[int, int] = (0, 0)) -> tuple[int, int]:
-    """Layer and head pickers of the transformer."""
+def best_head() -> tuple[int, int]:
+    """The transformer's cross-attention head whose attention falls most on the gold
+    source word (the card's measurement): where every head picker opens."""
+    best = card()["models"]["transformer"]["alignment"]["best_head"]
+    return best["layer"], best["head"]
+
+
+def _head(prefix: str) -> tuple[int, int]:
+    """Layer and head pickers of the transformer, opening on :func:`best_head`, bound to
+    the URL (``<prefix>_layer``, ``<prefix>_head``)."""
     cfg = translator("transformer").config
+    default = best_head()
     c1, c2 = st.columns(2)
-    layer = c1.selectbox("Layer", range(cfg.n_layer), index=default[0], key=f"{prefix}_layer")
-    head = c2.selectbox("Head", range(cfg.n_head), index=default[1], key=f"{prefix}_head")
+    layer = c1.selectbox("Layer", range(cfg.n_layer), index=default[0], key=f"{prefix}_layer",
+                         bind="query-params")  # fmt: skip
+    head = c2.selectbox("Head", range(cfg.n_head), index=default[1], key=f"{prefix}_head",
+                        bind="query-params")  # fmt: skip
     return layer, head
 
 
@@ -36,21 +50,19 @@ def alignment_view(words: list[str], gold) -> None:
     """Target × source attention of Bahdanau's model and of one cross-attention head,
     on the model's own translation (free running), with the gold alignment overlaid."""
     overlay = _gold_overlay(gold)
-    best = card()["models"]["transformer"]["alignment"]["best_head"]
+    best = best_head()
     left, right = st.columns(2)
     with left:
         out = decoding("bahdanau", tuple(words), None, False)
         st.markdown("**GRU + Bahdanau attention**: query = the decoder's previous state")
-        plot(vs.alignment(out.attention(), out.words + ["<eos>"], out.source, overlay),
+        plot(vs.alignment(out.attention(), out.row_labels(), out.source, overlay),
              key="align_bahdanau")  # fmt: skip
     with right:
-        st.markdown(
-            f"**Transformer cross-attention** (best head: L{best['layer']} H{best['head']})"
-        )
-        layer, head = _head("align", (best["layer"], best["head"]))
+        st.markdown(f"**Transformer cross-attention** (best head: L{best[0]} H{best[1]})")
+        layer, head = _head("align")
         out = decoding("transformer", tuple(words), None, False)
         weights = out.attention()[layer, head]  # (T, S)
-        plot(vs.alignment(weights, out.words + ["<eos>"], out.source, overlay),
+        plot(vs.alignment(weights, out.row_labels(), out.source, overlay),
              key="align_transformer")  # fmt: skip
     st.caption(
         "Row t is output word t, column j source word j; each row sums to 1. The open "
@@ -63,15 +75,22 @@ def alignment_view(words: list[str], gold) -> None:
 def steps_view(words: list[str], gold) -> None:
     """One decoding step: the query, the attention over the source, the context vector,
     the chosen word; teacher forcing beside free running."""
-    kind = st.radio("Model", ATTENDING + ("gru",), horizontal=True, key="steps_kind",
-                    format_func=vs.KIND_NAMES.get)  # fmt: skip
+    # The options are the URL's values (a bound control writes its option's label into
+    # the URL), so the labels are the keys and the models' names are captions.
+    kind = st.radio("Model", STEP_MODELS, horizontal=True, key="steps_kind",
+                    captions=[vs.KIND_NAMES[k] for k in STEP_MODELS],
+                    bind="query-params")  # fmt: skip
     free = decoding(kind, tuple(words), tuple(gold.target) if gold else None, False)
     runs = [("free", "Free running: it reads its own previous word", free)]
     if gold is not None:
         forced = decoding(kind, tuple(words), tuple(gold.target), True)
         runs.insert(0, ("forced", "Teacher forcing: it reads the gold previous word", forced))
     longest = max(len(r.steps) for _, _, r in runs)
-    t = st.slider("Output position t", 0, longest - 1, 0, key="steps_t") if longest > 1 else 0
+    t = (
+        st.slider("Output position t", 0, longest - 1, 0, key="steps_t", bind="query-params")
+        if longest > 1
+        else 0
+    )
     layer, head = _head("steps") if kind == "transformer" else (0, 0)
     for col, (key, title, run) in zip(st.columns(len(runs)), runs, strict=True):
         with col:

@@ -98,7 +98,7 @@ def _scoring_and_attention() -> None:
         "The query is the decoder's previous state, the keys and values are the encoder's "
         "outputs: each output word gets its own context vector. The bottleneck is gone:"
     )
-    plot(vs.alignment(out.attention(), out.words + ["<eos>"], out.source, list(gold.alignment)),
+    plot(vs.alignment(out.attention(), out.row_labels(), out.source, list(gold.alignment)),
          key="lesson_align")  # fmt: skip
     measured = card()["models"]["bahdanau"]["alignment"]
     roles = measured["by_role"]
