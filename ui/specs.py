@@ -27,12 +27,12 @@ from inference.analysis import Analysis, head_scores, head_table, top_next_colum
 from ui import loaders, served
 from ui.shared import SharedCache
 from viz import attention as va
+from viz import fit, style
 from viz import grid as vg
 from viz import mask as vm
 from viz import positional as vp
 from viz import shapes as vs
 from viz import spec as vspec
-from viz import style
 from viz import tensors as vt
 
 Builder = Callable[..., dict]
@@ -69,7 +69,15 @@ def head_grid(name, result) -> dict:
 def compare(name, result, layer, head) -> dict:
     """One head of model ``name`` for the side-by-side comparison."""
     w = result.outputs["attn"][layer, head]  # (T, T)
-    return va.attention_heatmap(w, result.display_tokens, title=f"{name}: L{layer} H{head}")
+    width = fit.HALF_1280_PX if side_by_side(result.T) else fit.FULL_1280_PX
+    title = f"{name}: L{layer} H{head}"
+    return va.attention_heatmap(w, result.display_tokens, title=title, width_px=width)
+
+
+def side_by_side(t: int) -> bool:
+    """Whether two heatmaps of t tokens go side by side (else one above the other):
+    then each still labels every token at a 1280 px window."""
+    return t <= fit.SIDE_BY_SIDE_MAX
 
 
 def shape_flow(name, result, layer) -> dict:

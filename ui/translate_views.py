@@ -10,12 +10,22 @@ from inference.seq2seq import inspect
 from ui.figures import plot
 from ui.translation_loaders import card, decoding, translator
 from viz import attention as va
+from viz import fit
 from viz import seq2seq as vs
 
 ATTENDING = ("bahdanau", "transformer")
 STEP_MODELS = (*ATTENDING, "gru")  # the steps view's model control, in this order
 # The views' controls bound to the URL (key -> parameter), besides ``src`` and ``tview``
 HEAD_KEYS = ("align", "steps", "self")
+
+
+def _two_places(n: int) -> tuple:
+    """Two places for two heatmaps of n labels across and the plot width to label them
+    for: side by side while each still labels every word at a 1280 px window, else one
+    above the other across the page."""
+    if n <= fit.SIDE_BY_SIDE_MAX:
+        return (*st.columns(2), fit.HALF_1280_PX)
+    return st.container(), st.container(), fit.FULL_1280_PX
 
 
 def _gold_overlay(gold) -> list[int] | None:
@@ -51,18 +61,18 @@ def alignment_view(words: list[str], gold) -> None:
     on the model's own translation (free running), with the gold alignment overlaid."""
     overlay = _gold_overlay(gold)
     best = best_head()
-    left, right = st.columns(2)
+    left, right, width = _two_places(len(words) + 1)
     with left:
         out = decoding("bahdanau", tuple(words), None, False)
         st.markdown("**GRU + Bahdanau attention**: query = the decoder's previous state")
-        plot(vs.alignment(out.attention(), out.row_labels(), out.source, overlay),
-             key="align_bahdanau")  # fmt: skip
+        plot(vs.alignment(out.attention(), out.row_labels(), out.source, overlay,
+                          width_px=width), key="align_bahdanau")  # fmt: skip
     with right:
         st.markdown(f"**Transformer cross-attention** (best head: L{best[0]} H{best[1]})")
         layer, head = _head("align")
         out = decoding("transformer", tuple(words), None, False)
         weights = out.attention()[layer, head]  # (T, S)
-        plot(vs.alignment(weights, out.row_labels(), out.source, overlay),
+        plot(vs.alignment(weights, out.row_labels(), out.source, overlay, width_px=width),
              key="align_transformer")  # fmt: skip
     st.caption(
         "Row t is output word t, column j source word j; each row sums to 1. The open "
@@ -139,15 +149,16 @@ def self_view(words: list[str], gold) -> None:
     out = decoding("transformer", tuple(words), None, False)
     layer, head = _head("self")
     tensors = inspect(translator("transformer"), words, out.words)
-    c1, c2 = st.columns(2)
+    c1, c2, width = _two_places(max(len(out.source), len(out.words) + 1))
     with c1:
         enc = tensors["enc_self_attn"][layer, head]  # (S, S)
         title = f"encoder self-attention, L{layer} H{head}"
-        plot(va.attention_heatmap(enc, out.source, title=title), key="enc_sa")
+        plot(va.attention_heatmap(enc, out.source, title=title, width_px=width), key="enc_sa")
     with c2:
         dec = tensors["dec_self_attn"][layer, head]  # (T, T)
         title = f"decoder masked self-attention, L{layer} H{head}"
-        plot(va.attention_heatmap(dec, ["<bos>", *out.words], title=title), key="dec_sa")
+        plot(va.attention_heatmap(dec, ["<bos>", *out.words], title=title, width_px=width),
+             key="dec_sa")  # fmt: skip
     st.caption(
         "Encoder: every source word looks at every source word. Decoder: each position "
         "looks only at the words already produced (the causal mask), the same mask as "

@@ -122,7 +122,9 @@ def compare_view(sel: Selection) -> None:
             f"one the model has). Each model splits the sentence with its own tokenizer. "
             f"{NOT_THE_SAME_HEAD}"
         )
-    for col, (name, result) in zip(st.columns(2), pair, strict=True):
+    wide = not all(specs.side_by_side(result.T) for _, result in pair)
+    places = [st.container() for _ in pair] if wide else st.columns(2)
+    for col, (name, result) in zip(places, pair, strict=True):
         cfg = loaders.get_model(name).config
         lay, hd = min(sel.layer, cfg.n_layer - 1), min(sel.head, cfg.n_head - 1)
         probs = result.probs[-1]
