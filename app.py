@@ -4,7 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import complexity, lessons, loaders, navigation, sidebar, translate, visualizer
+from ui import accessible, complexity, lessons, loaders, navigation, sidebar, translate, visualizer
 
 # The tab icon is a local SVG (sent inline as a data: URL). A ":material/...:" page_icon, or
 # none (then the current page's icon is used), makes the browser fetch the icon's SVG from
@@ -76,6 +76,7 @@ PAGES = {
 }
 navigation.register([p for section in PAGES.values() for p in section])
 page = st.navigation(PAGES)
+accessible.page_style()
 # Pages without the decoder-only models' selection: the translation models have their own.
 OWN_MODELS = ("complexity", "translate", "encoder-decoder")
 # The shared sidebar is drawn here, before the page: its widgets are then the same on
