@@ -238,7 +238,8 @@ def stats_view(sel: Selection) -> None:
     st.caption(
         "Scores on this sentence: previous_token and first_token are mean attention weights "
         "(0–1), distance is the mean query–key distance in tokens, entropy is in bits. "
-        "induction is measured on a random word sequence repeated twice."
+        "induction is measured apart from your sentence, as the model card measures it: on "
+        "24 blocks of 24 random words, each repeated twice."
     )
     st.dataframe(table, hide_index=True)
 
