@@ -140,7 +140,9 @@ def _steps_table(run) -> None:
     rows = [{"t": i, "reads": s.fed, "picks": s.word, "p": round(s.prob, 3),
              "gold": s.gold or "", "ok": "" if s.gold is None else ("✓" if s.word == s.gold else "✗")}
             for i, s in enumerate(run.steps)]  # fmt: skip
-    st.dataframe(rows, hide_index=True, height=min(400, 36 * len(rows) + 40))
+    # every step in view (a decoding has at most MAX_LEN): the GRU's mistakes at t = 12-13
+    # scrolled out of a ten-row table
+    st.dataframe(rows, hide_index=True, height="content")
 
 
 def self_view(words: list[str], gold) -> None:

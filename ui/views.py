@@ -241,7 +241,9 @@ def stats_view(sel: Selection) -> None:
         "induction is measured apart from your sentence, as the model card measures it: on "
         "24 blocks of 24 random words, each repeated twice."
     )
-    st.dataframe(table, hide_index=True)
+    # every head in view, no inner scroll (L2 H2/H3 were hidden under it); a model of
+    # many heads (GPT-2 small: 144) scrolls inside a screen-tall table
+    st.dataframe(table, hide_index=True, height="content" if table.num_rows <= 48 else 900)
 
 
 RENDERERS = {
