@@ -5,6 +5,7 @@ from pathlib import Path
 import streamlit as st
 
 from ui import (
+    accessible,
     complexity,
     lecture,
     lessons,
@@ -45,17 +46,18 @@ VISUALIZER = st.Page(
     icon=":material/visibility:",
     url_path="visualizer",
 )
-
-
-def _home() -> None:
-    """The root URL: open /visualizer with the same query parameters.
-
-    Streamlit serves its default page at "/" only (its own url_path, here "home", gives
-    "Page not found"), so the visualizer is an ordinary page and this hidden one is the
-    default.
-    """
-    st.switch_page(VISUALIZER, query_params=st.query_params.to_dict())
-
+# The root URL draws the visualizer itself, with the link's parameters. Streamlit serves
+# its default page at "/" only (its own url_path, here "home", gives "Page not found"), so
+# the visualizer is also an ordinary page at /visualizer and this hidden one is the
+# default. No redirect: ``st.switch_page(..., query_params=...)`` from here raised on Back
+# (a parameter bound to a widget cannot be set) and Forward then lost the query string.
+HOME = st.Page(
+    _on_selection(visualizer.page),
+    title="Visualizer",
+    url_path="home",
+    default=True,
+    visibility="hidden",
+)
 
 loaders.on_server_start()
 rerun_gate.notice()
@@ -76,7 +78,7 @@ PAGES = {
         )
     ],
     "Visualizer": [
-        st.Page(_home, title="Home", url_path="home", default=True, visibility="hidden"),
+        HOME,
         VISUALIZER,
         st.Page(
             translate.page, title="Translate", icon=":material/translate:", url_path="translate"
@@ -100,8 +102,9 @@ PAGES = {
 }
 navigation.register([p for section in PAGES.values() for p in section])
 page = st.navigation(PAGES)
+accessible.page_style()
 # Pages without the decoder-only models' selection: the translation models have their own.
-OWN_MODELS = ("", "complexity", "translate", "encoder-decoder")
+OWN_MODELS = ("complexity", "translate", "encoder-decoder")
 # The shared sidebar is drawn here, before the page: its widgets are then the same on
 # every page with a selection, so a choice (and its URL parameters) carries over.
 presenter.control()  # on every page: ?present=1 is kept across pages
@@ -109,7 +112,7 @@ presenter.control()  # on every page: ?present=1 is kept across pages
 navigation.adopt_link_state(
     {"model": loaders.model_names(), "view": visualizer.VIEWS, "tview": translate.VIEWS}
 )
-if page.url_path not in OWN_MODELS:  # the root only redirects
+if page.url_path not in OWN_MODELS:
     selection = sidebar.selection()
 try:
     page.run()

@@ -329,40 +329,31 @@ def id_to_token(model: OnnxModel) -> list[str]:
 
 
 def probe_tokens(model: OnnxModel) -> list[int]:
-    """Token ids to build probe sequences from: whole alphabetic words when the vocabulary
-    has any, else every non-special id (a character model of digits and punctuation),
-    else every id below ``vocab_size``. Never empty; every id is < ``vocab_size``; sorted,
-    so the probe is the same in every process (the tokenizer's vocabulary is a hash map
-    whose order changes from one process to the next)."""
-    V = model.config.vocab_size
-    vocab = {t: i for t, i in model.tokenizer.get_vocab().items() if 0 <= i < V}
+    """Token ids to build probe sequences from (:func:`head_stats.probe_word_ids`): whole
+    alphabetic words when the vocabulary has any, else every non-special id, else every
+    id below ``vocab_size``. Never empty; sorted."""
     special = {UNK} | {
         a.content for a in model.tokenizer.get_added_tokens_decoder().values() if a.special
     }
-    words = sorted(i for t, i in vocab.items() if t.isalpha())
-    plain = sorted(i for t, i in vocab.items() if t not in special)
-    return words or plain or list(range(V))
+    vocab = model.tokenizer.get_vocab()
+    return head_stats.probe_word_ids(vocab, model.config.vocab_size, special)
 
 
-def induction_probe(model: OnnxModel, period: int = 16, seed: int = 0) -> np.ndarray:
-    """Induction score (L, H) on one random sequence of :func:`probe_tokens` repeated twice.
-
-    The period is cut to fit the context (at least 2 tokens: the score needs
-    T >= period + 2); a context shorter than 4 tokens has no room for the probe
-    and every score is NaN (not measured).
+def induction_probe(model: OnnxModel, seed: int = 0) -> np.ndarray:
+    """Induction score (L, H) of the model: :func:`head_stats.induction_probe`, the one
+    setting the model card also uses (blocks of ``INDUCTION_PERIOD`` random tokens of
+    :func:`probe_tokens` repeated twice, averaged over ``INDUCTION_SEQUENCES``).
 
     Raises:
         ModelRunError: if onnxruntime fails on the probe.
     """
-    cfg = model.config
-    period = max(2, min(period, cfg.context_length // 2 - 1))
-    if 2 * period > cfg.context_length:
-        return np.full((cfg.n_layer, cfg.n_head), np.nan)
-    words = probe_tokens(model)
-    rng = np.random.default_rng(seed)
-    seq = rng.choice(words, size=period, replace=len(words) < period).tolist()
-    attn = model.inspect(seq + seq)["attn"]  # (L, H, 2 period, 2 period)
-    return head_stats.induction_score(attn, period)
+
+    def attend(ids: list[int]) -> np.ndarray:
+        return model.inspect(ids)["attn"]  # (L, H, T, T)
+
+    return head_stats.induction_probe(
+        attend, probe_tokens(model), model.config.context_length, seed=seed
+    )
 
 
 MAX_PE_POSITIONS = 128  # the curves cover the context, up to this many positions

@@ -118,6 +118,9 @@ def _sentence(params: dict) -> str:
     """The sentence box; a link's text that needs cleaning is replaced on a second run
     (on the first run of a session the link's value wins over session state)."""
     raw = params.pop("text", None)
+    fixed = link.clean_text(raw, DEFAULT_TEXT)  # the link's text, read before the box
+    if fixed is not None:  # the URL now, the box (which read the link) on a second run
+        link.set_param_before_widget("text", fixed)
     if _FIXED_TEXT in st.session_state:
         st.session_state["text"] = st.session_state.pop(_FIXED_TEXT)
     st.session_state.setdefault("text", DEFAULT_TEXT)
@@ -130,7 +133,6 @@ def _sentence(params: dict) -> str:
         "into pieces and flagged.",
         **BOUND,
     )
-    fixed = link.clean_text(raw, DEFAULT_TEXT)
     if fixed is not None:
         st.session_state[_FIXED_TEXT] = fixed
         st.rerun()

@@ -28,12 +28,12 @@ from inference.memory import release_freed
 from ui import loaders, served
 from ui.shared import SharedCache
 from viz import attention as va
+from viz import fit, style
 from viz import grid as vg
 from viz import mask as vm
 from viz import positional as vp
 from viz import shapes as vs
 from viz import spec as vspec
-from viz import style
 from viz import tensors as vt
 
 Builder = Callable[..., dict]
@@ -71,18 +71,27 @@ def head_grid(name, result) -> dict:
 def compare(name, result, layer, head) -> dict:
     """One head of model ``name`` for the side-by-side comparison."""
     w = result.outputs["attn"][layer, head]  # (T, T)
-    return va.attention_heatmap(w, result.display_tokens, title=f"{name}: L{layer} H{head}")
+    width = fit.HALF_1280_PX if side_by_side(result.T) else fit.FULL_1280_PX
+    title = f"{name}: L{layer} H{head}"
+    return va.attention_heatmap(w, result.display_tokens, title=title, width_px=width)
 
 
-def shape_flow(name, result) -> dict:
-    """The multi-head reshape as a flow of boxes with this model's sizes."""
+def side_by_side(t: int) -> bool:
+    """Whether two heatmaps of t tokens go side by side (else one above the other):
+    then each still labels every token at a 1280 px window."""
+    return t <= fit.SIDE_BY_SIDE_MAX
+
+
+def shape_flow(name, result, layer) -> dict:
+    """The multi-head reshape of ``layer`` as a flow of boxes with this model's sizes."""
     cfg = loaders.get_model(name).config
     stages = vs.reshape_stages(
-        1, result.T, cfg.d_model, cfg.n_head, cfg.d_head, attention=cfg.attention, eps=cfg.eps
-    )
+        1, result.T, cfg.d_model, cfg.n_head, cfg.d_head, attention=cfg.attention, eps=cfg.eps,
+        layer=layer,
+    )  # fmt: skip
     title = (
-        f"Multi-head reshape: B=1, T={result.T}, d_model={cfg.d_model}, H={cfg.n_head}, "
-        f"d_head={cfg.d_head}"
+        f"Multi-head reshape of layer {layer}: B=1, T={result.T}, d_model={cfg.d_model}, "
+        f"H={cfg.n_head}, d_head={cfg.d_head}"
     )
     return vs.shape_flow_figure(stages, title=title)
 

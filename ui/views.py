@@ -104,21 +104,35 @@ def row_sum_note(weights: np.ndarray, attention: str, eps: float) -> str:
     )
 
 
+# Two separately trained models: head h of one has no reason to do what head h of the
+# other does (a head's index is an accident of initialization).
+NOT_THE_SAME_HEAD = (
+    "The two models were trained separately: their heads do not correspond, so the same "
+    "layer and head number is just a position to compare, not the same head."
+)
+
+
 def compare_view(sel: Selection) -> None:
     """View 2: a softmax and a linear model on the same sentence, same layer and head:
     the two shipped models, or an upload beside the shipped model of the other kind."""
     pair = _compared(sel)
     if sel.name in loaders.SHIPPED_KINDS:
-        st.caption("The same sentence through both shipped models, same layer and head.")
+        st.caption(
+            "The same sentence through both shipped models, at the same layer and head "
+            f"number. {NOT_THE_SAME_HEAD}"
+        )
     else:
         other = pair[1][0]
         st.caption(
             f"{plain(_title(sel.name))} ({sel.model.config.attention} attention) beside the "
             f"shipped {other} "
-            "model on the same sentence, same layer and head (or the nearest one the model "
-            "has). Each model splits the sentence with its own tokenizer."
+            "model on the same sentence, at the same layer and head number (or the nearest "
+            f"one the model has). Each model splits the sentence with its own tokenizer. "
+            f"{NOT_THE_SAME_HEAD}"
         )
-    for col, (name, result) in zip(st.columns(2), pair, strict=True):
+    wide = not all(specs.side_by_side(result.T) for _, result in pair)
+    places = [st.container() for _ in pair] if wide else st.columns(2)
+    for col, (name, result) in zip(places, pair, strict=True):
         cfg = loaders.get_model(name).config
         lay, hd = min(sel.layer, cfg.n_layer - 1), min(sel.head, cfg.n_head - 1)
         probs = result.probs[-1]
@@ -170,7 +184,7 @@ def shapes_view(sel: Selection) -> None:
     if lacks(sel, QKV, "The Q/K/V shapes view"):
         return
     # Full width: each box is one line of text and sizes itself to it.
-    plot(specs.get(specs.shape_flow, name, result), key="shape_flow")
+    plot(specs.get(specs.shape_flow, name, result, sel.layer), key="shape_flow")
     which = sel.options["tensor"]
     plot(specs.get(specs.qkv, name, result, sel.layer, sel.head, which), key="qkv")
     tensors = {n: result.outputs[n] for n in QKV}
@@ -233,9 +247,12 @@ def stats_view(sel: Selection) -> None:
     st.caption(
         "Scores on this sentence: previous_token and first_token are mean attention weights "
         "(0–1), distance is the mean query–key distance in tokens, entropy is in bits. "
-        "induction is measured on a random word sequence repeated twice."
+        "induction is measured apart from your sentence, as the model card measures it: on "
+        "24 blocks of 24 random words, each repeated twice."
     )
-    st.dataframe(table, hide_index=True)
+    # every head in view, no inner scroll (L2 H2/H3 were hidden under it); a model of
+    # many heads (GPT-2 small: 144) scrolls inside a screen-tall table
+    st.dataframe(table, hide_index=True, height="content" if table.num_rows <= 48 else 900)
 
 
 RENDERERS = {

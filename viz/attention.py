@@ -26,6 +26,7 @@ def attention_heatmap(
     zmax: float = 1.0,
     colorscale: str | None = None,
     colorbar_title: str = "attention weight",
+    width_px: int = fit.HALF_1280_PX,
 ) -> spec.Spec:
     """Heatmap of one attention pattern, sized for any T (``viz.fit``): 22 px a row
     until the heatmap is as tall as it is wide in half the page (the compare view),
@@ -40,6 +41,9 @@ def attention_heatmap(
         zmin, zmax: colour range (default 0..1, the range of softmax weights).
         colorscale: plotly colour scale, default ``style.SEQUENTIAL``.
         colorbar_title: what the colour shows.
+        width_px: the plot's expected width at a 1280 px window (``fit.HALF_1280_PX``
+            beside another figure, ``fit.FULL_1280_PX`` across the page): every token
+            labels the axes up to ``fit.MAX_LABELLED`` tokens, in a font that fits it.
 
     Raises:
         ValueError: if weights is not square or ``len(tokens) != T``.
@@ -48,7 +52,7 @@ def attention_heatmap(
     check_tokens(tokens, w.shape[0], "weights")
     colors = {"zmin": zmin, "zmax": zmax, "colorscale": colorscale or style.SEQUENTIAL}
     labels = style.token_labels(tokens)
-    fig = _heatmap(w, labels, title, 0, colors, colorbar_title, fit.HALF_PX)
+    fig = _heatmap(w, labels, title, 0, colors, colorbar_title, width_px)
     fig["data"] += click_layer(labels, w)
     return fig
 
@@ -103,10 +107,17 @@ def _heatmap(
     t = w.shape[0]
     height = fit.heat_height(t, room_px, width_px)
     cbar = {"title": {"text": colorbar, "side": "right"}}  # vertical: leaves room for T
+    layout: dict = {}
+    if width_px <= fit.HALF_1280_PX:  # beside another figure: the bar above, the plot wide
+        cbar = {"title": {"text": colorbar, "side": "top"}, "orientation": "h", "x": 0.5,
+                "xanchor": "center", "y": 1.0, "yanchor": "bottom", "len": 0.8,
+                "thickness": 12}  # fmt: skip
+        layout["margin"] = {**style.MARGIN, "t": 150, "r": 20, "l": 40}
     trace = heat_trace(w, labels, labels, **colors, colorbar=cbar)
-    x, y = spec.heat_axes(**spec.titled("key"), **fit.label_ticks(t, width_px))
+    x, y = spec.heat_axes(**spec.titled("key"), **fit.every_label(labels, width_px, x=True))
     rows_px = height - fit.MARGINS_PX - room_px  # the heatmap's own height
-    layout = {"xaxis": x, "yaxis": {**y, **spec.titled("query"), **fit.label_ticks(t, rows_px)}}
+    layout["xaxis"] = x
+    layout["yaxis"] = {**y, **spec.titled("query"), **fit.every_label(labels, rows_px)}
     return spec.figure([trace], layout, title=title, height=height)
 
 

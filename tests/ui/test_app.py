@@ -251,3 +251,11 @@ def test_row_sum_caption_is_measured():
     shrunk = softmax_rows * np.linspace(1.0, 0.2, T)[:, None]  # eps-dominated rows
     note = row_sum_note(shrunk, "linear", 1e-6)
     assert "between 0.200 and 1.000" in note and "1e-06" in note
+
+
+def test_compare_says_heads_do_not_correspond():
+    """#20 item 7: two separately trained models' head h are not the same head."""
+    at = new_app(view="compare")
+    no_errors(at)
+    captions = " ".join(c.value for c in at.caption)
+    assert "heads do not correspond" in captions

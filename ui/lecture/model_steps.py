@@ -44,7 +44,7 @@ def scoring(sel: Selection) -> Deeper:
 
 def multi_head(sel: Selection) -> Deeper:
     """The multi-head reshape with this model's sizes."""
-    plot(specs.get(specs.shape_flow, sel.name, sel.result), key="lecture_shapes")
+    plot(specs.get(specs.shape_flow, sel.name, sel.result, sel.layer), key="lecture_shapes")
     return Deeper("visualizer", "Q/K/V shapes in the visualizer", state(sel, view="shapes"))
 
 
