@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-FOLLOWERS = ("query_token", "pred_pos")  # widget keys that take the clicked query
+QUERY = "_query"  # the attention view's query, kept across pages (ui.views)
+FOLLOWERS = ("query_token", "pred_pos", QUERY)  # keys that take the clicked query
 
 
 def clicked_row(event) -> int | None:
@@ -26,6 +27,11 @@ def select_query(i: int) -> None:
     """Query ``i`` in every control that shows a query token."""
     for key in FOLLOWERS:
         st.session_state[key] = i
+
+
+def keep_query() -> None:
+    """The Query token control's ``on_change``: keep its choice under :data:`QUERY`."""
+    st.session_state[QUERY] = st.session_state["query_token"]
 
 
 def on_click(chart_key: str):

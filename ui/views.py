@@ -39,14 +39,19 @@ def attention_options(sel: Selection) -> dict:
         key="attn_mode",
     )
     tokens = tuple(result.tokens)
-    if st.session_state.get("query_token_of") != tokens:  # a new sentence: its last token
+    # A new sentence starts at its last token. The choice is kept under QUERY too and put
+    # back into the control before it is drawn: the root page and /visualizer draw this
+    # view as two pages, and a control new to a page would start at 0.
+    if st.session_state.get("query_token_of") != tokens or click.QUERY not in st.session_state:
         st.session_state["query_token_of"] = tokens
-        st.session_state["query_token"] = result.T - 1
+        st.session_state[click.QUERY] = result.T - 1
+    st.session_state["query_token"] = st.session_state[click.QUERY]
     query = c2.selectbox(
         "Query token",
         range(result.T),
         format_func=lambda i: f"{i}: {visible(result.tokens[i])}",
         key="query_token",
+        on_change=click.keep_query,
     )
     click.remember(tokens, query)  # the mask view outlines its row
     return {"mode": mode, "query": query}

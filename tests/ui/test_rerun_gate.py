@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 import urllib.parse
+from concurrent.futures import ThreadPoolExecutor
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
@@ -40,6 +41,13 @@ class _Recorder:
         self.got.append((session_id, msg, time.monotonic()))
 
 
+def _run(coro):
+    """``asyncio.run(coro)`` in a thread of its own: a browser test of the same xdist worker
+    may have left Playwright's event loop running in this one, where asyncio.run refuses."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
 def test_a_flood_is_coalesced_to_the_bucket_and_its_last_message_arrives():
     async def scenario():
         seen = _Recorder()
@@ -54,7 +62,7 @@ def test_a_flood_is_coalesced_to_the_bucket_and_its_last_message_arrives():
         await asyncio.sleep(1.5 / RATE_PER_S)
         return seen, gate, time.monotonic() - start
 
-    seen, gate, elapsed = asyncio.run(scenario())
+    seen, gate, elapsed = _run(scenario())
     attacker = [m for s, m, _ in seen.got if s == "attacker" and m.HasField("rerun_script")]
     assert BURST + 1 <= len(attacker) <= BURST + 1 + elapsed * RATE_PER_S
     assert attacker[-1].rerun_script.query_string == "text=flood+499"  # the latest, delivered
@@ -76,7 +84,7 @@ def test_waiting_reruns_of_different_parts_become_one_full_rerun():
         await asyncio.sleep(2 / RATE_PER_S)
         return seen
 
-    last = asyncio.run(scenario()).got[-1][1].rerun_script
+    last = _run(scenario()).got[-1][1].rerun_script
     assert last.query_string == "text=fragment" and last.fragment_id == ""
 
 
@@ -106,7 +114,7 @@ def test_a_query_string_too_long_for_streamlit_is_cut_not_dropped():
         gate("s", _rerun(text))
         return seen, gate
 
-    seen, gate = asyncio.run(scenario())
+    seen, gate = _run(scenario())
     (delivered,) = [m.rerun_script.query_string for _, m, _ in seen.got]
     assert dict(urllib.parse.parse_qsl(delivered))["text"] == text[:MAX_VALUE_CHARS]
     assert gate.cut == {"s": {"text": len(text)}}
