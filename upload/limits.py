@@ -75,7 +75,7 @@ WORKER_IDLE_S = _env("WORKER_IDLE_S", 600.0)  # an idle ONNX worker exits (resta
 # The server's worker runs at SCHED_IDLE: time it waits for a CPU the server uses does not
 # count against a request's seconds above, up to this many times them on the wall clock.
 # The command line's worker (normal priority, the user's own computer) has this many times
-# them plus every second it waited for a CPU (``upload.client.Deadline``).
+# them plus every second it waited for a CPU (``upload.deadline.Deadline``).
 WAIT_FACTOR = _env("WORKER_WAIT_FACTOR", 3.0)
 
 

@@ -166,7 +166,7 @@ i.inspect([1, 2]); i.close()
 f = load_upload({{"lm.onnx": open({str(foreign)!r}, "rb").read(),
                  "tokenizer.json": open({str(tok)!r}, "rb").read()}})
 f.inspect([1, 2]); f.close()
-readers = ["upload.intake", "upload.handlers", "upload.onnx_checks", "upload.formats.nanogpt",
+readers = ["upload.intake", "upload.pickles", "upload.handlers", "upload.onnx_checks", "upload.formats.nanogpt",
            "upload.formats.ours", "upload.onnx_wire", "upload.onnx_attention",
            "upload.onnx_foreign", "onnx", "torch"]
 print([name for name in readers if name in sys.modules])
