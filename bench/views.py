@@ -127,7 +127,7 @@ def shapes(page: Page, timer: Timer) -> None:
     """View 3: the reshape table and Q of the selected head."""
     cfg, res = page.models[page.kind].config, page.result
     stages = vs.reshape_stages(
-        1, res.T, cfg.d_model, cfg.n_head, cfg.d_head, cfg.attention, cfg.eps
+        1, res.T, cfg.d_model, cfg.n_head, cfg.d_head, cfg.attention, cfg.attn_eps
     )
     _plot(timer, "shape_flow_figure", vs.shape_flow_figure, stages)
     q = res.outputs["q"][0, 0]  # (T, d_head)
@@ -150,7 +150,14 @@ def mask(page: Page, timer: Timer) -> None:
     scores, weights = out["scores"][0, 0], out["attn"][0, 0]  # (T, T) each
     tokens, kind = page.result.display_tokens, cfg.attention
     _plot(
-        timer, "causal_mask_panels", vm.causal_mask_panels, scores, weights, tokens, kind, cfg.eps
+        timer,
+        "causal_mask_panels",
+        vm.causal_mask_panels,
+        scores,
+        weights,
+        tokens,
+        kind,
+        cfg.attn_eps,
     )
     lin_kind = page.kind if page.kind == "linear" else page.other_kind
     base = page.result if page.kind == "linear" else _other(page, timer)

@@ -244,7 +244,7 @@ def with_recurrent(model: OnnxModel, result: Analysis) -> Analysis:
         return result
     rec = model.recurrent(result.ids)
     rec["y"] = recurrent_readout(
-        outputs["phi_q"], rec["state"], rec["normalizer"], model.config.eps
+        outputs["phi_q"], rec["state"], rec["normalizer"], model.config.attn_eps
     )  # (L, H, T, D)
     diffs = [
         np.abs(rec["y"] - outputs["head_out"]).max(),

@@ -84,7 +84,7 @@ def attention_view(sel: Selection) -> None:
                 else row_sum_note(
                     specs.head_weights(result, layer, one, mode),
                     sel.model.config.attention,
-                    sel.model.config.eps,
+                    sel.model.config.attn_eps,
                 )
             )
             + " Tokens marked * are pieces of unknown words."

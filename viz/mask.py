@@ -71,7 +71,7 @@ def causal_mask_panels(
         weights: (T, T) attention weights after masking + softmax (0..1).
         tokens: T token strings.
         attention: ``"softmax"`` or ``"linear"``.
-        eps: linear attention's normalizer epsilon (the model's ``cfg.eps``).
+        eps: linear attention's normalizer epsilon (the model's ``cfg.attn_eps``).
 
     Returns:
         Spec with three heatmaps: scores, mask (1 = allowed, 0 = blocked, key j > query i;

@@ -100,7 +100,7 @@ def reshape_stages(
         B: batch size, T: tokens, C: d_model, H: heads, D: d_head (default C // H).
         attention: ``"softmax"`` (T x T score matrix) or ``"linear"`` (feature map
             phi(x) = elu(x) + 1 and a (D, D) state per head instead of T x T).
-        eps: linear attention's normalizer epsilon (the model's ``cfg.eps``), shown in
+        eps: linear attention's normalizer epsilon (the model's ``cfg.attn_eps``), shown in
             its formulas.
         layer: the layer shown, named in the input stage (its input x is the
             LayerNorm'd residual stream entering that layer; only layer 0's residual

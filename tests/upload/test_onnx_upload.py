@@ -31,7 +31,8 @@ from upload.convert import main
 from upload.formats.ours import read_ours
 from upload.limits import MAX_ONNX_NODES, WAIT_FACTOR
 from upload.load import load_upload
-from upload.onnx_checks import EXPORTER_OPS, MAX_PARTS, validate_onnx
+from upload.onnx_checks import EXPORTER_OPS, validate_onnx
+from upload.onnx_parse import MAX_PARTS
 from upload.sizes import activation_elements
 
 

@@ -21,7 +21,7 @@ INTRO = (
 
 
 def _similarities(sel) -> None:
-    eps = sel.model.config.eps
+    eps = sel.model.config.attn_eps
     st.latex(
         r"y_i = \frac{\sum_{j \le i} \operatorname{sim}(q_i, k_j)\, v_j}"
         r"{\sum_{j \le i} \operatorname{sim}(q_i, k_j) + \varepsilon},\qquad "

@@ -84,6 +84,6 @@ def page(sel: Selection) -> None:
     else:
         st.caption(
             "This model uses linear attention, so its own weights are "
-            f"φ(qᵢ)·φ(kⱼ) / (φ(qᵢ)ᵀzᵢ + ε), ε = {sel.model.config.eps:g}, "
+            f"φ(qᵢ)·φ(kⱼ) / (φ(qᵢ)ᵀzᵢ + ε), ε = {sel.model.config.attn_eps:g}, "
             "not a softmax: here the softmax is applied to its q·k/√d as a what-if."
         )
