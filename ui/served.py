@@ -37,7 +37,7 @@ from models.card import ModelCard
 from ui.served_cache import cache_root, convert_into, remove_stale
 from upload.folder_layout import SOURCE
 from upload.folders import CACHE_VERSION, folder_digest  # noqa: F401 - the cache key
-from upload.tokenizer_spec import vocab_note
+from upload.token_rows import vocab_note
 
 RESERVED = ("softmax", "linear", "upload")  # keys a served model never takes
 AT_ONCE = 1  # analyses, probes and generations of served models running at the same time

@@ -36,7 +36,8 @@ from upload.limits import (
     Limits,
 )
 from upload.sizes import check_config_size, check_foreign_size
-from upload.tokenizer_spec import build, check_spec, vocab_note
+from upload.token_rows import vocab_note
+from upload.tokenizer_spec import build, check_spec
 from upload.training_info import context_note, plain_training, training_note
 
 FOREIGN = "ONNX (foreign)"
