@@ -81,9 +81,10 @@ def tiny_seq2seq(tmp_path_factory):
     """Tiny random translation models of each kind exported into one folder:
     ``(folder, kind -> (torch model, vocabularies))`` (``tests/helpers/seq2seq.py``)."""
     from tests.helpers.seq2seq import tiny_translators
+    from tests.helpers.shared import built_once
 
-    folder = tmp_path_factory.mktemp("seq2seq")
-    return folder, tiny_translators(folder)
+    folder = built_once(tmp_path_factory, "seq2seq", tiny_translators)
+    return folder, tiny_translators(folder, export=False)
 
 
 @pytest.fixture(scope="session")
@@ -91,10 +92,13 @@ def hf_exports(tmp_path_factory):
     """Issue #23's six exports of one random Hugging Face GPT-2, made once per session
     (``tests/helpers/hf_exports.py``): (the transformers model, label -> model.onnx path)."""
     from tests.helpers.hf_exports import SIX, export, hf_gpt2
+    from tests.helpers.shared import built_once
 
-    model = hf_gpt2()
-    folder = tmp_path_factory.mktemp("hf_exports")
-    return model, {how.label: export(model, how, folder) for how in SIX}
+    model = hf_gpt2()  # the same random weights in every worker (seed 0)
+    folder = built_once(
+        tmp_path_factory, "hf_exports", lambda f: [export(model, h, f) for h in SIX]
+    )
+    return model, {how.label: folder / how.label / "model.onnx" for how in SIX}
 
 
 @pytest.fixture(scope="session")

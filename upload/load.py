@@ -18,7 +18,7 @@ import math
 from pathlib import PurePath
 from typing import NamedTuple
 
-from inference.runtime import OnnxModel, load_graphs
+from inference.runtime import OnnxModel
 from models.card import ModelCard
 from models.config import ModelConfig
 from upload.budget import SERVER, in_line
@@ -35,6 +35,7 @@ from upload.limits import (
     WORKER_MEMORY_BYTES,
     Limits,
 )
+from upload.opened import open_shared, shared
 from upload.sizes import check_config_size, check_foreign_size
 from upload.token_rows import vocab_note
 from upload.tokenizer_spec import build, check_spec
@@ -214,14 +215,15 @@ def _export_and_open(name: str, converted: Converted, report) -> OnnxModel:
     ours, built by our exporter from arrays our code checked."""
     cfg, spec, weights, training = converted
     report(0.4, "exporting to ONNX (this takes a few seconds)…")
-    graphs = export(name, cfg, spec, weights, report)
-    report(0.9, "opening the graphs…")
     source = "safetensors checkpoint" if name.endswith(".safetensors") else "nanoGPT checkpoint"
     info = card(cfg, cfg.num_parameters(), source, name, spec, training=training)
-    result = load_graphs(graphs["inspect"], graphs.get("fast"), graphs.get("step"), name, info)
-    result.name = f"upload: {name}"
-    result.weights = weights  # float32 by our parameter names, as the shipped models'
-    return result
+    # identical uploads of other sessions share one opened model (upload/opened.py)
+    key = export_key(cfg.to_dict(), spec, weights)
+    if (model := shared(key, name, info)) is not None:
+        return model
+    graphs = export(name, cfg, spec, weights, report)
+    report(0.9, "opening the graphs…")
+    return open_shared(key, graphs, weights, name, info)
 
 
 def _open_isolated(files: dict[str, bytes], what: str, report) -> IsolatedModel:
