@@ -16,6 +16,7 @@ from models import contract
 from ui import click, loaders, specs
 from ui.figures import plot
 from ui.selection import Selection
+from ui.text import plain
 from viz import block as vb
 from viz.shapes import shape_flow_figure
 
@@ -73,16 +74,6 @@ def chosen_token(result: Analysis) -> int:
     return t if t is not None and 0 <= t < result.T else result.T - 1
 
 
-def _picked(result: Analysis):
-    def picked() -> None:
-        row = click.clicked_row(st.session_state.get(CHART))
-        if row is not None and 0 <= row < result.T:
-            click.select_query(row)
-            click.remember(tuple(result.tokens), row)
-
-    return picked
-
-
 def draw(sel: Selection, flow_too: bool = True) -> bool:
     """The block view of ``sel``'s layer; False (and a one-line note) when the model's
     graph has no block outputs."""
@@ -91,16 +82,16 @@ def draw(sel: Selection, flow_too: bool = True) -> bool:
         st.info(f"{sel.name}: its graph has no block outputs (blocks.{{l}}.resid_pre, ...).")
         return False
     t = chosen_token(result)
-    plot(specs.get(contributions, sel.name, result, layer, t), key=CHART,
-         on_select=_picked(result))  # fmt: skip
+    picked = click.on_click(CHART, tuple(result.tokens))
+    plot(specs.get(contributions, sel.name, result, layer, t), key=CHART, on_select=picked)
     nums = numbers(sel.name, result, layer)
     share = nums.added_share(t)
     st.caption(
-        f"Token {t} ({result.display_tokens[t]}, click a token's bars to pick another): of "
-        f"its residual out, {share['resid_pre']:.0%} was already in the stream, attention "
-        f"wrote {share['attn.out']:.0%}, the MLP {share['mlp.out']:.0%} (projections on "
-        f"its direction). Measured from the graph: max |out − (in + attention + MLP)| = "
-        f"{nums.residual_gap:.1e}."
+        f"Token {t} “{plain(result.display_tokens[t])}” (click a token's bars to pick "
+        f"another): of its residual out, {share['resid_pre']:.0%} was already in the stream, "
+        f"attention wrote {share['attn.out']:.0%}, the MLP {share['mlp.out']:.0%} "
+        f"(projections on its direction). Measured from the graph: max |out − (in + "
+        f"attention + MLP)| = {nums.residual_gap:.1e}."
     )
     plot(specs.get(token_sum, sel.name, result, layer, t), key="block_token_sum")
     if flow_too:
