@@ -35,12 +35,14 @@ OPSET = 18
 
 
 class InspectGraph(nn.Module):
-    """input_ids (1, T) -> the contract's inspect outputs, in contract order."""
+    """input_ids (1, T) -> the contract's inspect outputs, in contract order, then the
+    block outputs of every layer (``contract.block_outputs``, the same for every kind)."""
 
     def __init__(self, model: Transformer):
         super().__init__()
         self.model = model
-        self.names = contract.inspect_outputs(model.cfg.attention)
+        cfg = model.cfg
+        self.names = contract.inspect_outputs(cfg.attention) + contract.block_outputs(cfg.n_layer)
 
     def forward(self, input_ids: torch.Tensor):
         """int64 (1, T) -> the contract's inspect outputs, in ``contract.inspect_outputs`` order."""
@@ -222,7 +224,7 @@ def export_model(
     paths = []
 
     path = out_dir / f"{prefix}.inspect.onnx"
-    names = contract.inspect_outputs(cfg.attention)
+    names = contract.inspect_outputs(cfg.attention) + contract.block_outputs(cfg.n_layer)
     export_module(
         InspectGraph(model), (example,), path, [contract.INPUT_NAME], names, {"input_ids": {1: T}}
     )

@@ -46,7 +46,13 @@ def _scores_and_mask(sel: Selection) -> None:
         )
     )
     panels = specs.get(specs.mask_panels, sel.name, sel.result, layer, head)
-    plot(_outlined(panels, sel.result), key="mask_panels")
+    _clickable(_outlined(panels, sel.result), sel.result)
+
+
+def _clickable(panels: dict, result: Analysis) -> None:
+    """The panels; a click on a cell picks its query (``ui.click``), outlined here."""
+    tokens = tuple(result.tokens)
+    plot(panels, key="mask_panels", on_select=click.on_click("mask_panels", tokens))
 
 
 def _outlined(panels: dict, result: Analysis) -> dict:
@@ -55,7 +61,9 @@ def _outlined(panels: dict, result: Analysis) -> dict:
     query = click.chosen(tuple(result.tokens))
     if query is None or not 0 <= query < result.T:
         return panels
-    st.caption(f"Outlined: the row of query {query} (pick it in the attention view).")
+    st.caption(
+        f"Outlined: the row of query {query} (click a cell, or pick it in the attention view)."
+    )
     return vm.with_row_outline(panels, query)
 
 
@@ -79,7 +87,7 @@ def _foreign_mask(sel: Selection) -> None:
         "the Softmax output, the attention weights."
     )
     panels = specs.get(specs.softmax_input_panels, sel.name, sel.result, layer, head)
-    plot(_outlined(panels, sel.result), key="mask_panels")
+    _clickable(_outlined(panels, sel.result), sel.result)
 
 
 def mask_view(sel: Selection) -> None:

@@ -39,7 +39,7 @@ EXPORTER_OPS = frozenset(
     "Add Cast Clip Concat Cos CumSum Div Erf Exp Expand Gather Greater LayerNormalization "
     "MatMul Mul Not Pow Range ReduceSum Reshape Shape Sin Slice Softmax Squeeze Tanh "
     "Transpose Trilu Unsqueeze Where".split()
-)
+) | {"Identity"}  # the inspect graph's blocks.{l}.resid_post is blocks.{l+1}.resid_pre
 # ...plus the plain tensor operators other exporters use for the same architecture.
 # No control flow (If, Loop, Scan), no sequences, no random numbers, no custom domains.
 ALLOWED_OPS = (

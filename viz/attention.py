@@ -61,20 +61,28 @@ CLICK_MAX_T = 128  # a click layer up to T = 128: 16,384 invisible points
 CLICK = "click"  # the click layer's trace name
 
 
-def click_layer(labels: list[str], weights: np.ndarray) -> list[dict]:
+def click_layer(
+    labels: list[str],
+    values: np.ndarray,
+    axes: tuple[str, str] = ("x", "y"),
+    what: str = "weight",
+    max_t: int = CLICK_MAX_T,
+) -> list[dict]:
     """An invisible scatter point on every cell of a (T, T) heatmap drawn on the axes
-    ``x`` and ``y`` with these category ``labels``: clicking a cell selects its point
+    ``axes`` with these category ``labels``: clicking a cell selects its point
     (Streamlit returns no selection for heatmaps, streamlit issue 8760), whose
-    ``customdata`` is the query (row) index. None above ``CLICK_MAX_T`` tokens (a
-    list of no traces): the query is then picked in its control only.
+    ``customdata`` is the query (row) index. None above ``max_t`` tokens (a list of no
+    traces): the query is then picked in its control, or by its bar (``_row_bars``).
 
-    The points hover as the heatmap's cells do (query, key, the ``weights`` (T, T)),
-    since the nearest point takes the hover from the cell under it.
+    The points hover as the heatmap's cells do (query, key, ``what``: the ``values``
+    (T, T)), since the nearest point takes the hover from the cell under it.
     """
     t = len(labels)
-    if t > CLICK_MAX_T:
+    if t > max_t:
         return []
     rows, cols = np.divmod(np.arange(t * t), t)  # (T*T,) each
+    flat = np.asarray(values, dtype=float).reshape(-1)  # (T*T,)
+    text = [f"{v:.0f}" for v in flat] if what == "mask" else [f"{v:.3f}" for v in flat]
     return [
         {
             "type": "scatter",
@@ -82,12 +90,14 @@ def click_layer(labels: list[str], weights: np.ndarray) -> list[dict]:
             "name": CLICK,
             "x": [labels[j] for j in cols],
             "y": [labels[i] for i in rows],
+            "xaxis": axes[0],
+            "yaxis": axes[1],
             "customdata": rows.astype(np.int32),
-            "text": [f"{v:.3f}" for v in np.asarray(weights, dtype=float).reshape(-1)],
+            "text": text,
             "marker": {"opacity": 0, "size": 12},
             "selected": {"marker": {"opacity": 0}},
             "unselected": {"marker": {"opacity": 0}},
-            "hovertemplate": "query: %{y}<br>key: %{x}<br>weight: %{text}<extra></extra>",
+            "hovertemplate": f"query: %{{y}}<br>key: %{{x}}<br>{what}: %{{text}}<extra></extra>",
             "showlegend": False,
         }
     ]
@@ -210,6 +220,8 @@ def _row_bars(row: np.ndarray, labels: list[str], query_index: int) -> dict:
         "yaxis": "y2",
         "marker": {"color": colors},
         "showlegend": False,
+        "customdata": np.arange(len(row), dtype=np.int32),  # a click makes this key the query
+        "unselected": {"marker": {"opacity": 1}},  # a clicked bar dims no other
         "hovertemplate": "key: %{x}<br>weight: %{y:.3f}<extra></extra>",
     }
     if fit.bars_fit_text(len(row)):  # each bar's weight on it; thinner bars: in the hover

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from viz import fit, spec, style
+from viz.attention import click_layer
 from viz.heat import check_tokens, heat_trace, square
 
 MASK_PANELS = {
@@ -105,7 +106,25 @@ def causal_mask_panels(
         heat_trace(mask, labels, labels, **grey_green, showscale=False, hovertemplate=mask_hover),
         heat_trace(w, labels, labels, zmin=0.0, zmax=1.0, colorscale=style.SEQUENTIAL),
     ]
-    return _three_panels(panels, titles)
+    return with_click_layers(_three_panels(panels, titles), (s, mask, w), ("score", "mask"))
+
+
+PANEL_CLICK_MAX_T = 64  # all three panels clickable: 3 x 4,096 points; then the weights alone
+
+
+def with_click_layers(fig: spec.Spec, values: tuple, what: tuple[str, str]) -> spec.Spec:
+    """``fig`` (three panels, ``x``/``y``, ``x2``/``y2``, ``x3``/``y3``) with a click layer
+    (``viz.attention.click_layer``: a click on a cell picks its query) on each panel up to
+    ``PANEL_CLICK_MAX_T`` tokens, on the third (weights) alone up to ``CLICK_MAX_T``: the
+    page's invisible points stay at most 16,384. ``values`` are the three (T, T) panels,
+    ``what`` the first two's hover names (the third's is the weight)."""
+    labels = fig["data"][0]["x"]
+    layers = click_layer(labels, values[2], ("x3", "y3"))
+    if len(labels) <= PANEL_CLICK_MAX_T:
+        layers = [*click_layer(labels, values[0], ("x", "y"), what[0]),
+                  *click_layer(labels, values[1], ("x2", "y2"), what[1]), *layers]  # fmt: skip
+    fig["data"] += layers
+    return fig
 
 
 def _three_panels(panels: list[dict], titles: Sequence[str]) -> spec.Spec:
@@ -234,7 +253,8 @@ def softmax_input_panels(
         ),  # fmt: skip
         heat_trace(w, labels, labels, zmin=0.0, zmax=1.0, colorscale=style.SEQUENTIAL),
     ]
-    return _three_panels(panels, SOFTMAX_INPUT_TITLES)
+    fig = _three_panels(panels, SOFTMAX_INPUT_TITLES)
+    return with_click_layers(fig, (shown, ~blocked, w), ("Softmax input", "mask"))
 
 
 def with_row_outline(panels: spec.Spec, query_index: int) -> spec.Spec:

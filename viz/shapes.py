@@ -267,7 +267,10 @@ def shape_flow_figure(stages: list[dict], title: str = "Multi-head reshape") -> 
         name = style.escape(TENSORS.get(s["step"], s["step"]))
         if s["step"] == "input":
             name += " = LayerNorm'd residual stream"
-        annotations.append(_box(f"<b>{name}</b>   {dims} = {format_shape(s['shape'])}", -i))
+        text = f"<b>{name}</b>   {dims} = {format_shape(s['shape'])}"
+        if "value" in s:  # one token's number at this stage (``viz.block``)
+            text += f"   <span style='color:#b45309'><b>{style.escape(s['value'])}</b></span>"
+        annotations.append(_box(text, -i))
         if i + 1 < n:
             nxt = stages[i + 1]
             annotations += _arrow(nxt["op"], nxt["note"], -i - 0.3, -i - 0.7)
