@@ -23,13 +23,13 @@ def _linear(sel: Selection) -> tuple[str, Analysis]:
     return "linear", loaders.get_recurrent("linear", loaders.get_analysis("linear", sel.text))
 
 
-def mask_options(sel: Selection) -> dict:
-    """The token i after which the recurrent state is shown."""
-    _, lin = _linear(sel)
+def step_slider(lin: Analysis) -> int:
+    """The token i after which the recurrent state is shown: a slider drawn in the
+    recurrent section it controls (#20 item 9: above the mask panels it read as theirs)."""
     if lin.T == 1:
-        return {"step": 0}
-    label = "Token i of the recurrent state (below)"
-    return {"step": st.slider(label, 0, lin.T - 1, lin.T - 1, key="rec_step", format="%d")}
+        return 0
+    label = "Token i: show the state after it"
+    return int(st.slider(label, 0, lin.T - 1, lin.T - 1, key="rec_step", format="%d"))
 
 
 def _scores_and_mask(sel: Selection) -> None:
@@ -112,7 +112,7 @@ def mask_view(sel: Selection) -> None:
         r"S_i = S_{i-1} + \phi(k_i)v_i^\top,\quad z_i = z_{i-1} + \phi(k_i),\quad "
         r"y_i = \frac{\phi(q_i)^\top S_i}{\phi(q_i)^\top z_i + \epsilon}"
     )
-    rec, i = lin.recurrent, sel.options["step"]
+    rec, i = lin.recurrent, step_slider(lin)
     st.markdown(
         f"After token {i}: **{plain(visible(lin.tokens[i]))}** — the state has the same "
         f"size, {cfg.d_head}×{cfg.d_head}, whatever i is."
@@ -123,17 +123,21 @@ def mask_view(sel: Selection) -> None:
     with c2:
         z = specs.get(specs.recurrent_vector, lin_name, lin, lay, hd, i, "normalizer")
         plot(z, key="rec_z")
+    c1, c2 = st.columns([3, 2])  # the output beside the check that both forms agree
+    with c1:
+        st.metric(
+            "max |recurrent − parallel| (y, S, z and logits, all layers and heads)",
+            f"{lin.recurrent_max_diff:.2e}",
+        )
+        st.caption(
+            f"y_{i} is the head's output at token {i}, from S_{i} and z_{i} alone. "
+            "Measured now: the step graph was rolled over your sentence token by token "
+            "and compared with the parallel (T×T) graph."
+        )
+    with c2:
         plot(specs.get(specs.recurrent_vector, lin_name, lin, lay, hd, i, "y"), key="rec_y")
     with st.expander("▶ Play S_i and z_i token by token (in your browser)"):
         plot(specs.get(recurrent_play, lin_name, lin, lay, hd), key="rec_play")
-    st.metric(
-        "max |recurrent − parallel| (y, S, z and logits, all layers and heads)",
-        f"{lin.recurrent_max_diff:.2e}",
-    )
-    st.caption(
-        "Measured now: the step graph was rolled over your sentence token by token "
-        "and compared with the parallel (T×T) graph."
-    )
     downloads.arrays(
         "recurrent",
         {"state": rec["state"], "normalizer": rec["normalizer"], "y": rec["y"]},

@@ -85,15 +85,23 @@ def step_attention(weights: object, source: Sequence[str], title: str = "") -> g
     return fig
 
 
+CONTEXT_BAR_PX = 240  # the colour bar under a vector strip: room for five 16 px labels
+
+
 def context_vector(context: object, title: str = "") -> go.Figure:
     """A vector (d,) (a context vector, a query) as one row of coloured cells (diverging
     around 0)."""
     c = np.asarray(context, dtype=float).reshape(1, -1)  # (1, d)
     lo, hi = style.symmetric_range(c)
-    fig = go.Figure(go.Heatmap(z=c, zmin=lo, zmax=hi, colorscale=style.DIVERGING,
-                               colorbar={"thickness": 12, "len": 1.2},
+    # The colour bar lies under the strip, as long as a half-width plot (#20 item 10: a
+    # vertical bar beside a 40 px strip was 40 px long, its five labels on top of each other).
+    bar = {"orientation": "h", "lenmode": "pixels", "len": CONTEXT_BAR_PX, "thickness": 14,
+           "x": 0.5, "xanchor": "center", "yref": "container", "y": 0.02, "yanchor": "bottom",
+           "nticks": 5, "tickfont": {"size": style.TICK_SIZE}}  # fmt: skip
+    fig = go.Figure(go.Heatmap(z=c, zmin=lo, zmax=hi, colorscale=style.DIVERGING, colorbar=bar,
                                hovertemplate="dimension %{x}: %{z:.3f}<extra></extra>"))  # fmt: skip
-    style.apply_layout(fig, title, height=200)
+    style.apply_layout(fig, title, height=280)
+    fig.update_layout(margin={"b": 130})
     fig.update_yaxes(showticklabels=False)
     fig.update_xaxes(title=f"dimension (d = {c.shape[1]})")
     return fig

@@ -29,3 +29,16 @@ def test_nadaraya_watson_figures_are_readable():
     half = vs.alignment(*words, width_px=vfit.HALF_1280_PX).to_plotly_json()
     assert half["layout"]["margin"]["t"] <= 70  # only the colour bar above, no title band
     assert half["data"][0]["colorbar"]["orientation"] == "h"
+
+
+def test_a_vector_strips_colour_bar_is_long_enough_to_read():
+    """#20 item 10: the colour bar of a query / context strip lies under it, 240 px long
+    (beside the 40 px strip it was 40 px long, its tick labels overlapping)."""
+    fig = vs.context_vector(np.linspace(-1, 1, 128), "context").to_plotly_json()
+    bar = fig["data"][0]["colorbar"]
+    assert bar["orientation"] == "h" and bar["lenmode"] == "pixels"
+    assert bar["len"] >= 200 and bar["thickness"] >= 12
+    assert bar["nticks"] * 40 <= bar["len"]  # ≥ 40 px per label
+    assert bar["tickfont"]["size"] >= 16
+    # under the axis title: the margin holds the bar
+    assert fig["layout"]["margin"]["b"] >= 100
