@@ -159,17 +159,25 @@ def _percent_columns(k: int) -> dict:
     return {f"p #{r + 1}": st.column_config.NumberColumn(format="percent") for r in range(k)}
 
 
+def opening_position(t: int) -> int:
+    """Where the Predictions view opens: the last position whose next token is in the
+    sentence (T - 2), so the bars can be read against the word that follows (#20 item
+    11: after the final token, usually the full stop, there is nothing to compare with;
+    on the default sentence T - 2 is "to", predicting "mary")."""
+    return max(0, t - 2)
+
+
 def predict_options(sel: Selection) -> dict:
     """The position whose next-token distribution is drawn."""
     result = sel.result
     if st.session_state.get("pred_pos", 0) >= result.T:  # a click on a longer sentence
         del st.session_state["pred_pos"]
     # a clicked query (ui.click) is in session state: then no default besides it
-    last = {} if "pred_pos" in st.session_state else {"value": result.T - 1}
+    opening = {} if "pred_pos" in st.session_state else {"value": opening_position(result.T)}
     pos = st.select_slider(
         "Position",
         options=list(range(result.T)),
-        **last,
+        **opening,
         format_func=lambda i: f"{i}: {plain(visible(result.tokens[i]))}",  # renders markdown
         key="pred_pos",
     )
@@ -179,14 +187,14 @@ def predict_options(sel: Selection) -> dict:
 def predict_view(sel: Selection) -> None:
     """Top-k next tokens at each position, and the generation panel."""
     name, result, pos = sel.name, sel.result, sel.options["position"]
-    c1, c2 = st.columns([3, 2])
-    bars = c1.empty()  # drawn after the decoding rule below: its bars follow the rule
-    with c2:
-        k = min(3, result.probs.shape[1])
-        table = specs.table(specs.top_next, name, result, k)
-        st.caption(f"Top {k} next tokens at every position, with their probabilities.")
-        st.dataframe(table, hide_index=True, column_config=_percent_columns(k),
-                     height="content" if table.num_rows <= 48 else 900)  # fmt: skip
+    bars = st.empty()  # drawn after the decoding rule below: its bars follow the rule
+    # the table across the page, every row in view: in a side column at 1280 px its
+    # columns were cut at the right and its rows scrolled (#20 item 11)
+    k = min(3, result.probs.shape[1])
+    table = specs.table(specs.top_next, name, result, k)
+    st.caption(f"Top {k} next tokens at every position, with their probabilities.")
+    st.dataframe(table, hide_index=True, column_config=_percent_columns(k),
+                 height="content" if table.num_rows <= 48 else 900)  # fmt: skip
     sampling = generation_panel(sel)
     with bars.container():
         if sampling.greedy:  # the model's own distribution

@@ -278,3 +278,15 @@ def test_the_recurrence_slider_sits_in_the_section_it_controls():
     rows = [b for b in at.main if b.type == "flex_container"]
     row_of_y = next(r for r in rows if any(getattr(e, "key", None) == "rec_y" for e in r))
     assert [e for e in row_of_y if e.type == "metric"], "y_i shares its row with the check"
+
+
+def test_predictions_open_on_the_last_position_with_a_next_word():
+    """#20 item 11: the view opens at T - 2 (default sentence: "to", predicting "mary"),
+    not after the final full stop, where there is no next word to compare with."""
+    at = new_app(view="predict")
+    no_errors(at)
+    slider = at.select_slider(key="pred_pos")
+    tokens = at.dataframe[0].value["token"].tolist()
+    assert slider.value == len(tokens) - 2
+    table = at.dataframe[0].value
+    assert table["#1 next"].iloc[slider.value] == tokens[-2 + 1]  # it predicts the next word
