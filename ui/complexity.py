@@ -237,7 +237,7 @@ def page() -> None:
         "repeat); other sessions running at the same time make the numbers noisier. "
         "Dashed lines are least-squares fits on log-log axes."
     )
-    st.subheader("Time and memory against sequence length (fast graphs)")
+    st.header("Time and memory against sequence length (fast graphs)")
     sc = results["scaling"]
     left, right = st.columns(2)
     with left:
@@ -246,7 +246,7 @@ def page() -> None:
         _memory(sc)
     _scaling_text(sc)
     _check_complexity(sc)
-    st.subheader("Generation speed as the sequence grows")
+    st.header("Generation speed as the sequence grows")
     if "generation" in results:
         gen = results["generation"]
         left, right = st.columns(2)

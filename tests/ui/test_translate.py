@@ -86,7 +86,7 @@ def test_bad_input_is_one_clear_note(text, note):
 def test_the_lesson_walks_the_path_on_live_numbers():
     at = open_page("encoder-decoder")
     no_errors(at)
-    titles = [h.value for h in at.subheader]
+    titles = [h.value for h in at.header]  # h2 under the page title (#20 item 20)
     assert titles[0].startswith("1. An encoder-decoder") and titles[-1].startswith("6.")
     before = [c.value for c in at.caption if "Mean |f̂ − f|" in c.value]
     at.slider(key="nw_width").set_value(1.5).run()

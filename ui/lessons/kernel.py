@@ -68,7 +68,7 @@ def _similarities(sel) -> None:
 
 
 def _reordering(sel) -> None:
-    st.subheader("Reordering the products")
+    st.header("Reordering the products")
     st.latex(
         r"\underbrace{\big(\varphi(Q)\,\varphi(K)^\top\big)}_{T \times T}\,V"
         r"\;=\;\varphi(Q)\,\underbrace{\big(\varphi(K)^\top V\big)}_{d \times d}"
