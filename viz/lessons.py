@@ -95,7 +95,10 @@ def side_by_side(
             row=1,
             col=col,
         )
-        fig.update_yaxes(autorange="reversed", type="category", row=1, col=col)
+        # the panels share their rows: labels on the first only (beside the others they
+        # ran over the neighbouring panel at 1280 px)
+        fig.update_yaxes(autorange="reversed", type="category", showticklabels=col == 1,
+                         row=1, col=col)  # fmt: skip
         fig.update_xaxes(type="category", tickangle=-45, title_text="key", row=1, col=col)
     fig.update_yaxes(title_text="query", row=1, col=1)
     style.apply_layout(fig, height=height)

@@ -134,11 +134,12 @@ def kernel_regression(x, y, grid, truth, pred, query: float | None = None) -> go
                              line={"color": style.HIGHLIGHT_COLOR, "width": 3}))  # fmt: skip
     if query is not None:
         fig.add_vline(x=query, line_dash="dash", annotation_text="query")
-    style.apply_layout(fig, "Nadaraya–Watson regression", 460)
-    # The legend above the plot, across its width: at its default place (right) it took
-    # most of a half-width column and squeezed the plot to ~80 px.
-    fig.update_layout(legend={"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
-                      margin={"t": 130})  # fmt: skip
+    style.apply_layout(fig, "Nadaraya–Watson regression", 560)
+    # The legend across the figure's foot: at its default place (right) it took most of a
+    # half-width column and squeezed the plot to ~80 px; above the plot its three lines
+    # (a half-width column at 1280 px) ran into the title.
+    fig.update_layout(legend={"orientation": "h", "x": 0, "yref": "container", "y": 0,
+                              "yanchor": "bottom"}, margin={"b": 190})  # fmt: skip
     fig.update_xaxes(title="x")
     fig.update_yaxes(title="y")
     return fig

@@ -111,7 +111,7 @@ def test_kernel_page_on_every_head(kind):
             assert np.allclose(exp_w.sum(1), 1.0)
             if kind == "linear":
                 sums = out["attn"][layer, head].sum(-1)  # (T,)
-                shown = float(metric(at, "smallest row sum"))
+                shown = float(metric(at, "smallest φ row sum"))
                 assert shown == pytest.approx(sums.min(), rel=2e-3, abs=1e-6)
                 assert np.allclose(phi_w, out["attn"][layer, head], atol=1e-6)
 

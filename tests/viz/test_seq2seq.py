@@ -10,15 +10,18 @@ from viz import seq2seq as vs
 
 
 def test_nadaraya_watson_figures_are_readable():
-    """#20 item 6: the regression's legend sits above the plot (at plotly's default,
-    right of it, it squeezed a half-width plot to ~80 px); the weights heatmap has x
+    """#20 item 6: the regression's legend sits under the plot, at the figure's foot (at
+    plotly's default, right of it, it squeezed a half-width plot to ~80 px; above it, in
+    three lines, it ran into the title at 1280 px); the weights heatmap has x
     ticks, in x's units; the alignment matrix without a title has no empty band."""
     x, y = nw.toy_data(50)
     grid = np.linspace(0, 5, 60)
     pred, weights = nw.predict(grid, x, y, 0.3)
     fit = vs.kernel_regression(x, y, grid, nw.true_function(grid), pred).to_plotly_json()
     legend = fit["layout"]["legend"]
-    assert legend["orientation"] == "h" and legend["y"] >= 1.0
+    assert legend["orientation"] == "h" and legend["yref"] == "container"
+    assert legend["y"] == 0 and legend["yanchor"] == "bottom"
+    assert fit["layout"]["margin"]["b"] >= 3 * 25 + 90  # three legend lines, the x axis
     heat = vs.kernel_weights(weights, grid, x)
     xaxis = heat.layout.xaxis
     assert xaxis.showticklabels is not False and xaxis.type == "linear"
