@@ -80,17 +80,23 @@ def _axis(ticks: list[float], title: str) -> dict:
 
 
 def _loglog(fig: go.Figure, x_title: str, y_title: str, title: str) -> go.Figure:
-    """Log-log axes labelled at the lengths measured (x; every k-th when there are more
-    than ``MAX_TICKS``) and at :func:`log_ticks` (y, its range the outer ticks)."""
+    """Log-log axes labelled at the lengths measured when they double (x; every k-th
+    when there are more than ``MAX_TICKS``; else at :func:`log_ticks`) and at
+    :func:`log_ticks` (y, its range the outer ticks)."""
     xs = sorted({float(x) for t in fig.data for x in (t.x if t.x is not None else ())})
     ys = [y for t in fig.data for y in (t.y if t.y is not None else ())]
-    fig.update_xaxes(_axis(xs[:: max(1, -(-len(xs) // MAX_TICKS))], x_title))
+    doublings = all(b >= 1.5 * a for a, b in zip(xs, xs[1:], strict=False))
+    x_ticks = xs[:: max(1, -(-len(xs) // MAX_TICKS))] if doublings else log_ticks(xs)
+    fig.update_xaxes(_axis(x_ticks, x_title))  # lengths 128 and 135 side by side overlapped
     y_ticks = log_ticks(ys)
     y_range = [float(np.log10(y_ticks[0])), float(np.log10(y_ticks[-1]))] if y_ticks else None
     fig.update_yaxes(_axis(y_ticks, y_title) | ({"range": y_range} if y_range else {}))
     fig.update_layout(legend={"orientation": "h", "y": -0.3, "font": {"size": style.TICK_SIZE}})
     style.apply_layout(fig, title=title, height=520)
-    fig.update_layout(margin={"b": 150})  # room for the x title and the legend under it
+    # room for the x title and the legend under the plot; the title under the toolbar
+    # that plotly draws over the figure's top while the pointer is on it
+    fig.update_layout(margin={"b": 150}, title={"yref": "container", "y": 1.0,
+                                                "yanchor": "top", "pad": {"t": 36}})  # fmt: skip
     return fig
 
 

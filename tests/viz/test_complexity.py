@@ -66,3 +66,12 @@ def test_tick_text_uses_one_si_style():
     assert [vc.tick_text(v) for v in (0.3, 20, 1000, 2e4, 5e6, 1e9)] == [
         "0.3", "20", "1000", "20k", "5M", "1G"
     ]  # fmt: skip
+
+
+def test_lengths_that_do_not_double_get_round_ticks():
+    """Generation lengths 15, 39, …, 128, 135: ticks at the measured values overlapped
+    (128 beside 135); then the axis is labelled at round values instead."""
+    layout = vc.carried_memory(CARRIED).to_plotly_json()["layout"]
+    ticks = layout["xaxis"]["tickvals"]
+    assert 1152 not in ticks and all(b >= 2 * a for a, b in zip(ticks, ticks[1:], strict=False))
+    assert layout["title"]["pad"]["t"] >= 30  # under plotly's toolbar (~30 px)
