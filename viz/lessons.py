@@ -89,6 +89,7 @@ def side_by_side(
             "yanchor": "top",
             "len": domain[1] - domain[0],
             "thickness": 14,
+            "exponentformat": "power",  # 5×10⁻⁷, not SI's "500n" (a difference, not a unit)
         }
         fig.add_trace(
             go.Heatmap(z=z, x=labels, y=labels, hovertemplate=_HOVER, colorbar=bar, **colors),

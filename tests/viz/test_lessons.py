@@ -47,6 +47,7 @@ def test_side_by_side_panels():
     # one set of row labels, on the first panel: beside the others they overlapped
     shown = [fig.layout[f"yaxis{i or ''}"].showticklabels for i in ("", 2, 3)]
     assert shown == [True, False, False]
+    assert all(h.colorbar.exponentformat == "power" for h in heats)  # no "500n" ticks
     seq = vl.side_by_side([a, a], ["x", "y"], TOKENS, diverging=False)
     assert _heatmaps(seq)[0].colorscale == go.Heatmap(colorscale=style.SEQUENTIAL).colorscale
     with pytest.raises(ValueError):
