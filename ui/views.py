@@ -16,7 +16,7 @@ from inference.analysis import Analysis, visible
 from ui import click, downloads, loaders, presenter, specs, walkthrough
 from ui.figures import plot, vega_lite
 from ui.lacking import lacks
-from ui.recurrence import mask_options, mask_view, predict_options, predict_view
+from ui.recurrence import mask_view, predict_options, predict_view
 from ui.selection import Selection
 from ui.text import plain
 from viz import positional as vp
@@ -273,6 +273,5 @@ OPTIONS = {  # views with controls of their own; the others take no_options
     "attention": attention_options,
     "shapes": shapes_options,
     "positional": positional_options,
-    "mask": mask_options,
     "predict": predict_options,
 }

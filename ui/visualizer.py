@@ -108,7 +108,7 @@ def page(sel: Selection) -> None:
         return
     view = view_picker()
     if not presenter.is_on():  # presenting: the view's name is in the control above
-        st.subheader(VIEWS[view])
+        st.header(VIEWS[view])  # h2 under the page title (h1): no level skipped
     try:
         sel = sel.on_view(view, views.OPTIONS.get(view, views.no_options)(sel))
         views.RENDERERS[view](sel)

@@ -163,28 +163,32 @@ def attention_with_row(
     labels = style.token_labels(tokens)
     room = ROW_GAP_PX + ROW_PX
     fig = _heatmap(w, labels, title, room, colors, "attention weight", fit.COLUMN_PX)
-    plot_px = fig["layout"]["height"] - style.MARGIN["t"] - style.MARGIN["b"]  # both plots
+    layout = fig["layout"]
+    if t <= play.MAX_FRAMES:  # ▶ play steps through the queries in the browser
+        layout.update(play.controls())
+        play.make_room(layout, max_height=fit.MAX_HEIGHT_PX)
+    margin = {**style.MARGIN, **layout.get("margin", {})}
+    plot_px = layout["height"] - margin["t"] - margin["b"]  # both plots
     row_top = ROW_PX / plot_px  # paper y where the bars end and the gap begins
     heat_bottom = (ROW_PX + ROW_GAP_PX) / plot_px
     bars = _row_bars(w[query_index], labels, query_index)  # (T,) weights of one query
     fig["data"].append(bars)
     fig["data"] += click_layer(labels, w)
     fig["data"][0]["colorbar"].update(y=(1 + heat_bottom) / 2, len=1 - heat_bottom)
-    layout = fig["layout"]
     layout["xaxis"] = {**layout["xaxis"], "anchor": "y2"}  # key labels under the bars
     layout["yaxis"] = {**layout["yaxis"], "domain": [heat_bottom, 1.0]}
     layout["yaxis2"] = {
         **spec.titled("weight"),
         "domain": [0.0, row_top],
-        "range": [0.0, 1.15],
+        "range": [0.0, 1.22],  # room above a bar of 1 for its value
         "anchor": "x",
         "automargin": True,
     }
+    layout["uniformtext"] = {"minsize": style.SMALL_TICK_SIZE, "mode": "show"}  # never shrunk
     layout["shapes"] = [_row_outline(query_index, t)]
     layout["annotations"] = [_row_title(labels, query_index, row_top)]
-    if t <= play.MAX_FRAMES:  # ▶ play steps through the queries in the browser
+    if t <= play.MAX_FRAMES:
         fig["frames"] = [_query_frame(w, labels, i, row_top) for i in range(t)]
-        layout.update(play.controls())
     return fig
 
 
@@ -225,7 +229,9 @@ def _row_bars(row: np.ndarray, labels: list[str], query_index: int) -> dict:
         "hovertemplate": "key: %{x}<br>weight: %{y:.3f}<extra></extra>",
     }
     if fit.bars_fit_text(len(row)):  # each bar's weight on it; thinner bars: in the hover
-        text = {"text": [f"{v:.2f}" for v in row], "textposition": "outside"}
+        # upright text across a bar 14 px wide at 1280 px: plotly shrank "0.52" to fit
+        # the bar's width, ~6 px (#20 item 11); rotated it keeps 13 px (uniformtext)
+        text = {"text": [f"{v:.2f}" for v in row], "textposition": "outside", "textangle": -90}
         bars.update(text, textfont={"size": style.SMALL_TICK_SIZE}, cliponaxis=False)
     return bars
 

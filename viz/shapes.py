@@ -160,8 +160,8 @@ def reshape_stages(
             "merge heads",
             "transpose(1, 2).reshape(B, T, d_model)",
             (B, T, C),
-            "concatenate heads (reshape copies: the transposed tensor is not contiguous, "
-            "so .view would fail)",
+            # short: a longer note ran past the figure's edge at 1280 px
+            "concatenate heads (not contiguous: .view fails)",
             "BTC",
         ),
         _stage("output", "· W_O", (B, T, C), "Linear(d_model, d_model) mixes the heads", "BTC"),

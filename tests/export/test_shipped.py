@@ -218,10 +218,20 @@ def test_the_app_and_the_card_score_induction_alike(exported_dir, card, kind):
     np.testing.assert_allclose(app, stored, atol=1e-4)
 
 
-def test_make_models_trains_within_30_minutes(card):
-    # `make models` trains both at once, one thread each: the elapsed time is the longer one.
-    elapsed = max(m["training"]["wall_time_s"] for m in card["models"].values())
-    assert elapsed <= 30 * 60
+def test_make_models_trains_within_30_minutes(exported_dir, card):
+    """#20 item 16: the training time is the number the training run itself stored in
+    each checkpoint (``training.train`` writes its wall time into the safetensors
+    metadata; training is not re-run here). The card and the README's table must say
+    that number, and `make models` (both at once, one thread each: the elapsed time is the
+    longer one) must stay within 30 minutes."""
+    readme = (exported_dir.parent / "README.md").read_text()
+    stored = {}
+    for kind in SHIPPED_KINDS:
+        _, _, meta = load_checkpoint(exported_dir / f"{kind}.safetensors")
+        stored[kind] = meta["training"]["wall_time_s"]
+        assert card["models"][kind]["training"]["wall_time_s"] == stored[kind], kind
+        assert f"64 tokens, {stored[kind] / 60:.1f} min |" in readme, kind
+    assert max(stored.values()) <= 30 * 60
 
 
 @pytest.mark.parametrize("kind", SHIPPED_KINDS)
