@@ -54,11 +54,25 @@ def attention_heatmap(
     labels = style.token_labels(tokens)
     fig = _heatmap(w, labels, title, 0, colors, colorbar_title, width_px)
     fig["data"] += click_layer(labels, w)
+    pin_cells(fig["layout"], len(labels))
     return fig
 
 
 CLICK_MAX_T = 128  # a click layer up to T = 128: 16,384 invisible points
 CLICK = "click"  # the click layer's trace name
+
+
+def pin_cells(layout: dict, t: int, axes: tuple[str, str] = ("x", "y")) -> None:
+    """Give a (T, T) heatmap that carries a click layer (:func:`click_layer`) the ranges
+    the heatmap alone would have (each token one category, the first row on top): the
+    layer's markers otherwise widen the autorange by their size, which squeezed the cells
+    and made the mask view's upright key labels touch at 1280 px. Nothing above
+    ``CLICK_MAX_T`` tokens (no layer there)."""
+    if t > CLICK_MAX_T:
+        return
+    x, y = "xaxis" + axes[0][1:], "yaxis" + axes[1][1:]
+    layout[x] = {**layout.get(x, {}), "range": [-0.5, t - 0.5], "autorange": False}
+    layout[y] = {**layout.get(y, {}), "range": [t - 0.5, -0.5], "autorange": False}
 
 
 def click_layer(
@@ -174,6 +188,7 @@ def attention_with_row(
     bars = _row_bars(w[query_index], labels, query_index)  # (T,) weights of one query
     fig["data"].append(bars)
     fig["data"] += click_layer(labels, w)
+    pin_cells(layout, len(labels))
     fig["data"][0]["colorbar"].update(y=(1 + heat_bottom) / 2, len=1 - heat_bottom)
     layout["xaxis"] = {**layout["xaxis"], "anchor": "y2"}  # key labels under the bars
     layout["yaxis"] = {**layout["yaxis"], "domain": [heat_bottom, 1.0]}

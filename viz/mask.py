@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from viz import fit, spec, style
-from viz.attention import click_layer
+from viz.attention import click_layer, pin_cells
 from viz.heat import check_tokens, heat_trace, square
 
 MASK_PANELS = {
@@ -120,10 +120,14 @@ def with_click_layers(fig: spec.Spec, values: tuple, what: tuple[str, str]) -> s
     ``what`` the first two's hover names (the third's is the weight)."""
     labels = fig["data"][0]["x"]
     layers = click_layer(labels, values[2], ("x3", "y3"))
+    panels = [("x3", "y3")]
     if len(labels) <= PANEL_CLICK_MAX_T:
         layers = [*click_layer(labels, values[0], ("x", "y"), what[0]),
                   *click_layer(labels, values[1], ("x2", "y2"), what[1]), *layers]  # fmt: skip
+        panels += [("x", "y"), ("x2", "y2")]
     fig["data"] += layers
+    for axes in panels:
+        pin_cells(fig["layout"], len(labels), axes)
     return fig
 
 
