@@ -4,6 +4,7 @@ export; any change of the data is a new export; the cache stays within its bytes
 from __future__ import annotations
 
 import gc
+import weakref
 
 import numpy as np
 import pytest
@@ -61,6 +62,7 @@ def test_a_second_upload_of_the_same_weights_is_not_exported_again(tmp_path, mon
     come from the export cache. Other weights are exported and opened anew."""
     first = tiny_checkpoint(tmp_path / "teacher.safetensors", seed=11)
     other = tiny_checkpoint(tmp_path / "other.safetensors", seed=12)
+    gc.collect()  # an earlier test's dropped upload must not be freed in the middle of this one
     hits, held = EXPORTS.hits, opened.open_bytes()
     a = load_upload({"teacher.safetensors": first.read_bytes()})
     assert EXPORTS.hits == hits and opened.open_bytes() > held  # exported, opened
@@ -76,9 +78,11 @@ def test_a_second_upload_of_the_same_weights_is_not_exported_again(tmp_path, mon
     assert EXPORTS.hits == hits  # other weights: exported
     assert c.inspect_session is not a.inspect_session
     assert not np.array_equal(a.inspect(ids)["attn"], c.inspect(ids)["attn"])
+    teachers = weakref.ref(a.shared)
     del a, b
     gc.collect()
-    assert opened.open_bytes() == held + one  # c's only: the teacher's model was freed
+    assert teachers() is None  # the last session let go: the teacher's model was freed
+    assert opened.open_bytes() == held + one  # c's only
     again = load_upload({"teacher.safetensors": first.read_bytes()})
     assert EXPORTS.hits == hits + 1  # opened again from the cached graphs, not exported
     # Past the server's budget for open uploads, a new one is one line; the open ones work.
