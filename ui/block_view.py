@@ -13,7 +13,7 @@ import streamlit as st
 from inference.analysis import Analysis
 from inference.block import BlockNumbers, block_numbers, block_outputs, has_block_outputs
 from models import contract
-from ui import click, loaders, specs
+from ui import click, loaders, presenter, specs
 from ui.figures import plot
 from ui.selection import Selection
 from ui.text import plain
@@ -86,13 +86,17 @@ def draw(sel: Selection, flow_too: bool = True) -> bool:
     plot(specs.get(contributions, sel.name, result, layer, t), key=CHART, on_select=picked)
     nums = numbers(sel.name, result, layer)
     share = nums.added_share(t)
-    st.caption(
-        f"Token {t} “{plain(result.display_tokens[t])}” (click a token's bars to pick "
-        f"another): of its residual out, {share['resid_pre']:.0%} was already in the stream, "
-        f"attention wrote {share['attn.out']:.0%}, the MLP {share['mlp.out']:.0%} "
-        f"(projections on its direction). Measured from the graph: max |out − (in + "
-        f"attention + MLP)| = {nums.residual_gap:.1e}."
-    )
+    st.markdown(f"**Token {t} “{plain(result.display_tokens[t])}”: its residual stream out**")
+    cols = st.columns(3)  # big enough to read from the back row (st.caption is not)
+    cols[0].metric("was already in the stream", f"{share['resid_pre']:.0%}")
+    cols[1].metric("attention wrote", f"{share['attn.out']:.0%}")
+    cols[2].metric("the MLP wrote", f"{share['mlp.out']:.0%}")
+    with presenter.notes():
+        st.caption(
+            "Click a token's bars to pick another. Shares are projections on the residual "
+            f"out's direction. Measured from the graph: max |out − (in + attention + MLP)| "
+            f"= {nums.residual_gap:.1e}."
+        )
     plot(specs.get(token_sum, sel.name, result, layer, t), key="block_token_sum")
     if flow_too:
         plot(specs.get(flow, sel.name, result, layer, t), key="block_flow")

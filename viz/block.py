@@ -179,5 +179,5 @@ def token_sum_figure(vectors: dict[str, np.ndarray], token: str, layer: int) -> 
         "yaxis": {"autorange": "reversed", "type": "category", "automargin": True},
         "margin": {"t": 70, "b": 60, "l": 40, "r": 20},
     }
-    title = f"Block {layer}, token {style.escape(token)}: in + attention + MLP = out"
+    title = f"Block {layer}, token “{style.escape(token)}”: in + attention + MLP = out"
     return spec.figure([heat], layout, title=title, height=330)

@@ -141,3 +141,8 @@ def test_the_block_step_shows_the_graphs_numbers(model):
     assert len(boxes) == 8
     assert f"‖x‖ = {nums.norms['resid_post'][-1]:.2f}" in boxes[-1]
     assert any("max |out − (in + attention + MLP)|" in c.value for c in at.caption)
+    share = nums.added_share(result.T - 1)  # the last token's shares, as large metrics
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["attention wrote"] == f"{share['attn.out']:.0%}"
+    assert metrics["the MLP wrote"] == f"{share['mlp.out']:.0%}"
+    assert token_sum["layout"]["title"]["text"].startswith("Block 1, token “")
