@@ -35,7 +35,7 @@ from upload.limits import (
     WORKER_MEMORY_BYTES,
     Limits,
 )
-from upload.opened import open_shared, shared
+from upload.opened import check_room, open_shared, shared
 from upload.sizes import check_config_size, check_foreign_size
 from upload.token_rows import vocab_note
 from upload.tokenizer_spec import build, check_spec
@@ -221,6 +221,7 @@ def _export_and_open(name: str, converted: Converted, report) -> OnnxModel:
     key = export_key(cfg.to_dict(), spec, weights)
     if (model := shared(key, name, info)) is not None:
         return model
+    check_room(name, weights)  # a server too full to open it: refused before the export
     graphs = export(name, cfg, spec, weights, report)
     report(0.9, "opening the graphs…")
     return open_shared(key, graphs, weights, name, info)

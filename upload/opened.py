@@ -63,17 +63,37 @@ def open_shared(
         if opened is None:
             nbytes = int(SESSION_FACTOR * sum(map(len, graphs.values())))
             nbytes += sum(w.nbytes for w in weights.values())
-            held = sum(o.nbytes for o in _OPEN.values())
-            if held + nbytes > OPEN_UPLOADS_BYTES:
-                raise UploadError(
-                    f"{name}: the server holds {held / 2**20:,.0f} MB of other students' "
-                    f"uploaded models and this one needs {nbytes / 2**20:,.0f} MB more "
-                    f"(limit {OPEN_UPLOADS_BYTES / 2**20:,.0f} MB); try again when some "
-                    "have closed their tabs, or ask the teacher to serve it (make run MODEL=…)"
-                )
+            _refuse_past_budget(name, nbytes)
             model = load_graphs(graphs["inspect"], graphs.get("fast"), graphs.get("step"), name)
             opened = _OPEN[key] = Opened(model, weights, nbytes)
     return _own(opened, name, card)
+
+
+def check_room(name: str, weights: dict) -> None:
+    """Refuse, before its export (seconds of a worker's CPU), an upload that cannot fit
+    in ``OPEN_UPLOADS_BYTES`` even at its smallest: its weights plus one graph holding
+    them (:func:`open_shared` checks again with the exported graphs' real size).
+
+    Raises:
+        UploadError: the same line as :func:`open_shared`'s refusal.
+    """
+    with _LOCK:
+        _refuse_past_budget(
+            name, int((1 + SESSION_FACTOR) * sum(w.nbytes for w in weights.values()))
+        )
+
+
+def _refuse_past_budget(name: str, nbytes: int) -> None:
+    """Raise the one-line refusal when ``nbytes`` more would take the open uploads past
+    ``OPEN_UPLOADS_BYTES`` (the caller holds ``_LOCK``)."""
+    held = sum(o.nbytes for o in _OPEN.values())
+    if held + nbytes > OPEN_UPLOADS_BYTES:
+        raise UploadError(
+            f"{name}: the server holds {held / 2**20:,.0f} MB of other students' "
+            f"uploaded models and this one needs {nbytes / 2**20:,.0f} MB more "
+            f"(limit {OPEN_UPLOADS_BYTES / 2**20:,.0f} MB); try again when some "
+            "have closed their tabs, or ask the teacher to serve it (make run MODEL=…)"
+        )
 
 
 def shared(key: str, name: str, card: ModelCard) -> OnnxModel | None:

@@ -85,10 +85,12 @@ def test_a_second_upload_of_the_same_weights_is_not_exported_again(tmp_path, mon
     assert opened.open_bytes() == held + one  # c's only
     again = load_upload({"teacher.safetensors": first.read_bytes()})
     assert EXPORTS.hits == hits + 1  # opened again from the cached graphs, not exported
-    # Past the server's budget for open uploads, a new one is one line; the open ones work.
+    # Past the server's budget for open uploads, a new one is one line, before any export
+    # (no worker's CPU spent on a model that cannot be opened); the open ones work.
     monkeypatch.setattr(opened, "OPEN_UPLOADS_BYTES", opened.open_bytes() + 1)
+    third = tiny_checkpoint(tmp_path / "t.safetensors", 13).read_bytes()
+    misses = EXPORTS.misses
     with pytest.raises(UploadError, match=r"^third.safetensors: the server holds .* MB"):
-        load_upload(
-            {"third.safetensors": tiny_checkpoint(tmp_path / "t.safetensors", 13).read_bytes()}
-        )
+        load_upload({"third.safetensors": third})
+    assert EXPORTS.misses == misses  # refused before the export cache was even asked
     assert again.inspect(ids)["attn"].shape[-1] == 3
