@@ -37,30 +37,39 @@ def tiny_tokenizer():
 
 @pytest.fixture(scope="session")
 def tiny_exports(tmp_path_factory, tiny_tokenizer):
-    """Random tiny softmax and linear models exported to ONNX: kind -> (model, folder)."""
+    """Random tiny softmax and linear models exported to ONNX: kind -> (model, folder).
+    The graphs are exported once per run (``built_once``: the xdist workers share them,
+    ~20 s of tracing each); every worker builds the same models from seed 0. The folders
+    are read-only to tests."""
     import torch
 
     from export.graphs import export_model
     from models.config import ATTENTION_KINDS, ModelConfig
     from models.transformer import Transformer
+    from tests.helpers.shared import built_once
 
-    out = {}
-    for kind in ATTENTION_KINDS:
-        torch.manual_seed(0)
-        cfg = ModelConfig(
-            vocab_size=tiny_tokenizer.get_vocab_size(),
-            n_layer=2,
-            n_head=2,
-            d_model=32,
-            d_mlp=64,
-            context_length=16,
-            attention=kind,
-        )
-        model = Transformer(cfg).eval()
-        folder = tmp_path_factory.mktemp(kind)
-        export_model(model, folder, tiny_tokenizer)
-        out[kind] = (model, folder)
-    return out
+    def models():
+        out = {}
+        for kind in ATTENTION_KINDS:
+            torch.manual_seed(0)
+            cfg = ModelConfig(
+                vocab_size=tiny_tokenizer.get_vocab_size(),
+                n_layer=2,
+                n_head=2,
+                d_model=32,
+                d_mlp=64,
+                context_length=16,
+                attention=kind,
+            )
+            out[kind] = Transformer(cfg).eval()
+        return out
+
+    def build(root):
+        for kind, model in models().items():
+            export_model(model, root / kind, tiny_tokenizer)
+
+    root = built_once(tmp_path_factory, "tiny_exports", build)
+    return {kind: (model, root / kind) for kind, model in models().items()}
 
 
 @pytest.fixture(scope="session")
