@@ -45,6 +45,13 @@ def _block_step_presented(page, server_url: str) -> None:
     assert 0 <= m["top"] and m["bottom"] <= m["height"], m
     assert m["font"] >= 20 and m["hover"] >= 20, m
     assert sorted(int(label.split("·")[0]) for label in m["x"]) == list(range(SIXTEEN)), m
+    metrics = page.locator('[data-testid="stMetric"]')  # the token's shares, label and value
+    assert metrics.count() == 3
+    sizes = metrics.evaluate_all(
+        """els => els.flatMap(e => [...e.querySelectorAll('[data-testid="stMetricLabel"] p,'
+        + ' [data-testid="stMetricValue"]')].map(t => parseFloat(getComputedStyle(t).fontSize)))"""
+    )
+    assert len(sizes) == 6 and min(sizes) >= 20, sizes
     assert not page.locator('[data-testid="stException"]').count()
 
 
