@@ -13,7 +13,7 @@ import numpy as np
 import streamlit as st
 
 from inference.analysis import Analysis, visible
-from ui import click, downloads, loaders, presenter, specs, walkthrough
+from ui import block_view, click, downloads, loaders, presenter, specs, walkthrough
 from ui.figures import plot, vega_lite
 from ui.lacking import lacks
 from ui.recurrence import mask_view, predict_options, predict_view
@@ -260,12 +260,26 @@ def stats_view(sel: Selection) -> None:
     st.dataframe(table, hide_index=True, height="content" if table.num_rows <= 48 else 900)
 
 
+def block_numbers_view(sel: Selection) -> None:
+    """The block view: the selected layer's transformer block in numbers from the graph (#21
+    item 2): what attention and the MLP add to every token's residual stream, one
+    token's in + attention + MLP = out, and the block diagram with this model's shapes."""
+    with presenter.notes():
+        st.caption(
+            "A pre-LN block: x + attention(LayerNorm(x)), then + MLP(LayerNorm(·)). The "
+            "residual stream keeps its shape (B, T, d_model); attention and the MLP only add "
+            "to it. Every number is the exported graph's own block output for this sentence."
+        )
+    block_view.draw(sel)
+
+
 RENDERERS = {
     "attention": attention_view,
     "compare": compare_view,
     "shapes": shapes_view,
     "positional": positional_view,
     "mask": mask_view,
+    "block": block_numbers_view,
     "predict": predict_view,
     "stats": stats_view,
 }

@@ -24,6 +24,7 @@ VIEWS = {
     "shapes": "Q/K/V shapes",
     "positional": "Positional encoding",
     "mask": "Causal mask & recurrence",
+    "block": "Transformer block",
     "predict": "Predictions",
     "stats": "Head statistics",
 }

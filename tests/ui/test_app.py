@@ -290,3 +290,24 @@ def test_predictions_open_on_the_last_position_with_a_next_word():
     assert slider.value == len(tokens) - 2
     table = at.dataframe[0].value
     assert table["#1 next"].iloc[slider.value] == tokens[-2 + 1]  # it predicts the next word
+
+
+def test_the_block_view_draws_the_chosen_layers_numbers_from_the_graph():
+    """#21 item 2 as a visualizer view (``?view=block``): layer 1's bars are the norms of
+    the graph's ``blocks.1.attn.out`` and ``mlp.out``; another layer draws other numbers."""
+    from inference.analysis import analyze
+    from inference.block import block_numbers, block_outputs
+    from ui import loaders
+
+    at = new_app(view="block", model="linear", layer=1)
+    no_errors(at)
+    bars = plotly_specs(at)[0]
+    assert bars["layout"]["title"]["text"].startswith("Block 1")
+    model = loaders.shipped_model("linear")
+    result = analyze(model, at.text_area(key="text").value, recurrent=False)
+    nums = block_numbers(block_outputs(model, result.ids, 1))
+    np.testing.assert_allclose(decode(bars["data"][0]["y"]), nums.norms["attn.out"], rtol=1e-5)
+    np.testing.assert_allclose(decode(bars["data"][1]["y"]), nums.norms["mlp.out"], rtol=1e-5)
+    at.selectbox(key="layer").set_value(0).run()
+    no_errors(at)
+    assert differ(decode(plotly_specs(at)[0]["data"][0]["y"]), nums.norms["attn.out"])
