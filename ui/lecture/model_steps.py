@@ -64,7 +64,7 @@ def block(sel: Selection) -> Deeper:
     add to each token, one token's in + attention + MLP = out, and the block diagram with
     this model's shapes and that token's norms (``ui.block_view``)."""
     block_view.draw(sel)
-    return Deeper("visualizer", "Q/K/V shapes inside the attention", state(sel, view="shapes"))
+    return Deeper("visualizer", "The transformer block in the visualizer", state(sel, view="block"))
 
 
 def induction(sel: Selection) -> Deeper:
