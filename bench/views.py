@@ -29,8 +29,9 @@ import numpy as np
 import pandas as pd
 import plotly.io
 
-from inference.analysis import Analysis, analyze, top_next_columns, with_recurrent
+from inference.analysis import Analysis, analyze, with_recurrent
 from inference.block import block_numbers, block_outputs, has_block_outputs
+from inference.predictions import top_next_columns
 from inference.runtime import OnnxModel
 from models import contract
 from viz import attention as va

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from inference.analysis import Analysis, has_head_scores, visible
+from inference.analysis import Analysis, has_head_scores
+from inference.text_input import visible
 from ui import click, downloads, loaders, specs
 from ui.figures import plot
 from ui.generation import generation_panel, sampled_bars

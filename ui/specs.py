@@ -23,8 +23,10 @@ import numpy as np
 import pyarrow as pa
 import streamlit as st
 
-from inference.analysis import Analysis, head_scores, head_table, top_next_columns, visible
+from inference.analysis import Analysis, head_scores, head_table
 from inference.memory import release_freed
+from inference.predictions import top_next_columns
+from inference.text_input import visible
 from ui import loaders, served
 from ui.shared import SharedCache
 from viz import attention as va

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from inference.analysis import Analysis, visible
+from inference.analysis import Analysis
+from inference.text_input import visible
 from ui import block_view, click, downloads, loaders, presenter, specs, walkthrough
 from ui.figures import plot, vega_lite
 from ui.lacking import lacks

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from inference.analysis import EmptyInput
 from inference.runtime import ModelRunError
+from inference.text_input import EmptyInput
 from ui import link, presenter, views
 from ui.selection import Selection
 from ui.text import plain
