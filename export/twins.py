@@ -16,7 +16,8 @@ import numpy as np
 import onnxruntime as ort
 import torch
 
-from export.graphs import FastGraph, check_graph, export_module
+from export.checks import check_graph
+from export.graphs import FastGraph, export_module
 from export.kv_cache import export_kv_cache
 from inference.decode import OnnxKVDecoder
 from inference.runtime import OnnxModel, make_session
