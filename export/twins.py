@@ -20,7 +20,8 @@ from export.checks import check_graph
 from export.graphs import FastGraph, export_module
 from export.kv_cache import export_kv_cache
 from inference.decode import OnnxKVDecoder
-from inference.runtime import OnnxModel, make_session
+from inference.runtime import OnnxModel
+from inference.sessions import make_session
 from models import contract
 from models.checkpoint import SHIPPED_DIR, load_checkpoint
 from models.transformer import Transformer
