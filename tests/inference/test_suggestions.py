@@ -78,12 +78,14 @@ def test_a_huge_vocabulary_is_bounded_per_request():
     index = word_index(tokenizer)  # the one-off part
     assert len(index.words) == 262_144 - 1 - len(ALPHABET)  # letters are words too
     unknown = ["".join(rng.choice(string.ascii_uppercase) for _ in range(5)) for _ in range(30)]
-    start = time.perf_counter()
+    # CPU seconds of this process: what the searches cost, whatever else shares the
+    # machine (the budget is wall-clock, so a busy machine only stops them sooner)
+    start = time.process_time()
     one = index.closest(unknown[0])
-    one_s = time.perf_counter() - start
-    start = time.perf_counter()
+    one_s = time.process_time() - start
+    start = time.process_time()
     out = suggest(tokenizer, unknown)
-    seconds = time.perf_counter() - start
+    seconds = time.process_time() - start
     assert list(out) == unknown and out[unknown[0]] == one
     searched = sum(1 for w in unknown if out[w])
     assert 1 <= searched <= SUGGESTED_WORDS
