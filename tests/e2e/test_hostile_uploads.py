@@ -41,7 +41,7 @@ import time
 import psutil
 import pytest
 
-from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS
+from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS, TIMEOUT_MS
 from tests.helpers.hostile_gen import all_cases, write_case
 from upload.limits import CONVERT_TIMEOUT_S, WAIT_FACTOR
 
@@ -316,6 +316,8 @@ async def _scenario(url: str, cases, folders, run: Run) -> dict:
         )
         context_a = await browser.new_context(viewport={"width": 1500, "height": 1100})
         context_b = await browser.new_context(viewport={"width": 1500, "height": 1100})
+        for context in (context_a, context_b):  # Playwright's 30 s, scaled to the machine
+            context.set_default_timeout(TIMEOUT_MS)
         run.setup["browser"] = run.now()
         page_b, page_a = await asyncio.gather(
             _open_page(context_b, url), _open_page(context_a, url)
