@@ -63,6 +63,25 @@ def test_onnx_matches_pytorch(tiny_exports, kind, T):
 
 
 @pytest.mark.parametrize("T", LENGTHS)
+def test_delta_step_graph_rolled_equals_parallel_and_generates(tiny_exports, T):
+    """DeltaNet's step graph (state S and the convolution window) rolled over the sentence
+    gives the inspect graph's logits and states; generation runs on it (O(1) per token)."""
+    model, folder = tiny_exports["delta"]
+    onnx_model = open_model(folder, "delta")
+    assert onnx_model.has_step
+    ids = torch.randint(0, model.cfg.vocab_size, (T,), generator=torch.Generator().manual_seed(T))
+    parallel = onnx_model.inspect(ids.tolist())
+    rec = onnx_model.recurrent(ids.tolist())
+    assert max_abs_diff(rec["logits"], parallel["logits"][0]) <= ATOL
+    assert max_abs_diff(rec["state"], parallel["state"]) <= ATOL
+    new, _ = onnx_model.generate(ids.tolist(), 3)
+    greedy = ids.tolist()
+    for _ in range(len(new)):  # the same tokens as greedy decoding on the fast graph
+        greedy.append(int(np.argmax(onnx_model.logits(greedy)[-1])))
+    assert new == greedy[T:]
+
+
+@pytest.mark.parametrize("T", LENGTHS)
 def test_step_graph_rolled_equals_parallel(tiny_exports, T):
     model, folder = tiny_exports["linear"]
     onnx_model = open_model(folder, "linear")

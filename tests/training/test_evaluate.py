@@ -32,3 +32,8 @@ def test_train_export_evaluate_clis_write_graphs_and_model_card(tmp_path):
     for key in ("agreement_accuracy", "ioi_accuracy", "pronoun_accuracy"):
         assert 0.0 <= entry["probes"][key] <= 1.0
     assert "held-out" in card["probes"]
+    induction = entry["probes"]["behavioural_induction"]  # issue #22: from the logits alone
+    drop = induction["first_copy_loss"] - induction["second_copy_loss"]
+    assert induction["score"] == round(drop, 4) or abs(induction["score"] - drop) <= 1e-4
+    assert list(entry["probes"]["recall_accuracy"]) == ["1", "2", "4"]  # 2 n + 1 <= 16 tokens
+    assert all(0.0 <= a <= 1.0 for a in entry["probes"]["recall_accuracy"].values())
