@@ -34,6 +34,6 @@ def test_train_export_evaluate_clis_write_graphs_and_model_card(tmp_path):
     assert "held-out" in card["probes"]
     induction = entry["probes"]["behavioural_induction"]  # issue #22: from the logits alone
     drop = induction["first_copy_loss"] - induction["second_copy_loss"]
-    assert induction["score"] == round(drop, 4) or abs(induction["score"] - drop) <= 1e-4
+    assert abs(induction["score"] - drop) <= 2e-4  # each of the three rounded to 4 places
     assert list(entry["probes"]["recall_accuracy"]) == ["1", "2", "4"]  # 2 n + 1 <= 16 tokens
     assert all(0.0 <= a <= 1.0 for a in entry["probes"]["recall_accuracy"].values())
