@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test setup chromium lint models seq2seq bench clean
+.PHONY: run test setup chromium nginx lint models seq2seq bench clean check-models serve-replicas
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	python3 -m venv $(VENV)
@@ -18,22 +18,49 @@ setup: $(VENV)/.installed
 # in its own thread) and keeps them fragmented; two arenas keep a classroom server's memory flat.
 # MODEL="path/to/gpt2 path/to/distilgpt2": GPT-2-family folders served beside the shipped
 # models (each word one `--model DIR` for app.py; converted once, cached on disk).
+# CONTEXT=N: convert them with their first N positions only (upload.convert --context N).
+# ui.launch starts converting them before the server answers anyone, then runs Streamlit.
 MODEL ?=
+CONTEXT ?=
 run: setup
-	MALLOC_ARENA_MAX=2 $(VENV)/bin/streamlit run app.py $(if $(strip $(MODEL)),-- $(foreach m,$(MODEL),--model $(m)))
+	MALLOC_ARENA_MAX=2 $(PY) -m ui.launch $(if $(strip $(MODEL)),-- $(foreach m,$(MODEL),--model $(m)) $(if $(strip $(CONTEXT)),--context $(CONTEXT)))
 
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { $(SUDO) apt-get update -q && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
+
+# Debian's nginx, for `make serve-replicas` and its test (not started as a service here:
+# deploy/replicas.py runs its own, from a temporary folder, on an unprivileged port).
+nginx:
+	@[ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || { $(SUDO) apt-get update -q && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q nginx; }
+
+# N app servers (free loopback ports) behind nginx on PORT, each browser kept on its
+# replica by a cookie (deploy/nginx.conf, README "For a course"). Ctrl+C stops them all.
+N ?= 2
+PORT ?= 8501
+serve-replicas: setup nginx
+	MALLOC_ARENA_MAX=2 $(PY) -m deploy.replicas --replicas $(N) --listen 0.0.0.0:$(PORT)
 
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports --no-cache
 
-test: setup chromium lint
-	$(PY) -m pytest -q -n 2 --dist loadgroup --durations=25 --ignore=tests/e2e/test_hostile_uploads.py
-	$(PY) -m pytest -q tests/e2e/test_hostile_uploads.py  # alone: it times another session
+# The drift tests (re-evaluating the shipped models against their cards, ~2 min) run only
+# when exported/ or the code evaluation imports changed since they last passed
+# (tests/helpers/drift.py compares the files' hashes with tests/models_checked.json).
+test: setup chromium nginx lint
+	$(PY) -m tests.helpers.drift --check || $(MAKE) --no-print-directory check-models
+	$(PY) -m pytest -q -n 2 --dist loadgroup --durations=25 -m "not drift" \
+		--ignore=tests/e2e/test_hostile_uploads.py --ignore=tests/e2e/test_fair_share.py
+	ATTNVIZ_WORKER_PRIORITY=idle $(PY) -m pytest -q tests/e2e/test_hostile_uploads.py tests/e2e/test_fair_share.py  # alone: they time another session
+
+# Re-evaluate the shipped models against their cards; when they agree, record the hashes
+# of what the answer depends on (commit tests/models_checked.json with the change).
+check-models: setup
+	$(PY) -m pytest -q -n 2 -m drift
+	$(PY) -m tests.helpers.drift --write
 
 # Regenerate exported/ from nothing: train the three models at once (softmax, linear,
 # DeltaNet; one thread each; each writes exported/<kind>.safetensors and the same

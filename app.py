@@ -4,13 +4,30 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import complexity, lessons, loaders, navigation, sidebar, translate, visualizer
+from ui import (
+    accessible,
+    complexity,
+    lecture,
+    lessons,
+    loaders,
+    navigation,
+    presenter,
+    rerun_gate,
+    sidebar,
+    translate,
+    visualizer,
+)
 
 # The tab icon is a local SVG (sent inline as a data: URL). A ":material/...:" page_icon, or
 # none (then the current page's icon is used), makes the browser fetch the icon's SVG from
 # fonts.gstatic.com; the icons in the page itself come from Streamlit's bundled font.
 ICON = Path(__file__).resolve().parent / "ui" / "assets" / "eye.svg"
-st.set_page_config(page_title="Attention visualizer", page_icon=str(ICON), layout="wide")
+st.set_page_config(
+    page_title="Attention visualizer",
+    page_icon=str(ICON),
+    layout="wide",
+    initial_sidebar_state="collapsed" if presenter.from_url() else "auto",
+)
 selection = None  # this run's selection from the shared sidebar (drawn below)
 
 
@@ -29,19 +46,21 @@ VISUALIZER = st.Page(
     icon=":material/visibility:",
     url_path="visualizer",
 )
-
-
-def _home() -> None:
-    """The root URL: open /visualizer with the same query parameters.
-
-    Streamlit serves its default page at "/" only (its own url_path, here "home", gives
-    "Page not found"), so the visualizer is an ordinary page and this hidden one is the
-    default.
-    """
-    st.switch_page(VISUALIZER, query_params=st.query_params.to_dict())
-
+# The root URL draws the visualizer itself, with the link's parameters. Streamlit serves
+# its default page at "/" only (its own url_path, here "home", gives "Page not found"), so
+# the visualizer is also an ordinary page at /visualizer and this hidden one is the
+# default. No redirect: ``st.switch_page(..., query_params=...)`` from here raised on Back
+# (a parameter bound to a widget cannot be set) and Forward then lost the query string.
+HOME = st.Page(
+    _on_selection(visualizer.page),
+    title="Visualizer",
+    url_path="home",
+    default=True,
+    visibility="hidden",
+)
 
 loaders.on_server_start()
+rerun_gate.notice()
 # (renderer, title, icon, url_path) of the lesson pages that share the visualizer's sidebar
 LESSON_PAGES = [
     (lessons.soft_hard, "Soft vs hard attention", ":material/thermostat:", "soft-hard"),
@@ -50,8 +69,16 @@ LESSON_PAGES = [
     (lessons.merged, "Merged bilinear form", ":material/merge:", "merged"),
 ]
 PAGES = {
+    "Lecture": [
+        st.Page(
+            _on_selection(lecture.page),
+            title="Lecture path",
+            icon=":material/school:",
+            url_path="lecture",
+        )
+    ],
     "Visualizer": [
-        st.Page(_home, title="Home", url_path="home", default=True, visibility="hidden"),
+        HOME,
         VISUALIZER,
         st.Page(
             translate.page, title="Translate", icon=":material/translate:", url_path="translate"
@@ -75,10 +102,24 @@ PAGES = {
 }
 navigation.register([p for section in PAGES.values() for p in section])
 page = st.navigation(PAGES)
+accessible.page_style()
 # Pages without the decoder-only models' selection: the translation models have their own.
-OWN_MODELS = ("", "complexity", "translate", "encoder-decoder")
+OWN_MODELS = ("complexity", "translate", "encoder-decoder")
 # The shared sidebar is drawn here, before the page: its widgets are then the same on
 # every page with a selection, so a choice (and its URL parameters) carries over.
-if page.url_path not in OWN_MODELS:  # the root only redirects
+presenter.control()  # on every page: ?present=1 is kept across pages
+# A link from the lecture path opens in its state.
+navigation.adopt_link_state(
+    {"model": loaders.model_names(), "view": visualizer.VIEWS, "tview": translate.VIEWS}
+)
+if page.url_path not in OWN_MODELS:
     selection = sidebar.selection()
-page.run()
+try:
+    page.run()
+finally:
+    # This run's globals outlive it: its page functions refer to them (and they to the
+    # functions), a cycle that only Python's cyclic collector frees, and ``st.Page``
+    # objects (``ui.navigation``) hold the functions. Without this, each run's
+    # selection, and its analysis with it, stayed alive (a served GPT-2 at T = 1,024:
+    # a gigabyte per sentence).
+    selection = None

@@ -13,6 +13,8 @@ from unittest.mock import MagicMock
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
+from deploy.launch import MODELS_DIR_VARIABLE
+
 
 def _array(z) -> np.ndarray:
     """A plotly JSON array (plain list, or typed ``{"dtype", "bdata", "shape"}``) as float."""
@@ -68,9 +70,6 @@ def shared_runtime():
     finally:
         app_test_module.Runtime = Runtime
         Runtime._instance = previous
-
-
-MODELS_DIR_VARIABLE = "ATTNVIZ_MODELS_DIR"  # the app serves its shipped models from there
 
 
 @contextmanager

@@ -1,6 +1,6 @@
 """What a student sees: clicks in headless Chromium, timed inside the page.
 
-A real ``streamlit run app.py`` (``bench/server.py``) and Debian's Chromium driven by
+A real ``streamlit run app.py`` (``deploy/launch.py``) and Debian's Chromium driven by
 Playwright (``executable_path``, as the browser tests do). ``bench/paint_probe.js`` runs
 in the page before the app loads. For each action it takes t0 from the user's input
 event (``pointerdown`` on the head's option, ``keydown`` of Enter that submits a
@@ -17,12 +17,13 @@ change inside their keyed container. Waiting for the page to settle is not timed
 
 from __future__ import annotations
 
+import contextlib
 import time
 import urllib.parse
 from pathlib import Path
 
 from bench.common import EXPORTED, sentence_of, shipped
-from bench.server import APP, serve
+from deploy.launch import APP, Server, serve
 from inference.measure import summarize
 
 CHROMIUM = "/usr/bin/chromium"
@@ -42,6 +43,7 @@ def browser(
     warmup: int = 1,
     app: Path = APP,
     folder: Path = EXPORTED,
+    server: Server | None = None,
 ) -> dict:
     """Time ``clicks`` head clicks and ``sentences`` new sentences in one browser page.
 
@@ -53,6 +55,8 @@ def browser(
         app: the Streamlit script served (it needs a "Head" control and a "Type a
             sentence" box).
         folder: the shipped models the server serves (laid out like ``exported/``).
+        server: a running server of ``app`` on ``folder`` to use (a test's shared one);
+            None: start one.
 
     Returns:
         Per action: the timings (ms) from input to paint and to the script finishing,
@@ -65,7 +69,8 @@ def browser(
         sentence_of(onnx, SENTENCE_T[i % len(SENTENCE_T)], seed=500 + i)
         for i in range(sentences + warmup + 1)
     ]
-    with serve(app, folder) as server, sync_playwright() as p:
+    running = contextlib.nullcontext(server) if server else serve(app, folder)
+    with running as server, sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
             page = chromium.new_page(viewport={"width": 1500, "height": 1100})

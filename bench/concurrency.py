@@ -1,6 +1,6 @@
 """A class on one server: real sessions of ``streamlit run app.py`` over its websocket.
 
-The server is the app as ``make run`` serves it (``bench/server.py``: its own process,
+The server is the app as ``make run`` serves it (``deploy/launch.py``: its own process,
 ``MALLOC_ARENA_MAX=2``, the shipped models of ``folder``). Each session
 (``bench/stclient.py``) is what one student's browser sends and receives: it opens the
 page with a link's query parameters (model, ``view=attention``, layer, head, text),
@@ -29,8 +29,8 @@ import numpy as np
 import psutil
 
 from bench.common import EXPORTED, sentence_of, shipped
-from bench.server import APP, ARENA_MAX, Server, serve
 from bench.stclient import Run, Session, plotly_array
+from deploy.launch import APP, ARENA_MAX, Server, serve
 from inference.analysis import analyze
 from inference.measure import summarize
 from models.config import SHIPPED_KINDS
@@ -135,6 +135,7 @@ def concurrency(
     timeout_s: float = 120.0,
     app: Path = APP,
     folder: Path = EXPORTED,
+    server: Server | None = None,
 ) -> dict:
     """``sessions`` real sessions at once on a real server, ``reruns`` reruns in total.
 
@@ -146,6 +147,8 @@ def concurrency(
         timeout_s: seconds one rerun may take before the session counts as failed.
         app: the Streamlit script served (the visualizer's widgets and heatmap).
         folder: the shipped models the server serves and the references come from.
+        server: a running server of ``app`` on ``folder`` to use (a test's shared one);
+            None: start one.
 
     Returns:
         Latency (ms) alone and together, overall and per action, reruns per second,
@@ -155,8 +158,8 @@ def concurrency(
     models = {kind: shipped(kind, folder) for kind in SHIPPED_KINDS}
     group = students(models, sessions, per_session_sentences)
     expected = references(models, group)
-    with serve(app, folder) as server:
-        out = asyncio.run(_drive(server, group, expected, reruns, single_reruns, timeout_s))
+    with contextlib.nullcontext(server) if server else serve(app, folder) as running:
+        out = asyncio.run(_drive(running, group, expected, reruns, single_reruns, timeout_s))
     out["models"] = str(folder)
     out["malloc_arena_max"] = ARENA_MAX
     return out

@@ -146,5 +146,47 @@ def cli_conversion(runs: int = 3, folder: Path | None = None, args: dict = BABY_
         }
 
 
+SMALL_GPT = dict(BABY_GPT, n_layer=4, n_head=4, n_embd=128)  # a 9.8 MB ckpt.pt (issue #24)
+BUSY = "while True:\n    pass\n"  # one busy loop: a training run's share of the CPU
+
+
+def busy_cli_conversion(runs: int = 3, args: dict = SMALL_GPT, loops: int = 2) -> dict:
+    """The command line's conversion of a small nanoGPT checkpoint on a computer busy
+    with other work: ``runs`` times with nothing else running, and ``runs`` times beside
+    ``loops`` busy-loop processes (each in a session of its own, as training runs started
+    from other terminals are), alternately.
+
+    Returns:
+        ``idle_s`` and ``busy_s`` (medians of the wall time of ``python -m
+        upload.convert``), ``ratio`` (busy / idle; the issue's target: at most 2 with
+        two loops), ``loops``, ``file_mb``, ``seconds_idle`` and ``seconds_busy`` (every run).
+    """
+    idle, busy = [], []
+    with tempfile.TemporaryDirectory(prefix="bench-busy-") as tmp:
+        ckpt, _ = write_baby_checkpoint(Path(tmp), args)
+        for _ in range(runs):
+            idle.append(_run_cli(Path(tmp))[0])
+            hogs = [
+                subprocess.Popen([sys.executable, "-c", BUSY], start_new_session=True)
+                for _ in range(loops)
+            ]
+            try:
+                busy.append(_run_cli(Path(tmp))[0])
+            finally:
+                for hog in hogs:
+                    hog.kill()
+                    hog.wait()
+        size = ckpt.stat().st_size
+    return {
+        "idle_s": statistics.median(idle),
+        "busy_s": statistics.median(busy),
+        "ratio": statistics.median(busy) / statistics.median(idle),
+        "loops": loops,
+        "file_mb": size / 1e6,
+        "seconds_idle": [round(s, 3) for s in idle],
+        "seconds_busy": [round(s, 3) for s in busy],
+    }
+
+
 if __name__ == "__main__":
     print(json.dumps(cli_conversion(), indent=1))

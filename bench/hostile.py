@@ -26,14 +26,16 @@ def nested_key_pickle(depth: int = 1_000_000) -> bytes:
     return b"\x80\x02}" + b")" + b"\x85" * depth + b"K\x01s."
 
 
-def nanogpt_files() -> dict[str, bytes]:
-    """A valid nanoGPT character-level ``ckpt.pt`` (2 layers, 16 wide) and its ``meta.pkl``."""
+def nanogpt_files(**sizes) -> dict[str, bytes]:
+    """A valid nanoGPT character-level ``ckpt.pt`` (2 layers, 16 wide, a block of 16, or
+    ``sizes``: ``n_layer``, ``n_head``, ``n_embd``, ``block_size``) and its ``meta.pkl``."""
     import torch
 
     chars = sorted(set(NANOGPT_TEXT))
     stoi = {ch: i for i, ch in enumerate(chars)}
     meta = pickle.dumps({"vocab_size": len(chars), "itos": dict(enumerate(chars)), "stoi": stoi})
     args = dict(n_layer=2, n_head=2, n_embd=16, block_size=16, bias=True, vocab_size=len(chars))
+    args.update(sizes)
     g, C = torch.Generator().manual_seed(0), args["n_embd"]
     sd = {
         "transformer.wte.weight": torch.randn(len(chars), C, generator=g) * 0.2,

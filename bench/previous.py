@@ -12,13 +12,16 @@ A row is the same row when its name is equal, else when its name with every numb
 replaced is equal and unique on both sides (``20 sessions at once ...`` then, ``30
 sessions at once ...`` now); ``as`` is set only then. Sections carried over unchanged
 (``--merge``) keep the Previous figures they had. Rendering reads only the stored
-cells, so the README follows from ``results.json`` alone.
+cells (``bench/report.py``: ``previous_cell``, ``previous_note``), so the README follows
+from ``results.json`` alone.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+
+from bench.report import method, rows_by_section
 
 NUMBER = re.compile(r"\d[\d,.]*")
 
@@ -55,8 +58,6 @@ def carry(results: dict, old: dict | None, rerun: set[str]) -> dict:
     Returns:
         ``{"date", "rows"}`` (see the module docstring); empty ``rows`` without ``old``.
     """
-    from bench.report import method, rows_by_section
-
     if not old:
         return {"date": None, "rows": {}}
     methods = {
@@ -80,29 +81,3 @@ def carry(results: dict, old: dict | None, rerun: set[str]) -> dict:
             out[name] = {"measured": then[was]} | ({"as": was} if was != name else {})
     date = (old.get("machine") or {}).get("date")
     return {"date": date, "rows": out} | ({"methods": methods} if methods else {})
-
-
-def cell(results: dict, name: str) -> str:
-    """The Previous cell of row ``name``: the figure then, and its name if it changed."""
-    row = ((results.get("previous") or {}).get("rows") or {}).get(name)
-    if not row:
-        return "—"
-    return row["measured"] + (f" (as “{row['as']}”)" if row.get("as") else "")
-
-
-def note(results: dict) -> list[str]:
-    """The sentence under the table that says where the Previous column comes from."""
-    prev = results.get("previous")
-    if not prev:
-        return []
-    if not prev.get("rows"):
-        return ["Previous: — (no earlier results.json was replaced by this run)."]
-    out = [
-        f"Previous: the figures of the results.json this run replaced (measured "
-        f"{prev.get('date') or '?'}), rendered with today's row code; a renamed row says "
-        "what it was called then; a section carried over with `--merge` keeps its own "
-        "Previous figures."
-    ]
-    for section, how in (prev.get("methods") or {}).items():
-        out.append(f"Previous {section} figures were measured otherwise: {how}.")
-    return out

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench import previous, sections
+from bench import sections
 
 START, END = "<!-- bench:start -->", "<!-- bench:end -->"
 # The order of the table and of the notes (bench/suite.py runs them in this order too).
@@ -19,8 +19,10 @@ SECTIONS = (
     "concurrency",
     "browser",
     "isolation",
+    "fair_share",
     "checkpoints",
     "translation",
+    "served",
 )
 PLOTS_URL = "bench/results"  # where the README links the PNGs (relative to the repo root)
 
@@ -55,7 +57,7 @@ def notes(results: dict) -> list[str]:
     if carried := results.get("carried_over"):
         which = ", ".join(f"{k} (measured {v or '?'})" for k, v in carried.items())
         out.append(f"Carried over from earlier runs with `--merge`, not rerun: {which}.")
-    out += previous.note(results)
+    out += previous_note(results)
     if err := results.get("plots_error"):
         out.append(f"Plots were not written: {err}")
     return out
@@ -79,7 +81,7 @@ def render(results: dict) -> str:
         "|---|---|---|---|---|",
     ]
     lines += [
-        f"| {a} | {b} | {c} | {previous.cell(results, a)} | {d} |" for a, b, c, d in rows(results)
+        f"| {a} | {b} | {c} | {previous_cell(results, a)} | {d} |" for a, b, c, d in rows(results)
     ]
     if extra := notes(results):
         lines += [""] + [f"- {n}" for n in extra]
@@ -129,4 +131,30 @@ def write_summary(results_json: Path, out: Path | None = None) -> Path:
     results = json.loads(Path(results_json).read_text())
     out = out or Path(results_json).with_name("summary.md")
     out.write_text(render(results))
+    return out
+
+
+def previous_cell(results: dict, name: str) -> str:
+    """The Previous cell of row ``name``: the figure then, and its name if it changed."""
+    row = ((results.get("previous") or {}).get("rows") or {}).get(name)
+    if not row:
+        return "—"
+    return row["measured"] + (f" (as “{row['as']}”)" if row.get("as") else "")
+
+
+def previous_note(results: dict) -> list[str]:
+    """The sentence under the table that says where the Previous column comes from."""
+    prev = results.get("previous")
+    if not prev:
+        return []
+    if not prev.get("rows"):
+        return ["Previous: — (no earlier results.json was replaced by this run)."]
+    out = [
+        f"Previous: the figures of the results.json this run replaced (measured "
+        f"{prev.get('date') or '?'}), rendered with today's row code; a renamed row says "
+        "what it was called then; a section carried over with `--merge` keeps its own "
+        "Previous figures."
+    ]
+    for section, how in (prev.get("methods") or {}).items():
+        out.append(f"Previous {section} figures were measured otherwise: {how}.")
     return out

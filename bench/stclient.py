@@ -133,13 +133,16 @@ class Session:
     """One browser session: ``await open()``, then ``await set(name, value)`` per change.
 
     ``query`` is the URL's query (a dict or an encoded string), ``page`` the URL path
-    after the host (``""`` for the default page). Use ``async with Session(...)``.
+    after the host (``""`` for the default page), ``headers`` what the browser sends with
+    the websocket's upgrade request besides (its cookies, for a proxy's sticky sessions).
+    Use ``async with Session(...)``.
     """
 
     ws_url: str
     query: dict | str = ""
     page: str = ""
     timeout_s: float = 120.0
+    headers: dict = field(default_factory=dict)  # sent with the websocket's upgrade (Cookie)
     query_string: str = field(init=False, default="")
     page_script_hash: str = field(init=False, default="")
     last: Run | None = field(init=False, default=None)
@@ -150,7 +153,12 @@ class Session:
         self.query_string = (
             self.query if isinstance(self.query, str) else urllib.parse.urlencode(self.query)
         )
-        self._ws = await connect(self.ws_url, subprotocols=["streamlit"], max_size=None)
+        self._ws = await connect(
+            self.ws_url,
+            subprotocols=["streamlit"],
+            max_size=None,
+            additional_headers=self.headers or None,
+        )
         self._reader = asyncio.create_task(self._read())
         self._pending: asyncio.Future | None = None
         self._elements: dict = {}

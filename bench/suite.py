@@ -177,10 +177,18 @@ def run(
                 results[section] = isolation(
                     folder, sizes.isolation_T, sizes.isolation_repeats, sizes.isolation_starts
                 )
+            elif section == "fair_share":  # attacks on a real server (issue #25)
+                from bench.fairshare import fair_share
+
+                results[section] = fair_share(quick)
             elif section == "checkpoints":
                 from bench.checkpoints import checkpoints
 
                 results[section] = checkpoints(models, quick)
+            elif section == "served":
+                from bench.served import served
+
+                results[section] = served(quick)
             elif section == "translation":
                 from bench.translation import translation_bench
 

@@ -186,9 +186,15 @@ def add_metadata(path: Path, metadata: dict[str, str]) -> None:
 
 
 def export_model(
-    model: Transformer, out_dir: Path, tokenizer: Tokenizer, prefix: str | None = None
+    model: Transformer,
+    out_dir: Path,
+    tokenizer: Tokenizer,
+    prefix: str | None = None,
+    inspect_only: bool = False,
 ) -> list[Path]:
-    """Write the inspect, fast and (recurrent kinds: linear, delta) step graphs of ``model``.
+    """Write the inspect, fast and (recurrent kinds: linear, delta) step graphs of ``model``
+    (with ``inspect_only``, the inspect graph alone: a served softmax model runs its
+    inspect graph's logits, ``ui/served.py``).
 
     Each graph carries ``config`` and ``tokenizer`` JSON in its metadata, so
     the app needs nothing else to run it.
@@ -232,11 +238,15 @@ def export_model(
     )
     paths.append(path)
 
-    path = out_dir / f"{prefix}.fast.onnx"
-    export_module(
-        FastGraph(model), (example,), path, [contract.INPUT_NAME], ["logits"], {"input_ids": {1: T}}
-    )
-    paths.append(path)
+    if inspect_only:
+        recurrent = False
+    else:
+        path = out_dir / f"{prefix}.fast.onnx"
+        export_module(
+            FastGraph(model), (example,), path, [contract.INPUT_NAME], ["logits"],
+            {"input_ids": {1: T}},
+        )  # fmt: skip
+        paths.append(path)
 
     if recurrent:
         L, H, D, C = cfg.n_layer, cfg.n_head, cfg.d_head, cfg.d_model

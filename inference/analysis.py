@@ -10,6 +10,7 @@ the returned :class:`Analysis`; the benchmarks time this function.
 from __future__ import annotations
 
 import dataclasses
+import time
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
@@ -19,9 +20,14 @@ import pandas as pd
 
 from inference import head_stats
 from inference.runtime import OnnxModel
-from models.tokenizer import UNK, closest_words, encode, token_text
+from models.tokenizer import UNK, encode, token_text
+from models.word_index import word_index
 
 MAX_CHARS = 2_000
+# Unknown-word suggestions: for the first SUGGESTED_WORDS unknown words shown (what the page
+# lists), while the request has spent less than SUGGEST_BUDGET_S seconds on them.
+SUGGESTED_WORDS = 12
+SUGGEST_BUDGET_S = 0.3
 # The inspect outputs a lean analysis keeps (``analyze(keep=...)``; a large model's, as the
 # server's operator models): what the views draw, less ``scores`` (one head's are computed
 # from its q and k: :func:`head_scores`) and ``logits`` (``probs`` holds them).
@@ -145,7 +151,11 @@ def recurrent_readout(phi_q: np.ndarray, state: np.ndarray, normalizer: np.ndarr
 
 
 def analyze(
-    model: OnnxModel, text: str, recurrent: bool = True, keep: tuple[str, ...] | None = None
+    model: OnnxModel,
+    text: str,
+    recurrent: bool = True,
+    keep: tuple[str, ...] | None = None,
+    max_tokens: int | None = None,
 ) -> Analysis:
     """Tokenize ``text`` and compute every view's arrays on ``model``.
 
@@ -161,6 +171,8 @@ def analyze(
             either way. A large model's analysis need not hold ``scores`` (L, H, T, T),
             which only one head at a time is drawn from (:func:`head_scores`), nor its
             logits (T, V) beside ``probs``: GPT-2 small at T = 1024, 604 MB and 206 MB.
+        max_tokens: analyse at most this many tokens, fewer than the context (the
+            server's budget for an uploaded model's analysis); a notice says so.
 
     Raises:
         EmptyInput: if the text has no tokens.
@@ -173,21 +185,46 @@ def analyze(
         raise EmptyInput("Type a sentence to see its attention.")
     ctx = model.config.context_length
     ids, tokens, unknown = enc.ids, enc.tokens, enc.unknown
-    if len(ids) > ctx:
+    if max_tokens is not None and len(ids) > max_tokens and max_tokens < ctx:
+        notices.append(
+            f"The sentence has {len(ids)} tokens; this server analyses an uploaded model of "
+            f"{model.config.n_layer} layers x {model.config.n_head} heads on at most "
+            f"{max_tokens} (its attention grows with the square of the length), so only "
+            f"the first {max_tokens} are shown."
+        )
+        ctx = max_tokens
+    elif len(ids) > ctx:
         notices.append(
             f"The sentence has {len(ids)} tokens; the model's context is {ctx}, "
             f"so only the first {ctx} are shown."
         )
-        ids, tokens, unknown = ids[:ctx], tokens[:ctx], unknown[:ctx]
+    ids, tokens, unknown = ids[:ctx], tokens[:ctx], unknown[:ctx]
     outputs = model.inspect(ids) if keep is None else model.inspect(ids, (*keep, "logits"))
     probs = softmax(outputs["logits"][0])  # (T, V)
     if keep is not None:
         outputs = {name: array for name, array in outputs.items() if name in keep}
-    suggestions = {w: closest_words(model.tokenizer, w) for w in enc.unknown_words}
+    suggestions = suggest(model.tokenizer, enc.unknown_words_before(len(ids)))
     result = Analysis(text, ids, tokens, unknown, suggestions, notices, outputs, probs)
     for array in [*outputs.values(), probs]:
         array.flags.writeable = False  # cached analyses are shared between sessions
     return with_recurrent(model, result) if recurrent else result
+
+
+def suggest(tokenizer, words: list[str]) -> dict[str, list[str]]:
+    """Every word of ``words`` (unknown words shown) -> up to 3 closest known words, found
+    for the first ``SUGGESTED_WORDS`` of them until ``SUGGEST_BUDGET_S`` seconds are spent
+    (the others get none): the cost of a request does not grow with its unknown words nor,
+    past the one-off index (``models.tokenizer.word_index``), with the vocabulary."""
+    out: dict[str, list[str]] = dict.fromkeys(words, [])
+    if not out:
+        return out
+    index = word_index(tokenizer)
+    start = time.monotonic()
+    for word in list(out)[:SUGGESTED_WORDS]:
+        if time.monotonic() - start > SUGGEST_BUDGET_S:
+            break
+        out[word] = index.closest(word)
+    return out
 
 
 def with_recurrent(model: OnnxModel, result: Analysis) -> Analysis:
@@ -292,40 +329,31 @@ def id_to_token(model: OnnxModel) -> list[str]:
 
 
 def probe_tokens(model: OnnxModel) -> list[int]:
-    """Token ids to build probe sequences from: whole alphabetic words when the vocabulary
-    has any, else every non-special id (a character model of digits and punctuation),
-    else every id below ``vocab_size``. Never empty; every id is < ``vocab_size``; sorted,
-    so the probe is the same in every process (the tokenizer's vocabulary is a hash map
-    whose order changes from one process to the next)."""
-    V = model.config.vocab_size
-    vocab = {t: i for t, i in model.tokenizer.get_vocab().items() if 0 <= i < V}
+    """Token ids to build probe sequences from (:func:`head_stats.probe_word_ids`): whole
+    alphabetic words when the vocabulary has any, else every non-special id, else every
+    id below ``vocab_size``. Never empty; sorted."""
     special = {UNK} | {
         a.content for a in model.tokenizer.get_added_tokens_decoder().values() if a.special
     }
-    words = sorted(i for t, i in vocab.items() if t.isalpha())
-    plain = sorted(i for t, i in vocab.items() if t not in special)
-    return words or plain or list(range(V))
+    vocab = model.tokenizer.get_vocab()
+    return head_stats.probe_word_ids(vocab, model.config.vocab_size, special)
 
 
-def induction_probe(model: OnnxModel, period: int = 16, seed: int = 0) -> np.ndarray:
-    """Induction score (L, H) on one random sequence of :func:`probe_tokens` repeated twice.
-
-    The period is cut to fit the context (at least 2 tokens: the score needs
-    T >= period + 2); a context shorter than 4 tokens has no room for the probe
-    and every score is NaN (not measured).
+def induction_probe(model: OnnxModel, seed: int = 0) -> np.ndarray:
+    """Induction score (L, H) of the model: :func:`head_stats.induction_probe`, the one
+    setting the model card also uses (blocks of ``INDUCTION_PERIOD`` random tokens of
+    :func:`probe_tokens` repeated twice, averaged over ``INDUCTION_SEQUENCES``).
 
     Raises:
         ModelRunError: if onnxruntime fails on the probe.
     """
-    cfg = model.config
-    period = max(2, min(period, cfg.context_length // 2 - 1))
-    if 2 * period > cfg.context_length:
-        return np.full((cfg.n_layer, cfg.n_head), np.nan)
-    words = probe_tokens(model)
-    rng = np.random.default_rng(seed)
-    seq = rng.choice(words, size=period, replace=len(words) < period).tolist()
-    attn = model.inspect(seq + seq)["attn"]  # (L, H, 2 period, 2 period)
-    return head_stats.induction_score(attn, period)
+
+    def attend(ids: list[int]) -> np.ndarray:
+        return model.inspect(ids)["attn"]  # (L, H, T, T)
+
+    return head_stats.induction_probe(
+        attend, probe_tokens(model), model.config.context_length, seed=seed
+    )
 
 
 MAX_PE_POSITIONS = 128  # the curves cover the context, up to this many positions

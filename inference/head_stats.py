@@ -23,6 +23,8 @@ mixed               none of the above
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import numpy as np
 import pandas as pd
 
@@ -32,6 +34,55 @@ FIRST_MIN = 0.5
 BROAD_FRACTION = 0.75
 BROAD_BITS = 2.0
 LOCAL_MAX = 1.5
+# The induction probe of the app and of the model card (one setting for both, #20 item 15)
+INDUCTION_PERIOD = 24  # random tokens in the block that is repeated
+INDUCTION_SEQUENCES = 24  # blocks averaged over
+
+
+def probe_word_ids(vocab: dict[str, int], vocab_size: int, special: set[str]) -> list[int]:
+    """Token ids the induction probe draws from: whole alphabetic tokens when the
+    vocabulary has any, else every non-special id, else every id below ``vocab_size``;
+    sorted (a tokenizer's vocabulary is a hash map whose order changes by process)."""
+    kept = {t: i for t, i in vocab.items() if 0 <= i < vocab_size}
+    words = sorted(i for t, i in kept.items() if t.isalpha())
+    plain = sorted(i for t, i in kept.items() if t not in special)
+    return words or plain or list(range(vocab_size))
+
+
+def induction_probe(
+    attend: Callable[[list[int]], np.ndarray],
+    word_ids: Sequence[int],
+    context_length: int,
+    period: int = INDUCTION_PERIOD,
+    n_sequences: int = INDUCTION_SEQUENCES,
+    seed: int = 0,
+) -> np.ndarray:
+    """The attention-based induction score of a model, as the app and the model card
+    both measure it: :func:`induction_score` averaged over ``n_sequences`` blocks of
+    ``period`` random tokens of ``word_ids``, each block repeated twice.
+
+    Args:
+        attend: token ids (T,) -> the model's attention (L, H, T, T) (an ONNX session's
+            inspect graph, or a torch model).
+        word_ids: ids to draw from (:func:`probe_word_ids`).
+        context_length: the model's context; the period is cut to fit it (at least 2).
+
+    Returns:
+        (L, H) mean scores in [0, 1]; NaN everywhere when the context has no room for a
+        repeated block of 2 (fewer than 4 tokens).
+    """
+    period = max(2, min(period, context_length // 2 - 1))
+    rng = np.random.default_rng(seed)
+    scores = []
+    for _ in range(n_sequences):
+        if 2 * period > context_length:
+            break
+        block = rng.choice(word_ids, size=period, replace=len(word_ids) < period).tolist()
+        scores.append(induction_score(attend(block + block), period))  # (L, H)
+    if not scores:
+        attn = attend([word_ids[0]])  # (L, H, 1, 1): the model's shape
+        return np.full(attn.shape[:2], np.nan)
+    return np.mean(scores, axis=0)
 
 
 def _attn(attn: object, min_tokens: int = 1) -> np.ndarray:

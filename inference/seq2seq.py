@@ -111,6 +111,16 @@ class Decoding:
         """The output words before ``<eos>``."""
         return [s.word for s in self.steps if s.word != "<eos>"]
 
+    @property
+    def finished(self) -> bool:
+        """Whether the model wrote ``<eos>``; False when it stopped at ``max_len``."""
+        return bool(self.steps) and self.steps[-1].word == "<eos>"
+
+    def row_labels(self) -> list[str]:
+        """One label per step, the word it picked: :attr:`words`, then ``<eos>`` only
+        when the model wrote it (a decoding cut at ``max_len`` has none)."""
+        return [s.word for s in self.steps]
+
     def attention(self) -> np.ndarray:
         """The steps' attention stacked: (T, S) for the RNNs, (L, H, T, S) for the
         transformer (row t: where output t looked)."""
@@ -190,8 +200,11 @@ def _step(model: Translator, state: dict, fed: list[int]) -> tuple:
     return logits[0], attn[0], ctx[0], query
 
 
+MAX_LEN = 40  # output positions a free-running decoding takes at most (``<eos>`` included)
+
+
 def decode(
-    model: Translator, words: list[str], max_len: int = 40, gold: list[str] | None = None,
+    model: Translator, words: list[str], max_len: int = MAX_LEN, gold: list[str] | None = None,
     teacher: bool = False,
 ) -> Decoding:  # fmt: skip
     """Greedy decoding of the English ``words``, step by step.

@@ -1,6 +1,7 @@
 """Soft vs hard attention: a causal softmax with an inverse temperature, and row entropy.
 
-Sources: the "soft vs hard" contrast of Xu et al. 2015, "Show, Attend and Tell";
+Sources: the "soft vs hard" contrast of Xu et al. 2015, "Show, Attend and Tell" (hard
+attention samples one location and is trained with a REINFORCE-style estimator);
 temperature as in Hinton et al. 2015; Goodfellow, Bengio & Courville 2016, "Deep
 Learning", sec. 3.13 (entropy).
 """
@@ -20,7 +21,8 @@ def softmax_beta(scores: np.ndarray, beta: float) -> np.ndarray:
 
     beta = 0 spreads each row uniformly over its i + 1 allowed keys; beta = 1 is
     the model's own attention when ``scores`` = QK^T / sqrt(D); beta -> inf is
-    hard (argmax) attention, handled exactly for ``beta = np.inf`` (first
+    the argmax limit (Xu et al.'s hard attention samples a location instead),
+    handled exactly for ``beta = np.inf`` (first
     maximum on ties). The row maximum is subtracted before ``exp``, so scores of
     any size give finite weights (the weights do not change).
 
@@ -53,12 +55,13 @@ def softmax_beta(scores: np.ndarray, beta: float) -> np.ndarray:
 
 
 def row_entropy(weights: np.ndarray) -> np.ndarray:
-    """Entropy in nats of each row, H_i = -sum_j a_ij log a_ij (0 log 0 = 0).
+    """Entropy in bits of each row, H_i = -sum_j a_ij log2 a_ij (0 log 0 = 0), the unit
+    of the visualizer's head statistics (``inference.head_stats.entropy``).
 
     Args:
         weights: (T, T) attention weights. Returns: (T,). Uniform over i + 1 keys
-        gives log(i + 1); one-hot gives 0.
+        gives log2(i + 1); one-hot gives 0.
     """
     w = np.asarray(weights, dtype=np.float64)
-    logs = np.log(np.where(w > 0, w, 1.0))  # (T, T), log 1 = 0 where w = 0
+    logs = np.log2(np.where(w > 0, w, 1.0))  # (T, T), log 1 = 0 where w = 0
     return -(w * logs).sum(axis=-1)

@@ -8,6 +8,7 @@ code. The metadata holds ``format``, ``config`` (JSON of ``ModelConfig``),
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,21 @@ def shipped_checkpoint(kind: str) -> Path:
     return SHIPPED_DIR / f"{kind}.safetensors"
 
 
+def current_umask() -> int:
+    """This process's file-creation mask (read by setting it and setting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def save_safetensors(state: dict, path: Path, metadata: dict[str, str]) -> None:
+    """``safetensors.torch.save_file``, then the file's mode as any new file's
+    (0o666 less the umask): safetensors creates it 0o600, which a teacher converting
+    into a shared folder, or a server running as another user, cannot read."""
+    save_file(state, str(path), metadata=metadata)
+    os.chmod(path, 0o666 & ~current_umask())
+
+
 def save_checkpoint(
     path: Path, model: Transformer, tokenizer: Tokenizer, training: dict | None = None
 ) -> None:
@@ -45,7 +61,7 @@ def save_checkpoint(
         "training": json.dumps(training or {}, sort_keys=True),
     }
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    save_file(state, str(path), metadata=metadata)
+    save_safetensors(state, Path(path), metadata)
 
 
 def check_state(

@@ -17,7 +17,6 @@ metadata).
 
 from __future__ import annotations
 
-import difflib
 import string
 from collections import Counter
 from collections.abc import Iterable
@@ -42,9 +41,12 @@ def _pipeline(tokenizer: Tokenizer) -> Tokenizer:
     return tokenizer
 
 
+_PROBE = _pipeline(Tokenizer(models.WordPiece({UNK: 0}, unk_token=UNK)))  # built once
+
+
 def split_words(text: str) -> list[str]:
     """Normalize and pre-tokenize ``text`` into words exactly as the tokenizer does."""
-    probe = _pipeline(Tokenizer(models.WordPiece({UNK: 0}, unk_token=UNK)))
+    probe = _PROBE
     normalized = probe.normalizer.normalize_str(text)
     return [w for w, _ in probe.pre_tokenizer.pre_tokenize_str(normalized)]
 
@@ -201,9 +203,10 @@ class Encoded:
     ``ids`` and ``tokens`` have one entry per token (``tokens`` as text: a byte-level
     BPE token decoded, :func:`token_text`); ``unknown[i]`` is True when token i belongs
     to a word that is not a single vocabulary entry (word-level tokenizers only);
-    ``unknown_words`` lists those words (original spelling, in order); ``left_out``
-    lists the characters a character vocabulary lacks, which were left out of the
-    text (each occurrence, in order).
+    ``unknown_words`` lists those words (original spelling, in order) and
+    ``unknown_starts`` the index of each one's first token; ``left_out`` lists the
+    characters a character vocabulary lacks, which were left out of the text (each
+    occurrence, in order).
     """
 
     ids: list[int]
@@ -211,6 +214,11 @@ class Encoded:
     unknown: list[bool]
     unknown_words: list[str]
     left_out: list[str] = field(default_factory=list)
+    unknown_starts: list[int] = field(default_factory=list)
+
+    def unknown_words_before(self, T: int) -> list[str]:
+        """The unknown words that begin within the first ``T`` tokens (those shown)."""
+        return [w for w, i in zip(self.unknown_words, self.unknown_starts, strict=True) if i < T]
 
 
 def encode(tokenizer: Tokenizer, text: str) -> Encoded:
@@ -229,15 +237,17 @@ def encode(tokenizer: Tokenizer, text: str) -> Encoded:
         tokens = [token_text(tokenizer, t) for t in enc.tokens]
         return Encoded(list(enc.ids), tokens, [False] * len(tokens), [], left_out)
     pieces_per_word = Counter(enc.word_ids)
-    unknown, unknown_words, seen = [], [], set()
-    for token, word, (start, end) in zip(enc.tokens, enc.word_ids, enc.offsets, strict=True):
+    word_end = {w: end for w, (_, end) in zip(enc.word_ids, enc.offsets, strict=True)}
+    unknown, unknown_words, starts = [], [], []
+    for i, (token, word, (start, end)) in enumerate(
+        zip(enc.tokens, enc.word_ids, enc.offsets, strict=True)
+    ):
         is_unknown = token == UNK or pieces_per_word[word] > 1
         unknown.append(is_unknown)
-        if is_unknown and word not in seen:
-            seen.add(word)
-            spans = [o for o, w in zip(enc.offsets, enc.word_ids, strict=True) if w == word]
-            unknown_words.append(text[spans[0][0] : spans[-1][1]] or text[start:end])
-    return Encoded(list(enc.ids), list(enc.tokens), unknown, unknown_words)
+        if is_unknown and (i == 0 or enc.word_ids[i - 1] != word):  # a word's first token
+            starts.append(i)
+            unknown_words.append(text[start : word_end[word]] or text[start:end])
+    return Encoded(list(enc.ids), list(enc.tokens), unknown, unknown_words, [], starts)
 
 
 def decode(tokenizer: Tokenizer, ids: list[int]) -> str:
@@ -248,10 +258,3 @@ def decode(tokenizer: Tokenizer, ids: list[int]) -> str:
 def known_words(tokenizer: Tokenizer) -> list[str]:
     """Whole words of the vocabulary (no ``##`` pieces, no ``[UNK]``)."""
     return sorted(t for t in tokenizer.get_vocab() if not t.startswith("##") and t != UNK)
-
-
-def closest_words(tokenizer: Tokenizer, word: str, n: int = 3) -> list[str]:
-    """Up to ``n`` known words closest to ``word`` by ``difflib`` similarity."""
-    key = split_words(word)
-    target = "".join(key) if key else word.lower()
-    return difflib.get_close_matches(target, known_words(tokenizer), n=n, cutoff=0.6)

@@ -8,6 +8,12 @@ import os
 # xdist workers on two cores; torch's default (a thread per core each) made them spin against
 # each other: a tiny model's train/export/evaluate test took 255 s instead of 53 s.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# Upload workers (and those of the servers the tests start) at normal priority: at
+# SCHED_IDLE they run only on CPU nobody else wants, so any other job on the machine (a
+# neighbour on a CI host, a developer's build) would stall every upload test. The tests of
+# the scheduling itself (tests/upload/test_client.py) and the hostile-upload suite, which
+# times another session beside the uploads, run them at SCHED_IDLE as a server does.
+os.environ.setdefault("ATTNVIZ_WORKER_PRIORITY", "normal")
 
 from pathlib import Path
 
@@ -78,3 +84,31 @@ def tiny_seq2seq(tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("seq2seq")
     return folder, tiny_translators(folder)
+
+
+@pytest.fixture(scope="session")
+def hf_exports(tmp_path_factory):
+    """Issue #23's six exports of one random Hugging Face GPT-2, made once per session
+    (``tests/helpers/hf_exports.py``): (the transformers model, label -> model.onnx path)."""
+    from tests.helpers.hf_exports import SIX, export, hf_gpt2
+
+    model = hf_gpt2()
+    folder = tmp_path_factory.mktemp("hf_exports")
+    return model, {how.label: export(model, how, folder) for how in SIX}
+
+
+@pytest.fixture(scope="session")
+def server():
+    """The app on the shipped models, shared by every test of this process that needs a
+    real server and does not test isolation (``deploy/launch.py``: ``url``, ``pid``,
+    ``ws_url``, ``log()``). Under ``make test`` the browser and live-bench tests run on
+    one xdist worker (group ``browser``), so one server serves them all."""
+    from deploy.launch import serve
+
+    with serve() as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def server_url(server) -> str:
+    return server.url

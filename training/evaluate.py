@@ -50,8 +50,6 @@ from models.config import SHIPPED_KINDS
 from models.transformer import Transformer
 from training.train import evaluate_loss, token_stream
 
-INDUCTION_PERIOD = 24
-INDUCTION_SEQUENCES = 24
 ROW_SUM_LINES = 500  # held-out validation lines for the smallest attention row sum
 
 
@@ -82,17 +80,19 @@ def probe_accuracy(
 def head_scores(model: Transformer, tokenizer: Tokenizer, seed: int = 4) -> dict:
     """Per-head scores, each a nested list (L, H), averaged over inputs.
 
-    Sentence statistics use 64 held-out corpus lines; the induction score uses
-    ``INDUCTION_SEQUENCES`` sequences of ``INDUCTION_PERIOD`` random whole-word
-    tokens, each repeated twice.
+    Sentence statistics use 64 held-out corpus lines; the induction score is
+    :func:`inference.head_stats.induction_probe`, the app's own (same period, blocks,
+    token choice and seed); the labels use the app's rule too, with the lines' mean
+    length as T.
     """
-    rng = np.random.default_rng(seed)
     lines = generate_corpus(64, seed=seed + 20_011)
     sums: dict[str, np.ndarray] = {}
+    lengths = []
     for line in lines:
         ids = tokenizer.encode(line, add_special_tokens=False).ids[: model.cfg.context_length]
         if len(ids) < 3:
             continue
+        lengths.append(len(ids))
         attn = model(torch.tensor([ids]), inspect=True)[1]["attn"].numpy()  # (L, H, T, T)
         stats = {
             "previous_token": head_stats.previous_token_score(attn),
@@ -103,16 +103,14 @@ def head_scores(model: Transformer, tokenizer: Tokenizer, seed: int = 4) -> dict
         for name, value in stats.items():
             sums.setdefault(name, []).append(value)
     scores = {name: np.mean(values, axis=0) for name, values in sums.items()}
-    # sorted: get_vocab() comes from a hash map whose order changes between processes
-    words = sorted(i for t, i in tokenizer.get_vocab().items() if t.isalpha() and len(t) > 1)
-    period = min(INDUCTION_PERIOD, model.cfg.context_length // 2)
-    induction = []
-    for _ in range(INDUCTION_SEQUENCES):
-        seq = rng.choice(words, size=period, replace=False).tolist()
-        attn = model(torch.tensor([seq + seq]), inspect=True)[1]["attn"].numpy()  # (L,H,T,T)
-        induction.append(head_stats.induction_score(attn, period))
-    scores["induction"] = np.mean(induction, axis=0)
-    labels = head_stats.label_heads(scores)
+    special = {a.content for a in tokenizer.get_added_tokens_decoder().values() if a.special}
+    words = head_stats.probe_word_ids(tokenizer.get_vocab(), model.cfg.vocab_size, special)
+    scores["induction"] = head_stats.induction_probe(
+        lambda ids: model(torch.tensor([ids]), inspect=True)[1]["attn"].numpy(),  # (L,H,T,T)
+        words,
+        model.cfg.context_length,
+    )  # the app's seed (0), not this function's: the same blocks as the app
+    labels = head_stats.label_heads(scores, n_tokens=round(float(np.mean(lengths))))
     out = {name: np.round(value, 4).tolist() for name, value in scores.items()}
     out["labels"] = np.asarray(labels).tolist()
     return out
@@ -149,7 +147,7 @@ def evaluate(model: Transformer, tokenizer: Tokenizer, n_probes: int = N_PROBES)
         ValueError: if a probe answer is not a single token of ``tokenizer``.
     """
     valid = token_stream(tokenizer, validation_lines())
-    val_loss = evaluate_loss(model, valid, model.cfg.context_length)
+    val_loss = evaluate_loss(model, valid, model.cfg.context_length, max_windows=None)
     heads = head_scores(model, tokenizer)
     best = np.unravel_index(np.argmax(heads["induction"]), np.shape(heads["induction"]))
     row_sums = held_out_min_row_sum(

@@ -21,11 +21,10 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from safetensors.torch import save_file
 from tqdm import tqdm
 
 from corpus import translation
-from models.checkpoint import SHIPPED_DIR
+from models.checkpoint import SHIPPED_DIR, save_safetensors
 from models.seq2seq import build_seq2seq
 from models.seq2seq.config import SEQ2SEQ_KINDS, Seq2SeqConfig
 from models.seq2seq.vocab import BOS_ID, PAD_ID, encode_words, word_vocab
@@ -114,7 +113,7 @@ def save(path: Path, model, cfg: Seq2SeqConfig, vocabs, record: dict) -> None:
         "training": json.dumps(record, sort_keys=True),
     }
     path.parent.mkdir(parents=True, exist_ok=True)
-    save_file(state, str(path), metadata=metadata)
+    save_safetensors(state, Path(path), metadata)
 
 
 def main(argv: list[str] | None = None) -> None:

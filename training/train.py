@@ -77,15 +77,30 @@ def batches(stream: torch.Tensor, batch_size: int, T: int, generator: torch.Gene
 
 
 @torch.no_grad()
-def evaluate_loss(model: Transformer, stream: torch.Tensor, T: int, max_windows: int = 64) -> float:
-    """Mean next-token cross-entropy (nats/token) over consecutive windows of ``stream``."""
+def evaluate_loss(
+    model: Transformer, stream: torch.Tensor, T: int, max_windows: int | None = 64, batch: int = 64
+) -> float:
+    """Mean next-token cross-entropy (nats/token) over consecutive windows of ``stream``.
+
+    Args:
+        T: window length (cut to the stream).
+        max_windows: the first this many windows (a quick look during training), or
+            None for every whole window of the stream (the model card: the whole
+            validation set).
+        batch: windows per forward pass.
+    """
     model.eval()
     T = min(T, len(stream) - 1)
-    n = min(max_windows, (len(stream) - 1) // T)
+    n = (len(stream) - 1) // T
+    n = n if max_windows is None else min(max_windows, n)
     x = stream[: n * T].view(n, T)  # (n, T)
     y = stream[1 : n * T + 1].view(n, T)  # (n, T)
-    logits = model(x)  # (n, T, V)
-    return F.cross_entropy(logits.flatten(0, 1), y.flatten()).item()
+    total = 0.0
+    for start in range(0, n, batch):
+        logits = model(x[start : start + batch])  # (b, T, V)
+        target = y[start : start + batch].flatten()
+        total += F.cross_entropy(logits.flatten(0, 1), target, reduction="sum").item()
+    return total / (n * T)
 
 
 def lr_at(step: int, steps: int, lr: float, warmup: int) -> float:

@@ -14,7 +14,9 @@ from __future__ import annotations
 import streamlit as st
 from plotly.basedatatypes import BaseFigure
 
+from ui import presenter
 from viz import spec as vspec
+from viz.present import enlarged
 
 # Toolbar: the camera button downloads a PNG at 2x resolution (sharp on projectors and slides).
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
@@ -35,7 +37,7 @@ class Prebuilt(BaseFigure):
         return self._spec
 
 
-def plot(fig, key: str | None = None) -> None:
+def plot(fig, key: str | None = None, on_select=None) -> None:
     """A plotly figure, full width, with the download toolbar.
 
     Args:
@@ -43,13 +45,22 @@ def plot(fig, key: str | None = None) -> None:
             wired spec from ``ui.specs`` passes through unchanged and unmodified) or a
             ``go.Figure`` (the lesson pages' figures, sent the usual way).
         key: the element key.
+        on_select: a callback run when the user clicks a point (``ui.click``); the
+            chart then needs its ``key``.
 
     ``theme=None``: the figure keeps the near-black, projector-sized fonts of
     ``viz.style`` instead of Streamlit's grey theme.
     """
+    if presenter.is_on():  # a new layout on the same traces: no computation
+        spec = fig if isinstance(fig, dict) else fig.to_plotly_json()
+        fig = enlarged(spec)
     if isinstance(fig, dict):
         fig = Prebuilt(vspec.wired(fig))
-    st.plotly_chart(fig, config=PLOT_CONFIG, key=key, theme=None)
+    if on_select is None:
+        st.plotly_chart(fig, config=PLOT_CONFIG, key=key, theme=None)
+        return
+    st.plotly_chart(fig, config=PLOT_CONFIG, key=key, theme=None, on_select=on_select,
+                    selection_mode="points")  # fmt: skip
 
 
 def vega_lite(spec: dict) -> None:

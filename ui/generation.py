@@ -3,14 +3,18 @@ sentence, each new token with the model's probability of it."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from inference.analysis import visible
-from inference.sampling import MAX_SEED, Sampling
+from inference.sampling import MAX_SEED, Sampling, distribution
 from models.tokenizer import decode, token_text
+from ui import loaders
 from ui.selection import Selection
 from ui.text import plain_lines
+from viz import style
+from viz import tensors as vt
 
 GREEDY, SAMPLE = "greedy", "sample"
 
@@ -20,8 +24,9 @@ def _extend_text(new_text: str) -> None:
 
 
 def sampling_controls(vocab_size: int) -> Sampling:
-    """Greedy, or temperature / top-k / seed: the rule the Generate button uses."""
-    c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
+    """Greedy, or temperature / top-k / top-p / seed: the rule the Generate button uses
+    and the Predictions bars show."""
+    c1, c2, c5, c3, c4 = st.columns([2, 2, 2, 1, 1])
     mode = c1.radio("Decoding", [GREEDY, SAMPLE], horizontal=True, key="gen_mode")
     off = mode == GREEDY
     temperature = c2.slider("Temperature", 0.1, 2.0, 1.0, 0.1, key="gen_temperature", disabled=off)
@@ -34,15 +39,39 @@ def sampling_controls(vocab_size: int) -> Sampling:
         disabled=off,
         help="Draw only from the k most likely next tokens.",
     )
+    top_p = c5.slider(
+        "Top-p",
+        0.05,
+        1.0,
+        1.0,
+        0.05,
+        key="gen_top_p",
+        disabled=off,
+        help="Draw only from the most likely tokens whose probabilities add up to p "
+        "(the nucleus, Holtzman et al. 2020); 1: all.",
+    )
     seed = c4.number_input("Seed", 0, MAX_SEED, 0, key="gen_seed", disabled=off)
     if off:
         return Sampling()
-    return Sampling(temperature=float(temperature), top_k=int(top_k), seed=int(seed))
+    return Sampling(
+        temperature=float(temperature), top_k=int(top_k), seed=int(seed), top_p=float(top_p)
+    )
 
 
-def generation_panel(sel: Selection) -> None:
+def sampled_bars(name: str, result, pos: int, sampling: Sampling) -> dict:
+    """The 8 most likely next tokens after position ``pos`` as the sampler would draw
+    them: the model's probabilities reshaped by temperature, top-k and top-p
+    (``inference.sampling.distribution``)."""
+    p = np.maximum(result.probs[pos], np.finfo(np.float64).tiny)  # (V,)
+    dist = distribution(np.log(p), sampling)  # (V,): log p are the logits up to a constant
+    token = style.escape(visible(result.tokens[pos]))
+    title = f"Next token after “{token}”, {sampling.describe()}"
+    return vt.topk_bars(dist, loaders.get_vocab(name)[: dist.shape[0]], k=8, title=title)
+
+
+def generation_panel(sel: Selection) -> Sampling:
     """Tokens to generate, the decoding rule, the Generate button and what it made
-    (kept for the sentence it continues)."""
+    (kept for the sentence it continues); the rule."""
     model, result = sel.model, sel.result
     n = st.slider("Tokens to generate", 1, 30, 10, key="gen_n")
     sampling = sampling_controls(model.config.vocab_size)
@@ -65,7 +94,7 @@ def generation_panel(sel: Selection) -> None:
         st.session_state["generated"] = (result.text, text, how, sampling.describe(), rows, n)
     generated = st.session_state.get("generated")
     if not generated or generated[0] != result.text:  # only for the sentence it continues
-        return
+        return sampling
     _, text, how, rule, rows, asked = generated
     ctx = model.config.context_length
     if len(rows) < asked:
@@ -82,3 +111,4 @@ def generation_panel(sel: Selection) -> None:
             column_config={"p": st.column_config.NumberColumn("p", format="percent")},
         )
         st.button("Use as the sentence", on_click=_extend_text, args=(text,), key="use_gen")
+    return sampling

@@ -10,8 +10,9 @@ drawn, so that the page can say what it ignored, one line per parameter.
 
 ``layer`` and ``head`` must be ASCII numbers of the model in use, ``model`` and
 ``view`` one of their known names, ``text`` at most ``MAX_URL_TEXT`` characters
-without control characters (newline and tab stay); a ``text`` that needs cleaning
-is replaced by its cleaned form (:func:`clean_text`).
+without control characters (newline and tab stay; any other becomes a space, so
+"hi\x07there" reads "hi there"); a ``text`` that needs cleaning is replaced by its
+cleaned form (:func:`clean_text`), in the box and in the URL.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import unicodedata
 
 import streamlit as st
 
+from ui import rerun_gate
 from ui.text import plain
 
 URL_KEYS = ("text", "model", "layer", "head", "view")
@@ -53,11 +55,32 @@ def _unwanted(ch: str) -> bool:
     return unicodedata.category(ch) == "Cc" and ch not in "\n\t"
 
 
+def _spaced(text: str) -> str:
+    """Each run of control characters replaced by one space, or dropped where a
+    neighbour is already whitespace or it starts or ends the text (no word is glued
+    to the next, no space doubled)."""
+    out, i = [], 0
+    while i < len(text):
+        if not _unwanted(text[i]):
+            out.append(text[i])
+            i += 1
+            continue
+        j = i
+        while j < len(text) and _unwanted(text[j]):
+            j += 1
+        before, after = (out[-1] if out else ""), (text[j] if j < len(text) else "")
+        if before and after and not before.isspace() and not after.isspace():
+            out.append(" ")
+        i = j
+    return "".join(out)
+
+
 def parse_text(raw: str) -> tuple[str | None, str | None]:
     """The link's sentence, capped and without control characters; (text, notice).
 
     ``text`` is ``None`` when nothing visible is left. The one notice line names
-    every change (the cap, the removed characters); nothing else is altered.
+    every change (the cap, the control characters replaced by a space: see
+    :func:`_spaced`); nothing else is altered.
     """
     changes = []
     if len(raw) > MAX_URL_TEXT:
@@ -66,8 +89,11 @@ def parse_text(raw: str) -> tuple[str | None, str | None]:
     removed = [ch for ch in raw if _unwanted(ch)]
     if removed:
         kinds = ", ".join(dict.fromkeys(quoted(ch) for ch in removed))
-        changes.append(f"stripped of {len(removed)} control character(s) ({plain(kinds)})")
-        raw = "".join(ch for ch in raw if not _unwanted(ch))
+        changes.append(
+            f"stripped of {len(removed)} control character(s) ({plain(kinds)}), "
+            "each run replaced by a space between words"
+        )
+        raw = _spaced(raw)
     if not raw.strip():
         return None, None
     return raw, f"The link's text was {' and '.join(changes)}." if changes else None
@@ -85,6 +111,10 @@ def unchecked() -> dict[str, str]:
     if _READ not in st.session_state:
         params = {key: st.query_params[key] for key in URL_KEYS if key in st.query_params}
         st.session_state[_READ] = params
+        for key, n in rerun_gate.cut_lengths().items():  # a link too long for Streamlit
+            notice(
+                f"The link's {plain(quoted(key))} was cut to its first {MAX_URL_TEXT:,} of {n:,} characters."
+            )
     return st.session_state[_READ]
 
 
@@ -108,6 +138,17 @@ def clean_text(raw: str | None, default: str) -> str | None:
     if message:
         notice(message)
     return text if text != raw else None
+
+
+def set_param_before_widget(key: str, value: str) -> bool:
+    """Write ``value`` into the URL's ``key`` before its bound widget is drawn (then the
+    widget reads it, and the address bar and a reload show it); False once a widget
+    has bound the key (Streamlit refuses to set a bound parameter)."""
+    try:
+        st.query_params[key] = value
+    except st.errors.StreamlitAPIException:
+        return False
+    return True
 
 
 def show_notices() -> None:

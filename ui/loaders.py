@@ -26,10 +26,14 @@ from inference.analysis import (
     visible,
     with_recurrent,
 )
+from inference.memory import release_freed
 from inference.runtime import OnnxModel, load_shipped
 from models.config import SHIPPED_KINDS
 from ui import served
 from ui.shared import SharedCache
+from upload import memory
+from upload.limits import SERVER_ANALYSIS_VALUES
+from upload.sizes import largest_T
 
 EXPORTED = Path(__file__).resolve().parents[1] / "exported"
 MODELS_DIR_VARIABLE = "ATTNVIZ_MODELS_DIR"  # serve the shipped models from another folder
@@ -38,14 +42,50 @@ UPLOAD_KEY = "uploaded_model"
 
 @st.cache_resource(show_spinner=False)
 def on_server_start() -> int:
-    """Once per server process: remove upload temp folders that a killed server left.
+    """Once per server process: remove upload temp folders that a killed server left, and
+    put the per-session rerun limit (``ui.rerun_gate``) in front of the runtime's messages.
 
     Returns:
-        How many were removed.
+        How many folders were removed.
     """
+    from streamlit.runtime import Runtime
+
+    from ui import rerun_gate
     from upload.tempdirs import remove_stale_workdirs
 
+    if Runtime.exists():  # a served app (AppTest runs the script without a server)
+        rerun_gate.install(Runtime.instance())
+        _start_reaper(Runtime.instance())
     return remove_stale_workdirs()
+
+
+REAP_EVERY_S = 10.0  # how often closed sessions' upload workers are looked for
+
+
+def _start_reaper(runtime) -> None:
+    """A daemon thread that stops the upload workers of closed sessions and collects the
+    exit status of those that ended (``upload.client.reap``), every ``REAP_EVERY_S``."""
+    import threading
+    import time
+
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    from upload import client
+
+    def session_id() -> str | None:
+        ctx = get_script_run_ctx()
+        return None if ctx is None else ctx.session_id
+
+    def loop() -> None:
+        while True:
+            time.sleep(REAP_EVERY_S)
+            try:
+                client.reap(runtime.is_active_session)
+            except Exception:  # noqa: BLE001 - try again next time; never end the thread
+                pass
+
+    client.caller = session_id
+    threading.Thread(target=loop, name="reap-upload-workers", daemon=True).start()
 
 
 def models_dir() -> Path:
@@ -62,9 +102,10 @@ def shipped_model(kind: str) -> OnnxModel:
 
 @st.cache_resource(show_spinner=False)
 def served_models() -> served.ServedModels:
-    """The server operator's models (``--model DIR`` after ``--``), prepared once per
-    server in a background thread."""
-    return served.ServedModels(served.served_folders())
+    """The server operator's models (``--model DIR`` after ``--``, with ``--context N``
+    if given), prepared once per server in a background thread: since the server
+    started (``python -m ui.launch``, ``make run``), else since the first visit."""
+    return served.shared(served.served_folders(), served.served_context())
 
 
 def served_names() -> list[str]:
@@ -122,6 +163,7 @@ def _shipped_recurrent(kind: str, text: str, _result: Analysis) -> Analysis:
 
 
 UPLOAD_ANALYSES = 2  # sentences whose analysis an upload's session keeps
+TRIM_AFTER_BYTES = 16 * 2**20  # an upload's analysis this large: freed heap pages handed back
 
 
 def analysis_bytes(result: Analysis) -> int:
@@ -133,7 +175,12 @@ def analysis_bytes(result: Analysis) -> int:
 @st.cache_resource(show_spinner=False)
 def _served_analyses() -> SharedCache:
     """Analyses of the served models, per server, at most ``ANALYSIS_CACHE_BYTES``."""
-    return SharedCache(1024, max_bytes=served.ANALYSIS_CACHE_BYTES, size=analysis_bytes)
+    return SharedCache(
+        1024,
+        max_bytes=served.ANALYSIS_CACHE_BYTES,
+        size=analysis_bytes,
+        on_evict=lambda: release_freed(collect=True),
+    )
 
 
 def get_analysis(name: str, text: str) -> Analysis:
@@ -151,15 +198,25 @@ def get_analysis(name: str, text: str) -> Analysis:
         return _shipped_analysis(name, text)
     if is_served(name):
         model = server_model(name)
-        return _served_analyses().get(
-            (name, text), lambda: analyze(model, text, recurrent=False, keep=LEAN_OUTPUTS)
-        )
+        return _served_analyses().get((name, text), lambda: _served_analysis(model, text))
+    model = get_model(name)
+    limit = largest_T(model.config, SERVER_ANALYSIS_VALUES)
     return _kept(
         st.session_state.setdefault(UPLOAD_CACHE, {}),
         "analyses",
         text,
-        lambda: analyze(get_model(name), text, recurrent=False),
+        lambda: analyze(model, text, recurrent=False, max_tokens=limit),
     )
+
+
+def _served_analysis(model: OnnxModel, text: str) -> Analysis:
+    """A served model's lean analysis (``LEAN_OUTPUTS``), then the pages of what computing
+    it freed (onnxruntime's intermediate tensors, the logits) given back to the operating
+    system (``inference.memory.release_freed``): at T = 1,024 they are gigabytes."""
+    try:
+        return analyze(model, text, recurrent=False, keep=LEAN_OUTPUTS)
+    finally:
+        release_freed()
 
 
 def get_recurrent(name: str, result: Analysis) -> Analysis:
@@ -186,6 +243,8 @@ def _kept(cache: dict, kind: str, text: str, compute) -> Analysis:
         while len(kept) >= UPLOAD_ANALYSES:
             kept.pop(next(iter(kept)))
         kept[text] = result
+        if analysis_bytes(result) > TRIM_AFTER_BYTES:  # onnxruntime's buffers, the old one
+            memory.trim()
     return kept[text]
 
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import streamlit as st
 
 from inference.analysis import Analysis, has_head_scores, visible
-from ui import downloads, loaders, specs
+from ui import click, downloads, loaders, specs
 from ui.figures import plot
-from ui.generation import generation_panel
+from ui.generation import generation_panel, sampled_bars
 from ui.selection import Selection
 from ui.text import plain
+from viz import mask as vm
+from viz import play
 
 
 def _linear(sel: Selection) -> tuple[str, Analysis]:
@@ -43,7 +45,18 @@ def _scores_and_mask(sel: Selection) -> None:
             "plus ε (φ(q_i)ᵀz_i + ε) they give the implied attention matrix."
         )
     )
-    plot(specs.get(specs.mask_panels, sel.name, sel.result, layer, head), key="mask_panels")
+    panels = specs.get(specs.mask_panels, sel.name, sel.result, layer, head)
+    plot(_outlined(panels, sel.result), key="mask_panels")
+
+
+def _outlined(panels: dict, result: Analysis) -> dict:
+    """The panels with the selected query's row outlined (the attention view's Query
+    token, or a clicked cell: ``ui.click``), when one is picked for this sentence."""
+    query = click.chosen(tuple(result.tokens))
+    if query is None or not 0 <= query < result.T:
+        return panels
+    st.caption(f"Outlined: the row of query {query} (pick it in the attention view).")
+    return vm.with_row_outline(panels, query)
 
 
 def _foreign_mask(sel: Selection) -> None:
@@ -65,10 +78,8 @@ def _foreign_mask(sel: Selection) -> None:
         "mask as measured: the keys the Softmax gave weight exactly 0. The right panel is "
         "the Softmax output, the attention weights."
     )
-    plot(
-        specs.get(specs.softmax_input_panels, sel.name, sel.result, layer, head),
-        key="mask_panels",
-    )
+    panels = specs.get(specs.softmax_input_panels, sel.name, sel.result, layer, head)
+    plot(_outlined(panels, sel.result), key="mask_panels")
 
 
 def mask_view(sel: Selection) -> None:
@@ -113,6 +124,8 @@ def mask_view(sel: Selection) -> None:
         z = specs.get(specs.recurrent_vector, lin_name, lin, lay, hd, i, "normalizer")
         plot(z, key="rec_z")
         plot(specs.get(specs.recurrent_vector, lin_name, lin, lay, hd, i, "y"), key="rec_y")
+    with st.expander("▶ Play S_i and z_i token by token (in your browser)"):
+        plot(specs.get(recurrent_play, lin_name, lin, lay, hd), key="rec_play")
     st.metric(
         "max |recurrent − parallel| (y, S, z and logits, all layers and heads)",
         f"{lin.recurrent_max_diff:.2e}",
@@ -130,6 +143,14 @@ def mask_view(sel: Selection) -> None:
     )
 
 
+def recurrent_play(name: str, result: Analysis, layer: int, head: int) -> dict:
+    """The state S_i and normalizer z_i of one head for every token i, as plotly frames
+    (``viz.play.state_steps``), a spec for ``specs.get``."""
+    rec = result.recurrent
+    states, normalizers = rec["state"][layer, head], rec["normalizer"][layer, head]
+    return play.state_steps(states, normalizers, result.display_tokens)  # (T, D, D), (T, D)
+
+
 def _percent_columns(k: int) -> dict:
     return {f"p #{r + 1}": st.column_config.NumberColumn(format="percent") for r in range(k)}
 
@@ -137,10 +158,14 @@ def _percent_columns(k: int) -> dict:
 def predict_options(sel: Selection) -> dict:
     """The position whose next-token distribution is drawn."""
     result = sel.result
+    if st.session_state.get("pred_pos", 0) >= result.T:  # a click on a longer sentence
+        del st.session_state["pred_pos"]
+    # a clicked query (ui.click) is in session state: then no default besides it
+    last = {} if "pred_pos" in st.session_state else {"value": result.T - 1}
     pos = st.select_slider(
         "Position",
         options=list(range(result.T)),
-        value=result.T - 1,
+        **last,
         format_func=lambda i: f"{i}: {plain(visible(result.tokens[i]))}",  # renders markdown
         key="pred_pos",
     )
@@ -151,11 +176,16 @@ def predict_view(sel: Selection) -> None:
     """Top-k next tokens at each position, and the generation panel."""
     name, result, pos = sel.name, sel.result, sel.options["position"]
     c1, c2 = st.columns([3, 2])
-    with c1:
-        plot(specs.get(specs.top_k, name, result, pos), key="topk")
+    bars = c1.empty()  # drawn after the decoding rule below: its bars follow the rule
     with c2:
         k = min(3, result.probs.shape[1])
         table = specs.table(specs.top_next, name, result, k)
         st.caption(f"Top {k} next tokens at every position, with their probabilities.")
-        st.dataframe(table, hide_index=True, column_config=_percent_columns(k))
-    generation_panel(sel)
+        st.dataframe(table, hide_index=True, column_config=_percent_columns(k),
+                     height="content" if table.num_rows <= 48 else 900)  # fmt: skip
+    sampling = generation_panel(sel)
+    with bars.container():
+        if sampling.greedy:  # the model's own distribution
+            plot(specs.get(specs.top_k, name, result, pos), key="topk")
+        else:  # what the sampler draws from: temperature, top-k and top-p applied
+            plot(sampled_bars(name, result, pos, sampling), key="topk")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from types import MappingProxyType
 
 import numpy as np
@@ -12,6 +11,8 @@ import numpy as np
 from inference.analysis import Analysis
 from inference.runtime import OnnxModel
 from ui import loaders
+
+_RESULT = "_result"  # where a Selection keeps its analysis (its own __dict__)
 
 
 @dataclass(frozen=True)
@@ -31,21 +32,29 @@ class Selection:
     view: str = "attention"
     options: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
 
-    @cached_property
+    @property
     def result(self) -> Analysis:
-        """The model's analysis of ``text`` (cached per sentence by ``ui.loaders``).
+        """The model's analysis of ``text`` (cached per sentence by ``ui.loaders``), computed
+        on first use and kept on this object.
+
+        Kept in the object's own ``__dict__``, not with ``functools.cached_property``: on
+        Python 3.11 that takes one lock per class, so every session's analysis would wait
+        behind the slowest one in the server. A Selection lives in one run's thread.
 
         Raises:
             inference.analysis.EmptyInput: for text without tokens.
             inference.runtime.ModelRunError: if onnxruntime fails on this input.
         """
-        return loaders.get_analysis(self.name, self.text)
+        kept = self.__dict__.get(_RESULT)
+        if kept is None:
+            kept = self.__dict__[_RESULT] = loaders.get_analysis(self.name, self.text)
+        return kept
 
     def on_view(self, view: str, options: Mapping[str, object] | None = None) -> Selection:
         """This selection on ``view`` with that view's ``options`` (the analysis kept)."""
         chosen = replace(self, view=view, options=MappingProxyType(dict(options or {})))
-        if "result" in self.__dict__:
-            chosen.__dict__["result"] = self.result  # computed once per run
+        if _RESULT in self.__dict__:
+            chosen.__dict__[_RESULT] = self.__dict__[_RESULT]  # computed once per run
         return chosen
 
     def head_array(self, key: str) -> np.ndarray:

@@ -4,8 +4,9 @@
 (``--model`` repeatable): each folder is a Hugging Face GPT-2-family folder, too large
 for a browser upload (GPT-2 small: 500 MB, context 1024), trusted by whoever starts the
 server. Each one is converted once, outside the server process (``python -m
-upload.convert DIR --out ... --onnx`` in a child process: its files are read in the
-isolated upload worker, our exporter writes the graphs; the server never imports torch),
+upload.convert DIR --out ... --onnx --inspect-only`` in a child process, the inspect
+graph only: its files are read in the isolated upload worker, our exporter writes the
+graph; the server never imports torch),
 into a cache on disk keyed by a SHA-256 of the folder's files (a changed folder is
 converted again), then opened like the shipped models. Conversion runs in a background
 thread: the shipped models answer meanwhile, and a folder that cannot be converted is
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import hashlib
 import os
 import re
 import shutil
@@ -32,17 +32,17 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from inference.runtime import OnnxModel, load_graphs, mapped_weights
 from models.card import ModelCard
-from upload.folders import SOURCE, folder_files
+from upload.folder_layout import SOURCE
+from upload.folders import CACHE_VERSION, folder_digest  # noqa: F401 - the cache key
 from upload.tokenizer_spec import vocab_note
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE_VARIABLE = "ATTNVIZ_CACHE_DIR"  # where converted folders are kept
-CACHE_VERSION = "1"  # part of every cache key: bump when the conversion's output changes
 RESERVED = ("softmax", "linear", "upload")  # keys a served model never takes
 AT_ONCE = 1  # analyses, probes and generations of served models running at the same time
 _RUNS = threading.BoundedSemaphore(AT_ONCE)
@@ -74,17 +74,35 @@ def cache_root() -> Path:
     return Path(base) / "attention-visualizer"
 
 
-def served_folders(argv: list[str] | None = None) -> list[Path]:
-    """The folders after ``--model`` in the script's arguments (``streamlit run app.py --
-    --model DIR ...``: Streamlit sets ``sys.argv`` to ``[app.py, --model, DIR, ...]``).
-    Arguments of another program (a test runner that runs the app in its own process)
-    are not the app's: none then."""
+def _app_args(argv: list[str] | None) -> argparse.Namespace:
+    """``--model`` (repeatable) and ``--context`` of the script's arguments (``streamlit
+    run app.py -- --model DIR ...``: Streamlit sets ``sys.argv`` to ``[app.py, --model,
+    DIR, ...]``). Arguments of another program (a test runner that runs the app in its
+    own process) are not the app's: none then."""
     argv = sys.argv if argv is None else argv
-    if not argv or Path(argv[0]).name != "app.py":
-        return []
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--model", action="append", type=Path, default=[])
-    return parser.parse_known_args(argv[1:])[0].model
+    parser.add_argument("--context", type=_positive, default=None)
+    if not argv or Path(argv[0]).name != "app.py":
+        return parser.parse_args([])
+    return parser.parse_known_args(argv[1:])[0]
+
+
+def _positive(text: str) -> int | None:
+    """A positive ``--context``; None (the folder's own) for anything else."""
+    return int(text) if text.isascii() and text.isdecimal() and int(text) > 0 else None
+
+
+def served_folders(argv: list[str] | None = None) -> list[Path]:
+    """The folders after ``--model`` in the app's arguments (``make run MODEL=DIR``)."""
+    return _app_args(argv).model
+
+
+def served_context(argv: list[str] | None = None) -> int | None:
+    """``--context N`` of the app's arguments (``make run MODEL=DIR CONTEXT=N``): every
+    served folder is converted with its first N positions (``upload.convert --context``),
+    or None (each folder's own context)."""
+    return _app_args(argv).context
 
 
 def model_key(folder: Path, taken: set[str]) -> str:
@@ -97,22 +115,6 @@ def model_key(folder: Path, taken: set[str]) -> str:
         n += 1
         key = f"{base}-{n}"
     return key
-
-
-def folder_digest(folder: Path) -> str:
-    """SHA-256 (hex) of :data:`CACHE_VERSION` and the names and bytes of the files a
-    conversion reads (config.json, tokenizer.json, the weights file).
-
-    Raises:
-        UploadError: a missing file (``upload.folders.folder_files``); OSError.
-    """
-    digest = hashlib.sha256(f"attention-visualizer served {CACHE_VERSION}\n".encode())
-    for name, path in sorted(folder_files(folder).items()):
-        digest.update(f"{name}\n".encode())
-        with path.open("rb") as f:
-            while chunk := f.read(1 << 22):
-                digest.update(chunk)
-    return digest.hexdigest()
 
 
 class ServedModel(OnnxModel):
@@ -135,22 +137,47 @@ class ServedModel(OnnxModel):
 
 @dataclass
 class Entry:
-    """One served folder: its key, its state (``converting``, ``ready``, ``failed``),
-    the model once ready, the one-line reason when it failed."""
+    """One served folder: its key, its state (``converting`` until it is ``ready`` or
+    ``failed``), the model once ready, the one-line reason when it failed, and what it
+    is doing while not ready (``stage``: ``waiting`` for the folders before it,
+    ``checking`` the cache, ``converting`` (not in the cache: the first start), or
+    ``opening`` the converted graphs) since ``since`` (``time.monotonic()``)."""
 
     key: str
     folder: Path
     state: str = "converting"
     model: ServedModel | None = None
     error: str = ""
+    stage: str = "waiting"
+    since: float = field(default_factory=time.monotonic)
+
+    def _stage(self, stage: str) -> None:
+        self.stage, self.since = stage, time.monotonic()
+
+    def progress(self) -> str:
+        """One line for every session while the model is not ready: what it is doing
+        and for how long ("converting gpt2/ for this server (first start only: GPT-2
+        small takes a few minutes): 1 min 20 s so far"); "" once ready or failed."""
+        if self.state != "converting":
+            return ""
+        seconds = int(time.monotonic() - self.since)
+        took = f"{seconds // 60} min {seconds % 60} s" if seconds >= 60 else f"{seconds} s"
+        what = {
+            "waiting": "waiting for the models before it",
+            "checking": "looking for its conversion in the cache",
+            "converting": "converting it for this server (first start only: GPT-2 small "
+            "takes a few minutes)",
+            "opening": "opening its converted graphs (converted before)",
+        }[self.stage]
+        return f"{self.folder.name}/: {what}: {took} so far"
 
 
 class ServedModels:
     """The server's operator models: converted (or found in the cache) by one background
     thread, one folder after another, in the order given."""
 
-    def __init__(self, folders: list[Path], root: Path | None = None):
-        self.root = root or cache_root()
+    def __init__(self, folders: list[Path], root: Path | None = None, context: int | None = None):
+        self.root, self.context = root or cache_root(), context
         self.entries: dict[str, Entry] = {}
         for folder in folders:
             key = model_key(folder, set(self.entries))
@@ -182,11 +209,38 @@ class ServedModels:
 
     def _prepare(self, entry: Entry) -> ServedModel:
         """The folder's converted graphs, from the cache or converted now."""
-        dest = self.root / f"{entry.key}-{folder_digest(entry.folder)[:16]}"
+        entry._stage("checking")
+        dest = self.root / f"{entry.key}-{folder_digest(entry.folder, self.context)[:16]}"
         if not any(dest.glob("*.inspect.onnx")):
+            entry._stage("converting")
             _log(f"{entry.key}: converting {entry.folder} into {dest} (first start only)…")
-            convert_into(entry.folder, dest)
+            convert_into(entry.folder, dest, self.context)
+        entry._stage("opening")
         return open_converted(entry.key, entry.folder, dest)
+
+
+_STARTED: list[ServedModels] = []  # prepared by ``python -m ui.launch`` before Streamlit
+
+
+def start(folders: list[Path], context: int | None = None) -> ServedModels:
+    """Start preparing ``folders`` now, in this process (``python -m ui.launch``: before
+    the Streamlit server answers anyone), for :func:`shared` to hand to the app."""
+    _STARTED[:] = [ServedModels(folders, context=context)]
+    return _STARTED[0]
+
+
+def shared(folders: list[Path], context: int | None = None) -> ServedModels:
+    """The served models of this server process: the ones :func:`start` began preparing
+    when the server started, if they are these folders at this context; else new ones
+    (a server started by ``streamlit run`` itself prepares them on the first visit)."""
+    started = _STARTED[0] if _STARTED else None
+    if (
+        started is not None
+        and started.context == context
+        and [e.folder for e in started.entries.values()] == list(folders)
+    ):
+        return started
+    return ServedModels(folders, context=context)
 
 
 def _alive(pid: int) -> bool:
@@ -214,17 +268,19 @@ def _stop_conversions() -> None:
         proc.kill()
 
 
-def convert_into(folder: Path, dest: Path) -> None:
-    """``python -m upload.convert folder --out <tmp> --onnx`` in a child process (low
-    priority), then the finished folder renamed to ``dest`` (a half-written conversion
-    never looks done).
+def convert_into(folder: Path, dest: Path, context: int | None = None) -> None:
+    """``python -m upload.convert folder --out <tmp> --onnx --inspect-only [--context N]``
+    in a child process (low priority), then the finished folder renamed to ``dest`` (a
+    half-written conversion never looks done).
 
     Raises:
         RuntimeError: the command's one-line refusal or failure.
     """
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    cmd = [sys.executable, "-m", "upload.convert", str(folder), "--out", str(tmp), "--onnx"]
+    cmd = [sys.executable, "-m", "upload.convert", str(folder), "--out", str(tmp)]
+    cmd += ["--onnx", "--inspect-only"]  # the fast graph is never opened (open_converted)
+    cmd += ["--context", str(context)] if context is not None else []
     proc = subprocess.Popen(
         cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )

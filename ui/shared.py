@@ -21,7 +21,9 @@ class SharedCache:
     With ``max_bytes`` and ``size`` (value -> bytes) it also holds at most ``max_bytes``
     in all, except that the newest value is kept whatever its size (a served model's
     analysis at its full context may alone be larger than the budget; recomputing it on
-    every rerun would cost more than holding it).
+    every rerun would cost more than holding it). ``on_evict()`` runs after values were
+    dropped (outside the lock): ``inference.memory.release_freed`` gives their memory
+    back to the operating system.
 
     Values are shared by every caller: they must never be modified.
     """
@@ -31,9 +33,10 @@ class SharedCache:
         max_entries: int,
         max_bytes: int | None = None,
         size: Callable[[object], int] | None = None,
+        on_evict: Callable[[], object] | None = None,
     ) -> None:
         self.max_entries = max_entries
-        self.max_bytes, self._size = max_bytes, size
+        self.max_bytes, self._size, self._on_evict = max_bytes, size, on_evict
         self._bytes: dict[Hashable, int] = {}
         self._values: OrderedDict = OrderedDict()
         self._lock = threading.Lock()  # guards _values and _computing
@@ -69,6 +72,7 @@ class SharedCache:
         found, value = self._lookup(key)
         if found:
             return value
+        evicted, dropped = False, None
         with self._lock:
             busy = self._computing.setdefault(key, threading.Lock())
         with busy:  # one computation per key; the others wait here
@@ -86,11 +90,15 @@ class SharedCache:
                         and self.max_bytes is not None
                         and sum(self._bytes.values()) > self.max_bytes
                     ):
-                        oldest, _ = self._values.popitem(last=False)
+                        oldest, dropped = self._values.popitem(last=False)
                         self._bytes.pop(oldest, None)
+                        evicted = True
+                del dropped
             finally:
                 with self._lock:
                     self._computing.pop(key, None)
+        if evicted and self._on_evict is not None:
+            self._on_evict()
         return value
 
     def clear(self) -> None:

@@ -49,16 +49,37 @@ def _caption(name: str) -> str:
     return f"{entry.folder.name}/ (served)" if entry is not None else name
 
 
-def _served_notices() -> None:
-    """One line per operator model still being converted or not served."""
+def _served_notices(names: list[str]) -> None:
+    """One line per operator model still being prepared (what it is doing, for how
+    long) or not served. While one is being prepared the lines refresh themselves every
+    :data:`PROGRESS_EVERY_S` seconds (:func:`_served_progress`)."""
+    entries = loaders.served_models().entries.values()
+    if any(e.state == "converting" for e in entries):
+        _served_progress(names)
+    else:
+        _served_lines()
+
+
+PROGRESS_EVERY_S = 2.0
+
+
+def _served_lines() -> None:
     for entry in loaders.served_models().entries.values():
         if entry.state == "converting":
-            st.caption(
-                f"Preparing {plain(entry.folder.name)}/ for this server (first start only; "
-                "GPT-2 small takes a few minutes). Reload the page to see it."
-            )
+            st.caption(f"Preparing {plain(entry.progress())}. It appears here when ready.")
         elif entry.state == "failed":
             st.warning(f"{plain(entry.folder.name)}/ is not served: {plain(entry.error)}")
+
+
+@st.fragment(run_every=PROGRESS_EVERY_S)
+def _served_progress(names: list[str]) -> None:
+    """:func:`_served_lines`, rerun on its own every few seconds; once a model is ready
+    (or failed) the whole page reruns, so the Model radio offers it without a reload."""
+    if loaders.model_names() != names or not any(
+        e.state == "converting" for e in loaders.served_models().entries.values()
+    ):
+        st.rerun(scope="app")
+    _served_lines()
 
 
 def _model(params: dict) -> str:
@@ -72,7 +93,7 @@ def _model(params: dict) -> str:
         key="model",
         **BOUND,
     )
-    _served_notices()
+    _served_notices(names)
     raw = params.pop("model", None)
     pending = loaders.served_models().entries.get(raw or "")
     if pending is not None and pending.state != "ready":
@@ -97,6 +118,9 @@ def _sentence(params: dict) -> str:
     """The sentence box; a link's text that needs cleaning is replaced on a second run
     (on the first run of a session the link's value wins over session state)."""
     raw = params.pop("text", None)
+    fixed = link.clean_text(raw, DEFAULT_TEXT)  # the link's text, read before the box
+    if fixed is not None:  # the URL now, the box (which read the link) on a second run
+        link.set_param_before_widget("text", fixed)
     if _FIXED_TEXT in st.session_state:
         st.session_state["text"] = st.session_state.pop(_FIXED_TEXT)
     st.session_state.setdefault("text", DEFAULT_TEXT)
@@ -109,7 +133,6 @@ def _sentence(params: dict) -> str:
         "into pieces and flagged.",
         **BOUND,
     )
-    fixed = link.clean_text(raw, DEFAULT_TEXT)
     if fixed is not None:
         st.session_state[_FIXED_TEXT] = fixed
         st.rerun()

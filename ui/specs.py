@@ -9,8 +9,8 @@ head. The cached value is the spec as it goes to the browser (``viz.spec.wire``:
 plain JSON, typed arrays), shared by every session: never modified.
 
 An uploaded model's specs never enter a cross-session cache: they are kept in its
-own session (the last ``UPLOAD_SPECS`` of them, in ``loaders.UPLOAD_CACHE``, which a
-new upload empties). The server operator's models (``ui/served.py``) share theirs like
+own session (the last ``UPLOAD_SPECS`` of them, at most ``UPLOAD_SPEC_BYTES`` in all
+but the newest, in ``loaders.UPLOAD_CACHE``, which a new upload empties). The server operator's models (``ui/served.py``) share theirs like
 the shipped models, in caches bounded by bytes (a heatmap at T = 1024 is megabytes).
 """
 
@@ -24,19 +24,21 @@ import pyarrow as pa
 import streamlit as st
 
 from inference.analysis import Analysis, head_scores, head_table, top_next_columns, visible
+from inference.memory import release_freed
 from ui import loaders, served
 from ui.shared import SharedCache
 from viz import attention as va
+from viz import fit, style
 from viz import grid as vg
 from viz import mask as vm
 from viz import positional as vp
 from viz import shapes as vs
 from viz import spec as vspec
-from viz import style
 from viz import tensors as vt
 
 Builder = Callable[..., dict]
 UPLOAD_SPECS = 64  # specs an upload's session keeps
+UPLOAD_SPEC_BYTES = 32 * 2**20  # and their bytes in all (a heatmap at T = 2,000: ~20 MB)
 
 
 def _weights(result: Analysis, layer: int, head: int | None, mode: str) -> tuple:
@@ -69,18 +71,27 @@ def head_grid(name, result) -> dict:
 def compare(name, result, layer, head) -> dict:
     """One head of model ``name`` for the side-by-side comparison."""
     w = result.outputs["attn"][layer, head]  # (T, T)
-    return va.attention_heatmap(w, result.display_tokens, title=f"{name}: L{layer} H{head}")
+    width = fit.HALF_1280_PX if side_by_side(result.T) else fit.FULL_1280_PX
+    title = f"{name}: L{layer} H{head}"
+    return va.attention_heatmap(w, result.display_tokens, title=title, width_px=width)
 
 
-def shape_flow(name, result) -> dict:
-    """The multi-head reshape as a flow of boxes with this model's sizes."""
+def side_by_side(t: int) -> bool:
+    """Whether two heatmaps of t tokens go side by side (else one above the other):
+    then each still labels every token at a 1280 px window."""
+    return t <= fit.SIDE_BY_SIDE_MAX
+
+
+def shape_flow(name, result, layer) -> dict:
+    """The multi-head reshape of ``layer`` as a flow of boxes with this model's sizes."""
     cfg = loaders.get_model(name).config
     stages = vs.reshape_stages(
-        1, result.T, cfg.d_model, cfg.n_head, cfg.d_head, attention=cfg.attention, eps=cfg.eps
-    )
+        1, result.T, cfg.d_model, cfg.n_head, cfg.d_head, attention=cfg.attention, eps=cfg.eps,
+        layer=layer,
+    )  # fmt: skip
     title = (
-        f"Multi-head reshape: B=1, T={result.T}, d_model={cfg.d_model}, H={cfg.n_head}, "
-        f"d_head={cfg.d_head}"
+        f"Multi-head reshape of layer {layer}: B=1, T={result.T}, d_model={cfg.d_model}, "
+        f"H={cfg.n_head}, d_head={cfg.d_head}"
     )
     return vs.shape_flow_figure(stages, title=title)
 
@@ -203,8 +214,12 @@ def shared() -> dict[str, SharedCache]:
     return {
         "per_head": SharedCache(PER_HEAD_ENTRIES),
         "per_sentence": SharedCache(PER_SENTENCE_ENTRIES),
-        "served_per_head": SharedCache(4096, max_bytes=budget, size=spec_bytes),
-        "served_per_sentence": SharedCache(1024, max_bytes=budget, size=spec_bytes),
+        "served_per_head": SharedCache(
+            4096, max_bytes=budget, size=spec_bytes, on_evict=release_freed
+        ),
+        "served_per_sentence": SharedCache(
+            1024, max_bytes=budget, size=spec_bytes, on_evict=release_freed
+        ),
     }
 
 
@@ -219,10 +234,15 @@ def _kept(build: Builder, name: str, result: Analysis, params: tuple, finish) ->
         return cache.get(key, lambda: finish(build(name, result, *params)))
     mine = st.session_state.setdefault(loaders.UPLOAD_CACHE, {})
     specs = mine.setdefault("specs", OrderedDict())
+    sizes = mine.setdefault("spec_bytes", {})
     if key not in specs:
-        specs[key] = finish(build(name, result, *params))
-        while len(specs) > UPLOAD_SPECS:
-            specs.popitem(last=False)
+        specs[key] = value = finish(build(name, result, *params))
+        sizes[key] = spec_bytes(value)
+        while len(specs) > 1 and (
+            len(specs) > UPLOAD_SPECS or sum(sizes.values()) > UPLOAD_SPEC_BYTES
+        ):
+            sizes.pop(specs.popitem(last=False)[0], None)
+    specs.move_to_end(key)
     return specs[key]
 
 

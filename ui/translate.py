@@ -13,10 +13,10 @@ from __future__ import annotations
 import streamlit as st
 
 from corpus.translation import OutsideGrammar, translate
-from inference.seq2seq import read_source
+from inference.seq2seq import MAX_LEN, read_source
 from inference.translation_metrics import bleu
 from models.seq2seq.config import SEQ2SEQ_KINDS
-from ui import translate_views
+from ui import link, translate_views
 from ui.text import plain
 from ui.translation_loaders import decoding, translator
 from viz.seq2seq import KIND_NAMES
@@ -24,7 +24,7 @@ from viz.seq2seq import KIND_NAMES
 EXAMPLES = [
     "the big dog saw a small cat .",
     "some old kings liked the red lamps near the park .",
-    "this tall teacher found the heavy box behind some quiet gardens in the old market .",
+    "this little girl found the heavy box behind some old gardens in the small market .",
 ]
 # The keys are the control's labels and the URL's values (a bound widget writes its
 # option's label into the URL); the names are its help.
@@ -34,6 +34,37 @@ VIEWS = {
     "self-attention": "encoder and decoder self-attention",
     "context": "the fixed context vector",
 }
+
+
+_LINK_READ, _FIXED_SRC = "_translate_link_read", "_translate_fixed_src"
+
+
+def _allowed() -> dict[str, list[str]]:
+    """URL parameter -> the values its bound control takes (a refused one gets a notice)."""
+    cfg = translator("transformer").config
+    out = {"tview": list(VIEWS), "steps_kind": list(translate_views.STEP_MODELS)}
+    for prefix in translate_views.HEAD_KEYS:
+        out[f"{prefix}_layer"] = [str(i) for i in range(cfg.n_layer)]
+        out[f"{prefix}_head"] = [str(i) for i in range(cfg.n_head)]
+    return out
+
+
+def check_link() -> str | None:
+    """On the session's first run of this page, before any bound control is drawn: one
+    notice per refused link parameter (a bound control drops it without a word), and
+    the link's ``src`` cleaned as the visualizer cleans its ``text`` (control characters
+    to spaces, capped) in the URL; returns the cleaned sentence, or None."""
+    if st.session_state.get(_LINK_READ):
+        return None
+    st.session_state[_LINK_READ] = True
+    params = st.query_params
+    for key, allowed in _allowed().items():
+        if key in params and params[key] not in allowed:
+            link.check(key, params[key], None, f"not one of {', '.join(allowed)}.")
+    fixed = link.clean_text(params.get("src"), EXAMPLES[1])
+    if fixed is not None:
+        link.set_param_before_widget("src", fixed)
+    return fixed
 
 
 def _gold(words: list[str]):
@@ -69,9 +100,12 @@ def _read(text: str):
 
 def translations(words: list[str], gold) -> None:
     """Each model's greedy translation beside the gold one, with exact match and BLEU."""
-    rows = []
+    rows, unfinished = [], []
     for kind in SEQ2SEQ_KINDS:
-        out = decoding(kind, tuple(words), None, False).words
+        run = decoding(kind, tuple(words), None, False)
+        out = run.words
+        if not run.finished:
+            unfinished.append(KIND_NAMES[kind])
         row = {"model": KIND_NAMES[kind], "translation": " ".join(out)}
         if gold is not None:
             row["exact"] = "✓" if out == list(gold.target) else "✗"
@@ -81,11 +115,20 @@ def translations(words: list[str], gold) -> None:
         rows.append({"model": "gold (the rules)", "translation": " ".join(gold.target),
                      "exact": "", "BLEU": ""})  # fmt: skip
     st.dataframe(rows, hide_index=True, width="stretch")
+    if unfinished:
+        st.info(
+            f"{', '.join(unfinished)}: no end of sentence within {MAX_LEN} words, so the "
+            "translation shown is cut there (the model kept writing; an everyday sentence "
+            "outside the toy grammar often does this).",
+            icon=":material/content_cut:",
+        )
 
 
 def page() -> None:
     """Render the translation page."""
     st.title("Translate: English → Tokan")
+    fixed = check_link()
+    link.show_notices()
     st.markdown(
         "Tokan is a toy language with fixed rules (`docs/toy_language.md`): the verb goes last, adjectives follow their noun, "
         "the determiner closes the noun phrase, a particle marks the subject (*ga*) and "
@@ -94,8 +137,13 @@ def page() -> None:
     )
     st.selectbox("Example sentences", EXAMPLES, index=None, placeholder="Pick an example…",
                  key="src_example", on_change=_use_example)  # fmt: skip
+    if _FIXED_SRC in st.session_state:
+        st.session_state["src"] = st.session_state.pop(_FIXED_SRC)
     st.session_state.setdefault("src", EXAMPLES[1])
     text = st.text_input("English sentence", key="src", bind="query-params")
+    if fixed is not None:  # the box read the link's own value on this first run
+        st.session_state[_FIXED_SRC] = fixed
+        link.rerun()
     source = _read(text or "")
     if source is None:
         return

@@ -10,9 +10,22 @@ from inference.seq2seq import inspect
 from ui.figures import plot
 from ui.translation_loaders import card, decoding, translator
 from viz import attention as va
+from viz import fit, play
 from viz import seq2seq as vs
 
 ATTENDING = ("bahdanau", "transformer")
+STEP_MODELS = (*ATTENDING, "gru")  # the steps view's model control, in this order
+# The views' controls bound to the URL (key -> parameter), besides ``src`` and ``tview``
+HEAD_KEYS = ("align", "steps", "self")
+
+
+def _two_places(n: int) -> tuple:
+    """Two places for two heatmaps of n labels across and the plot width to label them
+    for: side by side while each still labels every word at a 1280 px window, else one
+    above the other across the page."""
+    if n <= fit.SIDE_BY_SIDE_MAX:
+        return (*st.columns(2), fit.HALF_1280_PX)
+    return st.container(), st.container(), fit.FULL_1280_PX
 
 
 def _gold_overlay(gold) -> list[int] | None:
@@ -23,12 +36,23 @@ def _gold_overlay(gold) -> list[int] | None:
     return list(gold.alignment) if shown else None
 
 
-def _head(prefix: str, default: tuple[int, int] = (0, 0)) -> tuple[int, int]:
-    """Layer and head pickers of the transformer."""
+def best_head() -> tuple[int, int]:
+    """The transformer's cross-attention head whose attention falls most on the gold
+    source word (the card's measurement): where every head picker opens."""
+    best = card()["models"]["transformer"]["alignment"]["best_head"]
+    return best["layer"], best["head"]
+
+
+def _head(prefix: str) -> tuple[int, int]:
+    """Layer and head pickers of the transformer, opening on :func:`best_head`, bound to
+    the URL (``<prefix>_layer``, ``<prefix>_head``)."""
     cfg = translator("transformer").config
+    default = best_head()
     c1, c2 = st.columns(2)
-    layer = c1.selectbox("Layer", range(cfg.n_layer), index=default[0], key=f"{prefix}_layer")
-    head = c2.selectbox("Head", range(cfg.n_head), index=default[1], key=f"{prefix}_head")
+    layer = c1.selectbox("Layer", range(cfg.n_layer), index=default[0], key=f"{prefix}_layer",
+                         bind="query-params")  # fmt: skip
+    head = c2.selectbox("Head", range(cfg.n_head), index=default[1], key=f"{prefix}_head",
+                        bind="query-params")  # fmt: skip
     return layer, head
 
 
@@ -36,21 +60,19 @@ def alignment_view(words: list[str], gold) -> None:
     """Target × source attention of Bahdanau's model and of one cross-attention head,
     on the model's own translation (free running), with the gold alignment overlaid."""
     overlay = _gold_overlay(gold)
-    best = card()["models"]["transformer"]["alignment"]["best_head"]
-    left, right = st.columns(2)
+    best = best_head()
+    left, right, width = _two_places(len(words) + 1)
     with left:
         out = decoding("bahdanau", tuple(words), None, False)
         st.markdown("**GRU + Bahdanau attention**: query = the decoder's previous state")
-        plot(vs.alignment(out.attention(), out.words + ["<eos>"], out.source, overlay),
-             key="align_bahdanau")  # fmt: skip
+        plot(vs.alignment(out.attention(), out.row_labels(), out.source, overlay,
+                          width_px=width), key="align_bahdanau")  # fmt: skip
     with right:
-        st.markdown(
-            f"**Transformer cross-attention** (best head: L{best['layer']} H{best['head']})"
-        )
-        layer, head = _head("align", (best["layer"], best["head"]))
+        st.markdown(f"**Transformer cross-attention** (best head: L{best[0]} H{best[1]})")
+        layer, head = _head("align")
         out = decoding("transformer", tuple(words), None, False)
         weights = out.attention()[layer, head]  # (T, S)
-        plot(vs.alignment(weights, out.words + ["<eos>"], out.source, overlay),
+        plot(vs.alignment(weights, out.row_labels(), out.source, overlay, width_px=width),
              key="align_transformer")  # fmt: skip
     st.caption(
         "Row t is output word t, column j source word j; each row sums to 1. The open "
@@ -63,21 +85,40 @@ def alignment_view(words: list[str], gold) -> None:
 def steps_view(words: list[str], gold) -> None:
     """One decoding step: the query, the attention over the source, the context vector,
     the chosen word; teacher forcing beside free running."""
-    kind = st.radio("Model", ATTENDING + ("gru",), horizontal=True, key="steps_kind",
-                    format_func=vs.KIND_NAMES.get)  # fmt: skip
+    # The options are the URL's values (a bound control writes its option's label into
+    # the URL), so the labels are the keys and the models' names are captions.
+    kind = st.radio("Model", STEP_MODELS, horizontal=True, key="steps_kind",
+                    captions=[vs.KIND_NAMES[k] for k in STEP_MODELS],
+                    bind="query-params")  # fmt: skip
     free = decoding(kind, tuple(words), tuple(gold.target) if gold else None, False)
     runs = [("free", "Free running: it reads its own previous word", free)]
     if gold is not None:
         forced = decoding(kind, tuple(words), tuple(gold.target), True)
         runs.insert(0, ("forced", "Teacher forcing: it reads the gold previous word", forced))
     longest = max(len(r.steps) for _, _, r in runs)
-    t = st.slider("Output position t", 0, longest - 1, 0, key="steps_t") if longest > 1 else 0
+    t = (
+        st.slider("Output position t", 0, longest - 1, 0, key="steps_t", bind="query-params")
+        if longest > 1
+        else 0
+    )
     layer, head = _head("steps") if kind == "transformer" else (0, 0)
     for col, (key, title, run) in zip(st.columns(len(runs)), runs, strict=True):
         with col:
             st.markdown(f"**{title}**")
             _one_step(run, t, kind, layer, head, key)
             _steps_table(run)
+    if kind != "gru":
+        with st.expander("▶ Play every step of the free run (in your browser)"):
+            plot(_played(free, kind, layer, head), key="steps_play")
+
+
+def _played(run, kind: str, layer: int, head: int) -> dict:
+    """The run's attention over the source at every step, as plotly frames."""
+    weights = np.stack([s.attention if kind != "transformer" else s.attention[layer, head]
+                        for s in run.steps])  # (n, S)  # fmt: skip
+    titles = [f"step {t}: reads {s.fed} → picks {s.word} ({s.prob:.0%})"
+              for t, s in enumerate(run.steps)]  # fmt: skip
+    return play.bar_steps(weights, run.source, titles)
 
 
 def _one_step(run, t: int, kind: str, layer: int, head: int, key: str) -> None:
@@ -111,7 +152,9 @@ def _steps_table(run) -> None:
     rows = [{"t": i, "reads": s.fed, "picks": s.word, "p": round(s.prob, 3),
              "gold": s.gold or "", "ok": "" if s.gold is None else ("✓" if s.word == s.gold else "✗")}
             for i, s in enumerate(run.steps)]  # fmt: skip
-    st.dataframe(rows, hide_index=True, height=min(400, 36 * len(rows) + 40))
+    # every step in view (a decoding has at most MAX_LEN): the GRU's mistakes at t = 12-13
+    # scrolled out of a ten-row table
+    st.dataframe(rows, hide_index=True, height="content")
 
 
 def self_view(words: list[str], gold) -> None:
@@ -120,15 +163,16 @@ def self_view(words: list[str], gold) -> None:
     out = decoding("transformer", tuple(words), None, False)
     layer, head = _head("self")
     tensors = inspect(translator("transformer"), words, out.words)
-    c1, c2 = st.columns(2)
+    c1, c2, width = _two_places(max(len(out.source), len(out.words) + 1))
     with c1:
         enc = tensors["enc_self_attn"][layer, head]  # (S, S)
         title = f"encoder self-attention, L{layer} H{head}"
-        plot(va.attention_heatmap(enc, out.source, title=title), key="enc_sa")
+        plot(va.attention_heatmap(enc, out.source, title=title, width_px=width), key="enc_sa")
     with c2:
         dec = tensors["dec_self_attn"][layer, head]  # (T, T)
         title = f"decoder masked self-attention, L{layer} H{head}"
-        plot(va.attention_heatmap(dec, ["<bos>", *out.words], title=title), key="dec_sa")
+        plot(va.attention_heatmap(dec, ["<bos>", *out.words], title=title, width_px=width),
+             key="dec_sa")  # fmt: skip
     st.caption(
         "Encoder: every source word looks at every source word. Decoder: each position "
         "looks only at the words already produced (the causal mask), the same mask as "

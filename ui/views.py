@@ -13,7 +13,7 @@ import numpy as np
 import streamlit as st
 
 from inference.analysis import Analysis, visible
-from ui import downloads, loaders, specs
+from ui import click, downloads, loaders, presenter, specs, walkthrough
 from ui.figures import plot, vega_lite
 from ui.lacking import lacks
 from ui.recurrence import mask_options, mask_view, predict_options, predict_view
@@ -39,15 +39,21 @@ def attention_options(sel: Selection) -> dict:
         key="attn_mode",
     )
     tokens = tuple(result.tokens)
-    if st.session_state.get("query_token_of") != tokens:  # a new sentence: its last token
+    # A new sentence starts at its last token. The choice is kept under QUERY too and put
+    # back into the control before it is drawn: the root page and /visualizer draw this
+    # view as two pages, and a control new to a page would start at 0.
+    if st.session_state.get("query_token_of") != tokens or click.QUERY not in st.session_state:
         st.session_state["query_token_of"] = tokens
-        st.session_state["query_token"] = result.T - 1
+        st.session_state[click.QUERY] = result.T - 1
+    st.session_state["query_token"] = st.session_state[click.QUERY]
     query = c2.selectbox(
         "Query token",
         range(result.T),
         format_func=lambda i: f"{i}: {visible(result.tokens[i])}",
         key="query_token",
+        on_change=click.keep_query,
     )
+    click.remember(tokens, query)  # the mask view outlines its row
     return {"mode": mode, "query": query}
 
 
@@ -58,10 +64,15 @@ def attention_view(sel: Selection) -> None:
     mode, q = sel.options["mode"], sel.options["query"]
     attn = result.outputs["attn"]  # (L, H, T, T)
     one = head if mode == "selected head" else None  # mean and max: the same for every head
-    left, right = st.columns([3, 2])
+    presenting = presenter.is_on()
+    left, right = (st.container(), st.container()) if presenting else st.columns([3, 2])
     with left:
-        plot(specs.get(specs.attention, name, result, layer, one, mode, q), key="attn_big")
-    with right:
+        if presenting and one is not None:  # the heatmap alone fits a projector's screen
+            fig = specs.get(specs.compare, name, result, layer, head)
+        else:
+            fig = specs.get(specs.attention, name, result, layer, one, mode, q)
+        plot(fig, key="attn_big", on_select=click.on_click("attn_big"))
+    with right, presenter.notes():
         st.caption(
             "Rows are queries (the token doing the looking), columns are keys; the upper "
             "triangle is empty because of the causal mask. The bars under the heatmap are "
@@ -79,6 +90,8 @@ def attention_view(sel: Selection) -> None:
             + " Tokens marked * are pieces of unknown words."
         )
         downloads.arrays("attention", {"attn": attn}, result.display_tokens, layer, head)
+    if mode == "selected head":
+        walkthrough.section(sel, q)
     st.subheader("All layers and heads")
     plot(specs.get(specs.head_grid, name, result), key="attn_grid")
 
@@ -96,21 +109,35 @@ def row_sum_note(weights: np.ndarray, attention: str, eps: float) -> str:
     )
 
 
+# Two separately trained models: head h of one has no reason to do what head h of the
+# other does (a head's index is an accident of initialization).
+NOT_THE_SAME_HEAD = (
+    "The two models were trained separately: their heads do not correspond, so the same "
+    "layer and head number is just a position to compare, not the same head."
+)
+
+
 def compare_view(sel: Selection) -> None:
     """View 2: a softmax and a linear model on the same sentence, same layer and head:
     the two shipped models, or an upload beside the shipped model of the other kind."""
     pair = _compared(sel)
     if sel.name in loaders.SHIPPED_KINDS:
-        st.caption("The same sentence through both shipped models, same layer and head.")
+        st.caption(
+            "The same sentence through both shipped models, at the same layer and head "
+            f"number. {NOT_THE_SAME_HEAD}"
+        )
     else:
         other = pair[1][0]
         st.caption(
             f"{plain(_title(sel.name))} ({sel.model.config.attention} attention) beside the "
             f"shipped {other} "
-            "model on the same sentence, same layer and head (or the nearest one the model "
-            "has). Each model splits the sentence with its own tokenizer."
+            "model on the same sentence, at the same layer and head number (or the nearest "
+            f"one the model has). Each model splits the sentence with its own tokenizer. "
+            f"{NOT_THE_SAME_HEAD}"
         )
-    for col, (name, result) in zip(st.columns(2), pair, strict=True):
+    wide = not all(specs.side_by_side(result.T) for _, result in pair)
+    places = [st.container() for _ in pair] if wide else st.columns(2)
+    for col, (name, result) in zip(places, pair, strict=True):
         cfg = loaders.get_model(name).config
         lay, hd = min(sel.layer, cfg.n_layer - 1), min(sel.head, cfg.n_head - 1)
         probs = result.probs[-1]
@@ -118,7 +145,8 @@ def compare_view(sel: Selection) -> None:
         title = plain(_title(name))
         with col:
             st.markdown(f"**{title}** ({cfg.attention} attention), layer {lay}, head {hd}")
-            plot(specs.get(specs.compare, name, result, lay, hd), key=f"cmp_{name}")
+            fig, key = specs.get(specs.compare, name, result, lay, hd), f"cmp_{name}"
+            plot(fig, key=key, on_select=click.on_click(key))  # a click picks the query
             token = plain(loaders.get_vocab(name)[best])
             st.markdown(f"Next token: **{token}** ({probs[best]:.1%})")
 
@@ -161,7 +189,7 @@ def shapes_view(sel: Selection) -> None:
     if lacks(sel, QKV, "The Q/K/V shapes view"):
         return
     # Full width: each box is one line of text and sizes itself to it.
-    plot(specs.get(specs.shape_flow, name, result), key="shape_flow")
+    plot(specs.get(specs.shape_flow, name, result, sel.layer), key="shape_flow")
     which = sel.options["tensor"]
     plot(specs.get(specs.qkv, name, result, sel.layer, sel.head, which), key="qkv")
     tensors = {n: result.outputs[n] for n in QKV}
@@ -224,9 +252,12 @@ def stats_view(sel: Selection) -> None:
     st.caption(
         "Scores on this sentence: previous_token and first_token are mean attention weights "
         "(0–1), distance is the mean query–key distance in tokens, entropy is in bits. "
-        "induction is measured on a random word sequence repeated twice."
+        "induction is measured apart from your sentence, as the model card measures it: on "
+        "24 blocks of 24 random words, each repeated twice."
     )
-    st.dataframe(table, hide_index=True)
+    # every head in view, no inner scroll (L2 H2/H3 were hidden under it); a model of
+    # many heads (GPT-2 small: 144) scrolls inside a screen-tall table
+    st.dataframe(table, hide_index=True, height="content" if table.num_rows <= 48 else 900)
 
 
 RENDERERS = {

@@ -12,7 +12,7 @@ import streamlit as st
 
 from inference.analysis import EmptyInput
 from inference.runtime import ModelRunError
-from ui import link, views
+from ui import link, presenter, views
 from ui.selection import Selection
 from ui.text import plain
 
@@ -85,6 +85,7 @@ def view_picker() -> str:
         help=" · ".join(f"{key}: {name}" for key, name in VIEWS.items()),
         bind="query-params",
         persist_state="session",
+        label_visibility="collapsed" if presenter.is_on() else "visible",
     )
     if view is None:  # only a link's empty ``view=`` clears it: reset on a second run
         st.session_state[_EMPTY_VIEW] = True
@@ -106,7 +107,8 @@ def page(sel: Selection) -> None:
     if not start(sel, "Attention visualizer", empty_hint=" Or pick an example sentence."):
         return
     view = view_picker()
-    st.subheader(VIEWS[view])
+    if not presenter.is_on():  # presenting: the view's name is in the control above
+        st.subheader(VIEWS[view])
     try:
         sel = sel.on_view(view, views.OPTIONS.get(view, views.no_options)(sel))
         views.RENDERERS[view](sel)

@@ -6,7 +6,9 @@ Each request has a budget of seconds of the worker's CPU time, and at most WAIT_
 times that on the wall clock: time the worker spends waiting for a CPU that the server
 uses is not held against it. Past either, or when the worker dies or answers out of
 protocol, the worker is killed and :class:`~upload.errors.WorkerError` says in one line
-what happened.
+what happened. The command line's worker (``background=False``: a user's own computer,
+where other work may hold every CPU) runs at normal priority instead, and its wall clock
+grows by every second it waits for a CPU: a busy computer makes it slower, never refused.
 Nothing the worker says is trusted: the reply header is bounded JSON and every array's
 name and shape is checked against what the caller expects before it is read.
 """
@@ -14,6 +16,7 @@ name and shape is checked against what the caller expects before it is read.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import signal
 import subprocess
@@ -28,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from upload import protocol
+from upload.budget import WorkerBudget
 from upload.errors import UploadError, WorkerError
 from upload.limits import (
     MAX_HEADER_BYTES,
@@ -39,6 +43,9 @@ from upload.limits import (
 
 WORKER = Path(__file__).with_name("worker.py")
 _LIVE: weakref.WeakSet = weakref.WeakSet()
+# Set by the server (ui.loaders): who is asking now (a session id), recorded as a server
+# worker's owner so that :func:`reap` can stop the workers of closed sessions.
+caller: Callable[[], object] = lambda: None  # noqa: E731
 
 
 def _env() -> dict[str, str]:
@@ -62,6 +69,20 @@ def process_state(pid: int) -> tuple[str, float] | None:
         return None
 
 
+def run_queue_wait(pid: int) -> float | None:
+    """Seconds the threads of process ``pid`` have spent runnable but waiting for a CPU,
+    summed over its threads (the second field of ``/proc/<pid>/task/*/schedstat``, in
+    ns; Linux); None where unreadable."""
+    try:
+        total = 0
+        for task in os.scandir(f"/proc/{pid}/task"):
+            with open(f"{task.path}/schedstat") as f:
+                total += int(f.read().split()[1])
+        return total / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 class Deadline:
     """A request's deadline (``time.monotonic()`` seconds) set by the worker's CPU time:
     ``budget_s`` seconds of CPU, and at most ``WAIT_FACTOR`` times that on the wall clock.
@@ -71,13 +92,22 @@ class Deadline:
     A SCHED_IDLE worker gets a CPU only when the server's own threads leave one free, so
     on a busy server it waits; that is the server putting students first, not the upload
     being slow. Where /proc cannot be read, the deadline is ``budget_s`` of wall clock.
+
+    With ``follow_waits`` (the command line's normal-priority worker on its user's own
+    computer) the wall-clock cap is ``WAIT_FACTOR`` times the budget *plus* every second
+    the worker's threads waited for a CPU (:func:`run_queue_wait`): the allowance follows
+    the CPU the worker actually got, so a computer busy with other work (two training
+    runs) slows the conversion down but never ends it; only a worker that neither runs
+    nor waits for a CPU (stuck) reaches the cap.
     """
 
-    def __init__(self, pid: int, budget_s: float):
+    def __init__(self, pid: int, budget_s: float, follow_waits: bool = False):
         self.pid, self.budget_s, self.start = pid, budget_s, time.monotonic()
         first = process_state(pid)
         self._cpu0 = None if first is None else first[1]
+        self._wait0 = run_queue_wait(pid) if follow_waits else None
         self.used_s = 0.0  # CPU seconds the worker used on this request so far
+        self.waited_s = 0.0  # seconds it waited for a CPU (follow_waits only)
 
     def __call__(self) -> float:
         now = process_state(self.pid)
@@ -86,12 +116,18 @@ class Deadline:
         self.used_s = now[1] - self._cpu0
         elapsed = time.monotonic() - self.start
         cap = WAIT_FACTOR * self.budget_s
+        if self._wait0 is not None and (wait := run_queue_wait(self.pid)) is not None:
+            self.waited_s = min(wait - self._wait0, elapsed)  # threads may wait side by side
+            cap += self.waited_s
         return self.start + min(elapsed + self.budget_s - self.used_s, cap)
 
     @property
     def busy(self) -> bool:
         """Whether the wall-clock cap ended the request while the worker still had CPU
-        budget left and was waiting for a CPU (state "R"), not computing past its budget."""
+        budget left and was waiting for a CPU (state "R"), not computing past its budget.
+        Never with ``follow_waits``: its cap already grew by every wait."""
+        if self._wait0 is not None:
+            return False
         state = process_state(self.pid)
         return state is not None and state[0] == "R" and self.used_s < self.budget_s
 
@@ -106,6 +142,14 @@ class Worker:
         file_bytes: the largest file it may write (its stderr log; the exporter's graphs).
         reply_bytes: the most one reply's arrays may hold (the command line's converter
             of a large local checkpoint: its weights).
+        budget: the server's :class:`~upload.budget.WorkerBudget` each request waits its
+            turn in (None: none, as on the command line).
+        on_wait: called with the request's place in line while it waits.
+        background: True (the app's server): the worker runs at SCHED_IDLE, below the
+            classroom's requests, and its wall clock is capped at WAIT_FACTOR times each
+            request's CPU budget. False (the command line on its user's own computer):
+            normal priority, the cap grows by the time it waits for a CPU
+            (:class:`Deadline` ``follow_waits``), and messages speak of "this computer".
     """
 
     def __init__(
@@ -115,9 +159,16 @@ class Worker:
         idle_s: float = WORKER_IDLE_S,
         file_bytes: int = 2**20,
         reply_bytes: int = MAX_REPLY_BYTES,
+        budget: WorkerBudget | None = None,
+        on_wait: Callable[[int], None] | None = None,
+        background: bool = True,
     ):
         self.what, self.memory_bytes, self.idle_s = what, memory_bytes, idle_s
         self.file_bytes, self.reply_bytes = file_bytes, reply_bytes
+        self.budget, self.on_wait = budget, on_wait
+        self.owner = caller() if budget is not None else None  # a server worker's session
+        self.background = background
+        self.place = "the server" if background else "this computer"
         self.proc: subprocess.Popen | None = None
         self._lock = threading.Lock()
         self._stderr = None
@@ -134,7 +185,8 @@ class Worker:
         """
         self._stderr = tempfile.TemporaryFile()
         limits = (self.memory_bytes, self.idle_s, self.file_bytes)
-        cmd = [sys.executable, "-I", str(WORKER), *map(str, limits)]
+        priority = "idle" if self.background else "normal"
+        cmd = [sys.executable, "-I", str(WORKER), *map(str, limits), priority]
         self.proc = subprocess.Popen(
             cmd,
             stdin=subprocess.PIPE,
@@ -202,11 +254,11 @@ class Worker:
             UploadError: the worker's own one-line refusal.
             WorkerError: it died, timed out, or broke the protocol (it is then stopped).
         """
-        with self._lock:
+        with self._lock, self._admitted():
             if not self.alive:
                 self.stop()
                 self.start()
-            deadline = Deadline(self.proc.pid, timeout_s)
+            deadline = Deadline(self.proc.pid, timeout_s, follow_waits=not self.background)
             out: dict[str, np.ndarray] = {}
             try:
                 request = {**header, "cpu_s": timeout_s}
@@ -223,11 +275,17 @@ class Worker:
             except BaseException:  # the caller refused the reply: the protocol is out of step
                 self.stop()
                 raise
-            if header.get("op") in ("convert", "convert_local", "convert_folder"):
+            if header.get("op") in ("convert", "convert_local", "convert_folder", "fold_onnx"):
                 self.stop()  # a convert worker exits after its one answer
             if not reply.get("ok"):
                 raise UploadError(str(reply.get("error", "refused"))[:600])
             return reply, out
+
+    def _admitted(self):
+        """The request's turn in the server's budget (nothing to wait for without one)."""
+        if self.budget is None:
+            return contextlib.nullcontext()
+        return self.budget.admit(self.memory_bytes, self.what, self.on_wait)
 
     def _failure(self, exc: WorkerError, deadline: Deadline) -> WorkerError:
         """Stop the worker and say in one line what became of it."""
@@ -239,12 +297,14 @@ class Worker:
         self.stop()
         if busy:
             return WorkerError(
-                f"{self.what}: stopped: the server was too busy to give it {timeout_s:g} s "
+                f"{self.what}: stopped: {self.place} was too busy to give it {timeout_s:g} s "
                 f"of CPU time within {WAIT_FACTOR * timeout_s:g} s; try again later"
             )
         if str(exc) == "timeout" and deadline.used_s < timeout_s:  # it stopped computing
+            waited = deadline.waited_s
+            waited = f" (and {waited:.0f} s waiting for a CPU)" if waited >= 1 else ""
             return WorkerError(
-                f"{self.what}: stopped: no answer within {WAIT_FACTOR * timeout_s:g} s"
+                f"{self.what}: stopped: no answer within {WAIT_FACTOR * timeout_s:g} s{waited}"
             )
         if str(exc) == "timeout":
             return WorkerError(f"{self.what}: stopped: it took longer than {timeout_s:g} s")
@@ -260,6 +320,28 @@ class Worker:
         if str(exc).startswith("protocol"):
             return WorkerError(f"{self.what}: stopped: the worker broke the protocol ({exc})")
         return WorkerError(f"{self.what}: stopped: the worker ended unexpectedly (code {code})")
+
+
+def reap(owner_alive: Callable[[object], bool] | None = None) -> int:
+    """Stop, and collect the exit status of (no zombie left), every worker that exited on
+    its own (idle, or killed), and every idle worker whose owner ``owner_alive`` says is
+    gone (a closed tab's). A worker busy with a request is left alone. Returns how many
+    were stopped; the next request of a model whose worker was stopped starts a new one."""
+    stopped = 0
+    for worker in list(_LIVE):
+        proc = worker.proc
+        if proc is None:
+            continue
+        exited = proc.poll() is not None
+        orphan = owner_alive is not None and worker.owner is not None
+        orphan = orphan and not owner_alive(worker.owner)
+        if (exited or orphan) and worker._lock.acquire(blocking=False):
+            try:
+                worker.stop()
+                stopped += 1
+            finally:
+                worker._lock.release()
+    return stopped
 
 
 @atexit.register

@@ -5,13 +5,18 @@ uploader does.
     python -m upload.convert ckpt.pt --tokenizer tokenizer.json --out converted/  # GPT-2 vocabulary
     python -m upload.convert mine.safetensors --out DIR --onnx    # ours -> ONNX graphs
     python -m upload.convert path/to/gpt2 --out DIR [--onnx]      # a GPT-2-family folder
+    python -m upload.convert path/to/gpt2 --out DIR --context 256  # a shorter context
     python -m upload.convert model.inspect.onnx [model.fast.onnx ...]  # check, print the card
     python -m upload.convert model.onnx --tokenizer tokenizer.json  # any ONNX language model
+    python -m upload.convert model.onnx --out DIR  # its external data folded in: one file
 
 A checkpoint becomes ONE compact upload file, ``DIR/<name>.safetensors`` (float32
 weights, config, tokenizer, and the training record: a nanoGPT run's ``iter_num``,
 ``best_val_loss`` and settings), which the app's uploader accepts; ``--onnx`` also
-writes the ONNX graphs. Local checkpoints of any size are read by path
+writes the ONNX graphs; ``--context N`` keeps the first N positions (a learned position
+embedding's first N rows, ``upload.local.with_context``), so that a model whose full
+context the app's uploader refuses (GPT-2's 1,024 tokens: its logits alone are
+T x 50,257 values) becomes one it accepts. Local checkpoints of any size are read by path
 (``upload/local.py``): nanoGPT's ``ckpt.pt`` holds the optimizer state too (its
 shakespeare-char run: 129 MB for 43 MB of weights), and only the weights are read; a
 Hugging Face GPT-2-family folder (``upload/folders.py``) likewise.
@@ -90,6 +95,13 @@ def _report(written: Written, serve: str = "") -> None:
         print(f"upload {written.path} in the app (Inspect your own model)")
 
 
+def _onnx(args: argparse.Namespace) -> bool | str:
+    """``write_upload``'s ``onnx``: False, True (every graph) or "inspect" (that alone)."""
+    if args.inspect_only and not args.onnx:
+        raise UploadError("--inspect-only goes with --onnx (it chooses which graphs to write)")
+    return "inspect" if args.onnx and args.inspect_only else args.onnx
+
+
 def _checkpoint(args: argparse.Namespace) -> None:
     """A nanoGPT ckpt.pt (with --meta or --tokenizer) or our .safetensors -> upload file."""
     if args.out is None:
@@ -99,7 +111,7 @@ def _checkpoint(args: argparse.Namespace) -> None:
         raise UploadError("give files of different names")
     from upload.local import convert_files
 
-    _report(convert_files(paths, args.out, args.onnx))
+    _report(convert_files(paths, args.out, _onnx(args), context=args.context))
 
 
 def _folder(args: argparse.Namespace) -> None:
@@ -109,7 +121,8 @@ def _folder(args: argparse.Namespace) -> None:
     if len(args.files) != 1 or args.out is None or args.meta or args.tokenizer:
         raise UploadError("convert one GPT-2-family folder at a time, with --out DIR")
     folder = args.files[0]
-    _report(convert_folder(folder, args.out, args.onnx), f" with make run MODEL={folder}")
+    done = convert_folder(folder, args.out, _onnx(args), context=args.context)
+    _report(done, f" with make run MODEL={folder}")
 
 
 def _graphs(args: argparse.Namespace) -> None:
@@ -117,6 +130,11 @@ def _graphs(args: argparse.Namespace) -> None:
     --meta): checked and test-run as the uploader does; the card is printed."""
     from upload.load import load_upload
 
+    if args.context is not None:
+        raise UploadError(
+            "--context shortens a checkpoint or a folder as it is converted; an ONNX graph "
+            "is checked as it is (export it with a shorter context instead)"
+        )
     paths = list(args.files) + [p for p in (args.meta, args.tokenizer) if p]
     model = load_upload(_read(paths))
     try:
@@ -126,10 +144,25 @@ def _graphs(args: argparse.Namespace) -> None:
         model.close()
 
 
+def _fold(args: argparse.Namespace) -> None:
+    """One .onnx graph with external data -> one self-contained, checked ``DIR/<name>.onnx``
+    (``upload.local.fold_onnx``); with --tokenizer or --meta, then checked as the
+    uploader does and its card printed."""
+    from upload.local import fold_onnx, mb
+
+    target = fold_onnx(args.files[0], args.out)
+    print(f"wrote {target} ({mb(target.stat().st_size)}, self-contained, checked as an upload)")
+    if args.tokenizer or args.meta:
+        _graphs(argparse.Namespace(**{**vars(args), "files": [target]}))
+    else:
+        print(f"upload {target} in the app with its tokenizer.json (Inspect your own model)")
+
+
 def input_kind(args: argparse.Namespace) -> str:
     """Which of ``INPUT_KINDS`` the arguments are: "folder" (a GPT-2-family folder),
-    "onnx" (graphs to check, a foreign one with its vocabulary) or "checkpoint" (one
-    nanoGPT ``.pt`` or our ``.safetensors``).
+    "onnx" (graphs to check, a foreign one with its vocabulary), "onnx_fold" (one .onnx
+    with --out: its external data folded in) or "checkpoint" (one nanoGPT ``.pt`` or our
+    ``.safetensors``).
 
     Raises:
         UploadError: any other combination.
@@ -138,7 +171,7 @@ def input_kind(args: argparse.Namespace) -> str:
         return "folder"
     suffixes = [p.suffix.lower() for p in args.files]
     if ".onnx" in suffixes:
-        return "onnx"
+        return "onnx_fold" if args.out is not None and suffixes == [".onnx"] else "onnx"
     if len(suffixes) == 1 and suffixes[0] in (*CHECKPOINT_SUFFIXES, ".safetensors"):
         return "checkpoint"
     raise UploadError(
@@ -151,6 +184,7 @@ def input_kind(args: argparse.Namespace) -> str:
 INPUT_KINDS: dict[str, Callable[[argparse.Namespace], None]] = {
     "folder": _folder,
     "onnx": _graphs,
+    "onnx_fold": _fold,
     "checkpoint": _checkpoint,
 }
 
@@ -183,6 +217,20 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--out", type=Path, default=None, help="output folder (checkpoints)")
     p.add_argument("--onnx", action="store_true", help="also write the ONNX graphs")
+    p.add_argument(
+        "--inspect-only",
+        action="store_true",
+        help="with --onnx: the inspect graph alone (what a served model opens)",
+    )
+    p.add_argument(
+        "--context",
+        type=int,
+        default=None,
+        metavar="N",
+        help="keep the model's first N positions (checkpoints and folders): the uploader "
+        "refuses a model whose outputs at its full context (logits T x V, attention "
+        "L x H x T x T) exceed its limit, and names the N that fits",
+    )
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 

@@ -10,7 +10,8 @@ weight's name, dtype, shape and bytes; the file's name only appears in the expor
 error messages, and a failed export is not kept), so nothing is shared beyond what the
 same data would produce anyway. The cache holds at
 most ``EXPORT_CACHE_BYTES`` of graphs (least recently used first out); a set of graphs
-larger than half of that is not kept.
+larger than half of that is not kept. An export under way is shared too: six students
+loading the teacher's file at once wait for one export, not six (:meth:`exporting`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -48,6 +51,7 @@ class ExportCache:
         self.capacity = capacity
         self._graphs: OrderedDict[str, dict[str, bytes]] = OrderedDict()
         self._lock = threading.Lock()
+        self._busy: dict[str, list] = {}  # key -> [lock held while it exports, users]
         self.hits = self.misses = 0
 
     @property
@@ -66,6 +70,29 @@ class ExportCache:
             self._graphs.move_to_end(key)
             self.hits += 1
             return graphs
+
+    @contextmanager
+    def exporting(self, key: str, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+        """Held while ``key``'s export runs: a second session asking for the same data
+        waits here (``on_wait()`` is called first) and then finds its graphs, instead of
+        starting the same export again."""
+        with self._lock:
+            busy = self._busy.setdefault(key, [threading.Lock(), 0])
+            busy[1] += 1
+        try:
+            if not busy[0].acquire(blocking=False):
+                if on_wait is not None:
+                    on_wait()
+                busy[0].acquire()
+            try:
+                yield
+            finally:
+                busy[0].release()
+        finally:
+            with self._lock:
+                busy[1] -= 1
+                if busy[1] == 0:
+                    self._busy.pop(key, None)
 
     def put(self, key: str, graphs: dict[str, bytes]) -> None:
         """Keep ``graphs`` under ``key``, dropping the least recently used to fit."""

@@ -3,10 +3,10 @@
 ``python -m upload.convert path/to/gpt2 --out DIR`` and the server's own models
 (``streamlit run app.py -- --model DIR``, ``ui/served.py``) read a folder as
 ``save_pretrained`` writes it: ``config.json``, ``model.safetensors`` or
-``pytorch_model.bin``, and ``tokenizer.json``. Only the names of its files are looked
-at here; the files themselves are read in an isolated worker (``upload/worker.py``,
-request ``convert_folder``; ``upload/formats/hf_gpt2.py``) with limits sized to the folder
-its user chose (``upload.limits.local_file_limits``): no code in them runs, and only a
+``pytorch_model.bin``, and ``tokenizer.json`` (``upload/folder_layout.py``). Only the
+names of its files are looked at here; the files themselves are read in an isolated
+worker (``upload/worker.py``, request ``convert_folder``; ``upload/formats/hf_gpt2.py``)
+with limits sized to the folder its user chose (``upload.limits.local_file_limits``): no code in them runs, and only a
 checked config, tokenizer spec and float32 weights come back. They are written as every
 other local checkpoint is (``upload.local.write_upload``): our ``.safetensors`` (weights,
 config and tokenizer in one file) and, when asked, the ONNX graphs of the contract.
@@ -14,44 +14,33 @@ config and tokenizer in one file) and, when asked, the ONNX graphs of the contra
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from upload.errors import UploadError
+from upload.folder_layout import folder_files
+from upload.local import LocalRead, Written, largest_file, request_local, write_upload
 
-if TYPE_CHECKING:
-    from upload.local import LocalRead, Written
-
-CONFIG = "config.json"
-TOKENIZER = "tokenizer.json"
-WEIGHTS = ("model.safetensors", "pytorch_model.bin")  # the first one found is read
-SOURCE = "GPT-2-family folder"
-NEEDS = (
-    f"a GPT-2-family folder needs {CONFIG}, {WEIGHTS[0]} or {WEIGHTS[1]}, and {TOKENIZER} "
-    "(model.save_pretrained(DIR) and tokenizer.save_pretrained(DIR) write them)"
-)
+CACHE_VERSION = "1"  # part of every served folder's cache key (ui/served.py): bump when
+# the conversion's output changes
 
 
-def folder_files(folder: Path) -> dict[str, Path]:
-    """The files of a GPT-2-family folder that are read: ``config.json``,
-    ``tokenizer.json`` and one weights file (``model.safetensors`` first), by name.
+def folder_digest(folder: Path, context: int | None = None) -> str:
+    """SHA-256 (hex) of :data:`CACHE_VERSION`, the ``context`` it is converted with (if
+    any), and the names and bytes of the files a conversion reads (config.json,
+    tokenizer.json, the weights file).
 
     Raises:
-        UploadError: one line: not a folder, or which files are missing and what a
-            folder needs ("gpt2/: missing tokenizer.json; a GPT-2-family folder needs
-            ..."); sharded weights are named as such.
+        UploadError: a missing file (``upload.folders.folder_files``); OSError.
     """
-    if not folder.is_dir():
-        raise UploadError(f"{folder.name or folder}: not a folder; {NEEDS}")
-    weights = next((n for n in WEIGHTS if (folder / n).is_file()), None)
-    missing = [n for n in (CONFIG, TOKENIZER) if not (folder / n).is_file()]
-    if weights is None:
-        sharded = any((folder / f"{n}.index.json").is_file() for n in WEIGHTS)
-        missing.insert(1, f"{WEIGHTS[0]} (sharded weights are not read)" if sharded else
-                       f"{WEIGHTS[0]} or {WEIGHTS[1]}")  # fmt: skip
-    if missing:
-        raise UploadError(f"{folder.name}/: missing {' and '.join(missing)}; {NEEDS}")
-    return {n: folder / n for n in (CONFIG, TOKENIZER, weights)}
+    digest = hashlib.sha256(f"attention-visualizer served {CACHE_VERSION}\n".encode())
+    if context is not None:
+        digest.update(f"context {context}\n".encode())
+    for name, path in sorted(folder_files(folder).items()):
+        digest.update(f"{name}\n".encode())
+        with path.open("rb") as f:
+            while chunk := f.read(1 << 22):
+                digest.update(chunk)
+    return digest.hexdigest()
 
 
 def read_folder(folder: Path) -> LocalRead:
@@ -63,24 +52,26 @@ def read_folder(folder: Path) -> LocalRead:
         UploadError: a missing file (:func:`folder_files`), the worker's one-line
             refusal, or WorkerError.
     """
-    from upload.local import largest_file, request_local
-
     files = folder_files(folder)
     header = {"op": "convert_folder", "folder": str(folder.resolve())}
     return request_local(f"{folder.name}/", header, largest_file(files))
 
 
 def convert_folder(
-    folder: Path, out: Path, onnx: bool = False, progress: bool | None = None
+    folder: Path,
+    out: Path,
+    onnx: bool = False,
+    progress: bool | None = None,
+    context: int | None = None,
 ) -> Written:
     """A GPT-2-family folder -> ``out/<folder name>.safetensors`` (weights, config and
     tokenizer; ``converted_from`` in its training record) and, with ``onnx``, the inspect
-    and fast graphs of the contract beside it (``upload.local.write_upload``).
+    and fast graphs of the contract beside it (``upload.local.write_upload``); with
+    ``context``, its context cut to that many tokens (``upload.local.with_context``).
 
     Raises:
         UploadError: a refused folder (one line), or WorkerError.
     """
-    from upload.local import write_upload
-
     folder = folder if folder.name else folder.resolve()
-    return write_upload(lambda: read_folder(folder), f"{folder.name}/", out, onnx, progress)
+    read = lambda: read_folder(folder)  # noqa: E731
+    return write_upload(read, f"{folder.name}/", out, onnx, progress, context)

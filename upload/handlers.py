@@ -21,6 +21,7 @@ from models import contract
 from upload.errors import UploadError
 from upload.intake import EXTENSIONS, expect_format, expect_zip_file
 from upload.limits import BROWSER, MAX_FILES, Limits
+from upload.onnx_session import upload_session
 from upload.sizes import check_file_size, check_size
 
 if TYPE_CHECKING:
@@ -235,18 +236,6 @@ def export(header: dict, weights: dict[str, np.ndarray]) -> tuple[dict, dict[str
         paths = export_model(model, folder, tokenizer, prefix="upload")
         graphs = {p.name.split(".")[1]: np.fromfile(p, np.uint8) for p in paths}
     return {"parameters": model.num_parameters()}, graphs
-
-
-def upload_session(data: bytes):
-    """An onnxruntime session of an uploaded graph: CPU, one thread, no log, no arena."""
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1  # one core for uploads; the server keeps the other
-    options.inter_op_num_threads = 1
-    options.log_severity_level = 4
-    options.enable_cpu_mem_arena = False
-    return ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
 
 
 def analyse(model: OnnxModel, op: str, header: dict) -> tuple[dict, dict[str, np.ndarray]]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import pickletools
 import re
 import zipfile
 from io import BytesIO
@@ -278,6 +279,28 @@ def safe_torch_load(name: str, data: bytes | Path, limits: Limits = BROWSER) -> 
     return obj
 
 
+_OPCODES = {op.code.encode("latin-1")[0]: op.name for op in pickletools.opcodes}
+
+
+def _unpickling_refusal(error: str) -> str:
+    """What torch's weights-only unpickler refused, in words: a global it asked for
+    ("it tries to load 'posix.system'"), a pickle instruction it does not run (LONG4: a
+    whole number of more than 255 bytes, such as n_embd = 2^(2^20)), else code."""
+    if found := re.search(r"GLOBAL ([\w.]+)", error):
+        what = f"'{found.group(1)}'"
+    elif (found := re.search(r"Unsupported operand (\d+)", error)) is not None:
+        op = _OPCODES.get(int(found.group(1)), f"opcode {found.group(1)}")
+        if op == "LONG4":
+            return (
+                "it holds a whole number of more than 255 bytes (over 600 digits), which no "
+                "config value or tensor needs; check its model_args"
+            )
+        return f"its pickle uses the {op} instruction, which tensors and plain values never need"
+    else:
+        what = "code"
+    return f"it tries to load {what} (only tensors and plain values are allowed)"
+
+
 def load_weights_only(name: str, data: bytes | Path) -> object:
     """``torch.load(weights_only=True, map_location="cpu")`` of a zip checkpoint already
     checked: bytes from memory, a local file (``Path``, the command line) memory-mapped
@@ -293,11 +316,7 @@ def load_weights_only(name: str, data: bytes | Path) -> object:
     try:
         return torch.load(source, weights_only=True, map_location="cpu", mmap=mmap)
     except pickle.UnpicklingError as exc:
-        found = re.search(r"GLOBAL ([\w.]+)", str(exc))
-        what = f"'{found.group(1)}'" if found else "code"
-        raise UploadError(
-            f"{name}: refused: it tries to load {what} (only tensors and plain values are allowed)"
-        ) from None
+        raise UploadError(f"{name}: refused: {_unpickling_refusal(str(exc))}") from None
     except Exception as exc:  # torch raises RuntimeError and others on damaged files
         raise UploadError(f"{name}: truncated or corrupt ({str(exc)[:200]})") from None
 

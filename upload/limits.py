@@ -66,11 +66,31 @@ EXPORT_TIMEOUT_S = _env("EXPORT_TIMEOUT_S", 180.0)
 # Graphs of exported uploads kept per server, by the data they were built from
 # (upload/export_cache.py: a class loading the teacher's checkpoint exports it once).
 EXPORT_CACHE_BYTES = int(_env("EXPORT_CACHE_MB", 256) * 2**20)
+# An uploaded model's analysis in the server holds at most this many float32 values of
+# inspect outputs (a sentence is cut to the longest T that fits: the attention grows with
+# layers x heads x T^2); onnxruntime's own buffers while it runs are a few times more.
+SERVER_ANALYSIS_VALUES = int(_env("SERVER_ANALYSIS_MB", 64) * 2**20 / 4)
 ANALYSIS_TIMEOUT_S = _env("ANALYSIS_TIMEOUT_S", 10.0)  # one analysis of an uploaded ONNX graph
 WORKER_IDLE_S = _env("WORKER_IDLE_S", 600.0)  # an idle ONNX worker exits (restarted on use)
-# A worker runs at SCHED_IDLE: time it waits for a CPU the server uses does not count
-# against a request's seconds above, up to this many times them on the wall clock.
+# The server's worker runs at SCHED_IDLE: time it waits for a CPU the server uses does not
+# count against a request's seconds above, up to this many times them on the wall clock.
+# The command line's worker (normal priority, the user's own computer) has this many times
+# them plus every second it waited for a CPU (``upload.client.Deadline``).
 WAIT_FACTOR = _env("WORKER_WAIT_FACTOR", 3.0)
+
+
+def _machine_bytes() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 8 * 2**30
+
+
+# The server's workers together (upload/budget.py): requests running at once, the sum of
+# their memory caps (half the machine), and the longest wait in line before a refusal.
+WORKER_SLOTS = int(_env("WORKER_SLOTS", max(2, os.cpu_count() or 2)))
+WORKERS_MEMORY_BYTES = int(_env("WORKERS_MEMORY_MB", _machine_bytes() / 2 / 2**20) * 2**20)
+QUEUE_WAIT_S = _env("QUEUE_WAIT_S", 300.0)
 MAX_REPLY_BYTES = 4 * MAX_ACTIVATION_ELEMENTS + 4 * MAX_PARAMS  # one answer's arrays (bytes)
 MAX_HEADER_BYTES = 32 * 2**20  # one answer's JSON header (a vocabulary and merges)
 

@@ -22,8 +22,9 @@ from typing import NamedTuple
 from inference.runtime import OnnxModel, load_graphs
 from models.card import ModelCard
 from models.config import ModelConfig
+from upload.budget import SERVER, in_line
 from upload.client import Worker
-from upload.errors import UploadError
+from upload.errors import UploadError, shown
 from upload.export_cache import EXPORTS, export_key
 from upload.isolated import IsolatedModel
 from upload.limits import (
@@ -36,13 +37,16 @@ from upload.limits import (
     WORKER_MEMORY_BYTES,
     Limits,
 )
-from upload.sizes import check_config_size, check_size, shrink_advice
+from upload.sizes import check_config_size, check_foreign_size, check_size, shrink_advice
 from upload.tokenizer_spec import build, check_spec, vocab_note
-from upload.training_info import plain_training, training_note
+from upload.training_info import context_note, plain_training, training_note
 
 EXTENSIONS = (".safetensors", ".pt", ".pth", ".ckpt", ".pkl", ".json", ".onnx")
 VOCABULARY_SUFFIXES = (".pkl", ".json")  # a nanoGPT checkpoint's meta.pkl or tokenizer.json
-ONNX_SOURCES = ("ONNX", "ONNX (foreign)")  # a contract graph's, a foreign graph's
+FOREIGN = "ONNX (foreign)"
+ONNX_SOURCES = ("ONNX", FOREIGN)  # a contract graph's, a foreign graph's
+# A foreign graph's config: its activations checked by check_foreign_size instead.
+FOREIGN_LIMITS = Limits(activations=None)
 MAX_NOTES, MAX_NOTE_CHARS = 8, 400  # what a worker may put on a model card
 GRAPH_ROLES = ("inspect", "fast", "step")
 EXPORT_MEMORY_BYTES = 2 * WORKER_MEMORY_BYTES  # torch's export of a model at the size cap
@@ -72,12 +76,14 @@ def card(
     config (fields the files do not tell as "unknown", ``ModelConfig.shown``),
     parameters, source format and file name, its training record (a nanoGPT run's
     iteration, best validation loss and settings), and notes: where the weights come
-    from (``upload.training_info.training_note``), ``notes`` (a worker's), and whether
+    from (``upload.training_info.training_note``), a context shortened when converted
+    (``context_note``), ``notes`` (a worker's), and whether
     its token rows are padded beyond its tokenizer (``spec``,
     ``upload.tokenizer_spec.vocab_note``)."""
     training = training or {}
     vocab = vocab_note(spec, cfg.vocab_size) if spec else None
-    notes = [training_note(training), *(notes or []), vocab]
+    shortened = context_note(training, cfg.context_length)
+    notes = [training_note(training), shortened, *(notes or []), vocab]
     return ModelCard(
         checkpoint=checkpoint,
         source=source,
@@ -125,7 +131,8 @@ def vocabulary_only(names: list[str]) -> str:
 
 def checked_config(reply: dict, what: str, limits: Limits = BROWSER) -> tuple[ModelConfig, dict]:
     """The reply's config and tokenizer spec, checked again on the server side, the
-    config's size within ``limits`` (the browser's by default).
+    config's size within ``limits`` (the browser's by default) counting the outputs the
+    reply names (an ONNX graph's ``outputs``; every contract output otherwise).
 
     Raises:
         UploadError: a config that does not build or is too large, a bad tokenizer spec.
@@ -134,7 +141,10 @@ def checked_config(reply: dict, what: str, limits: Limits = BROWSER) -> tuple[Mo
         cfg = ModelConfig.from_dict(reply.get("config"))
     except (ValueError, TypeError) as exc:
         raise UploadError(f"{what}: bad config: {exc}") from None
-    check_config_size(what, cfg, limits)
+    outputs = reply.get("outputs")  # an ONNX graph's: only these are ever read back
+    if not (isinstance(outputs, list) and all(isinstance(n, str) for n in outputs)):
+        outputs = None
+    check_config_size(what, cfg, limits, outputs)
     return cfg, check_spec(reply.get("tokenizer"), cfg.vocab_size, what)
 
 
@@ -183,10 +193,18 @@ def convert(files: dict[str, bytes], what: str, report) -> Converted:
         UploadError: the worker's refusal, or WorkerError.
     """
     report(0.1, f"reading {what} in an isolated worker…")
-    return request_conversion(Worker(what), {"op": "convert"}, CONVERT_TIMEOUT_S, blobs=files)[1]
+    worker = _server_worker(what, report)
+    return request_conversion(worker, {"op": "convert"}, CONVERT_TIMEOUT_S, blobs=files)[1]
 
 
-def export(name: str, cfg: ModelConfig, spec: dict, weights: dict) -> dict[str, bytes]:
+def _server_worker(what: str, report, **limits) -> Worker:
+    """A worker of the server's: its requests wait their turn in ``upload.budget.SERVER``,
+    and ``report`` says the upload's place in line meanwhile."""
+    on_wait = None if report is None else (lambda k: report(0.05, in_line(k)))
+    return Worker(what, budget=SERVER, on_wait=on_wait, **limits)
+
+
+def export(name: str, cfg: ModelConfig, spec: dict, weights: dict, report=None) -> dict[str, bytes]:
     """Our exporter, in a fresh worker given only checked data: role -> ONNX bytes.
 
     The server itself never imports torch: neither its memory (about 250 MB) nor its GIL
@@ -204,16 +222,28 @@ def export(name: str, cfg: ModelConfig, spec: dict, weights: dict) -> dict[str, 
     cached = EXPORTS.get(key)
     if cached is not None:
         return dict(cached)
-    worker = Worker(f"{name} (export)", EXPORT_MEMORY_BYTES, file_bytes=EXPORT_FILE_BYTES)
-    header = {"op": "export", "name": name, "config": cfg.to_dict(), "tokenizer": spec}
-    try:
-        _, graphs = worker.request(header, EXPORT_TIMEOUT_S, arrays=weights, expect=expect)
-    finally:
-        worker.stop()
-    if "inspect" not in graphs:
-        raise UploadError(f"{name}: the exporter returned no inspect graph")
-    result = {role: graph.tobytes() for role, graph in graphs.items()}
-    EXPORTS.put(key, result)
+
+    def same() -> None:
+        if report is not None:
+            report(0.4, "the same model is being exported for another student…")
+
+    with EXPORTS.exporting(key, on_wait=same):
+        cached = EXPORTS.get(key)  # that export has finished meanwhile
+        if cached is not None:
+            return dict(cached)
+        worker = _server_worker(
+            f"{name} (export)", report, memory_bytes=EXPORT_MEMORY_BYTES,
+            file_bytes=EXPORT_FILE_BYTES,
+        )  # fmt: skip
+        header = {"op": "export", "name": name, "config": cfg.to_dict(), "tokenizer": spec}
+        try:
+            _, graphs = worker.request(header, EXPORT_TIMEOUT_S, arrays=weights, expect=expect)
+        finally:
+            worker.stop()
+        if "inspect" not in graphs:
+            raise UploadError(f"{name}: the exporter returned no inspect graph")
+        result = {role: graph.tobytes() for role, graph in graphs.items()}
+        EXPORTS.put(key, result)
     return dict(result)
 
 
@@ -222,7 +252,7 @@ def _export_and_open(name: str, converted: Converted, report) -> OnnxModel:
     ours, built by our exporter from arrays our code checked."""
     cfg, spec, weights, training = converted
     report(0.4, "exporting to ONNX (this takes a few seconds)…")
-    graphs = export(name, cfg, spec, weights)
+    graphs = export(name, cfg, spec, weights, report)
     report(0.9, "opening the graphs…")
     source = "safetensors checkpoint" if name.endswith(".safetensors") else "nanoGPT checkpoint"
     info = card(cfg, cfg.num_parameters(), source, name, spec, training=training)
@@ -233,13 +263,16 @@ def _export_and_open(name: str, converted: Converted, report) -> OnnxModel:
 
 
 def _open_isolated(files: dict[str, bytes], what: str, report) -> IsolatedModel:
-    worker = Worker(what)
+    worker = _server_worker(what, report)
     report(0.2, "checking and test-running the graphs in an isolated worker…")
     try:
         reply, _ = worker.request({"op": "open"}, CONVERT_TIMEOUT_S, blobs=files)
-        cfg, spec = checked_config(reply, what)
-        tokenizer = build(spec)
+        foreign = reply.get("source") == FOREIGN
+        cfg, spec = checked_config(reply, what, FOREIGN_LIMITS if foreign else BROWSER)
         outputs = reply.get("outputs")
+        if foreign:  # it returns logits and attention maps only: sized as the worker did
+            check_foreign_size(what, cfg, len(outputs) - 1 if isinstance(outputs, list) else 2)
+        tokenizer = build(spec)
         parameters = reply.get("parameters")
         source, notes = reply.get("source", "ONNX"), reply.get("notes", [])
         if (
@@ -251,6 +284,7 @@ def _open_isolated(files: dict[str, bytes], what: str, report) -> IsolatedModel:
         ):
             raise UploadError(f"{what}: the worker's answer is incomplete")
         info = card(cfg, parameters, source, what, spec, notes)
+        worker.on_wait = None  # later requests (analyses) wait without a progress line
         return IsolatedModel(worker, dict(files), reply, cfg, tokenizer, info)
     except BaseException:
         worker.stop()
@@ -283,11 +317,12 @@ def load_upload(files: dict[str, bytes], progress=None):
     report = progress or (lambda fraction, message: None)
     report(0.0, "checking files…")
     check_files(files)
-    what = " + ".join(files)
+    what = " + ".join(shown(n) for n in files)  # names shown in progress lines too
     if any(PurePath(n).suffix.lower() == ".onnx" for n in files):
         model = _open_isolated(files, what, report)
     else:
         model = _export_and_open(main_file(files), convert(files, what, report), report)
+    model.name = shown(model.name)  # a file's name on one line, however it was spelled
     report(1.0, "ready")
     return model
 

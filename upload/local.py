@@ -18,6 +18,7 @@ and training record, :func:`write_upload`), which the app's uploader accepts, an
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from tqdm import tqdm
 
 from upload.client import Worker
 from upload.errors import UploadError
-from upload.folders import SOURCE as FOLDER_SOURCE
+from upload.folder_layout import SOURCE as FOLDER_SOURCE
 from upload.limits import (
     MAX_REPLY_BYTES,
     MAX_UPLOAD_BYTES,
@@ -87,7 +88,8 @@ def request_local(what: str, header: dict, size: int) -> LocalRead:
     ``convert_folder``) to a one-shot worker with limits sized to its largest file of
     ``size`` bytes: address space (``local_worker_memory``), CPU seconds
     (``local_cpu_seconds``), parameters (``local_file_limits``); the reply checked as an
-    upload's is (``upload.load.request_conversion``).
+    upload's is (``upload.load.request_conversion``). The worker runs at normal priority
+    and its wall clock follows the CPU it gets (``Worker(background=False)``).
 
     Raises:
         UploadError: the worker's one-line refusal, or WorkerError.
@@ -97,6 +99,7 @@ def request_local(what: str, header: dict, size: int) -> LocalRead:
         what,
         local_worker_memory(size),
         reply_bytes=MAX_REPLY_BYTES + 4 * limits.params,
+        background=False,  # the user's own computer: normal priority (upload.client)
     )
     header = {**header, "limits": limits.to_dict()}
     reply, converted = request_conversion(worker, header, local_cpu_seconds(size), limits)
@@ -167,15 +170,49 @@ def browser_refusal(path: Path, cfg) -> str:
 
 
 def convert_files(
-    paths: dict[str, Path], out: Path, onnx: bool = False, progress: bool | None = None
+    paths: dict[str, Path],
+    out: Path,
+    onnx: bool = False,
+    progress: bool | None = None,
+    context: int | None = None,
 ) -> Written:
     """Local checkpoint files (name -> path) -> ``out/<name>.safetensors`` (and its ONNX
-    graphs with ``onnx``): :func:`read_local`, then :func:`write_upload`.
+    graphs with ``onnx``; the context cut to ``context`` tokens, :func:`with_context`):
+    :func:`read_local`, then :func:`write_upload`.
 
     Raises:
         UploadError: a refused input (one line), or WorkerError.
     """
-    return write_upload(lambda: read_local(paths), main_file(paths), out, onnx, progress)
+    read = lambda: read_local(paths)  # noqa: E731
+    return write_upload(read, main_file(paths), out, onnx, progress, context)
+
+
+def with_context(read: LocalRead, context: int | None, name: str) -> LocalRead:
+    """``read`` with its model's context shortened to ``context`` tokens (None: as it
+    is): ``context_length`` set, a learned position embedding (``wpe.weight``, (P, C))
+    cut to its first ``context`` rows, the original length kept in the training record
+    as ``context_from`` (the model card says so). Every other weight is unchanged, so
+    the shortened model computes exactly what the original computes on the first
+    ``context`` tokens. Sizes the app must hold grow with T·V and L·H·T²
+    (``upload.sizes.activation_elements``): a shorter context is how a model with a long
+    one becomes an upload.
+
+    Raises:
+        UploadError: a context below 1 or longer than the model's.
+    """
+    cfg, spec, weights, training = read.converted
+    if context is None or context == cfg.context_length:
+        return read
+    if not 0 < context < cfg.context_length:
+        raise UploadError(
+            f"{name}: --context {context}: give a number of tokens from 1 to the model's "
+            f"context of {cfg.context_length}"
+        )
+    if "wpe.weight" in weights:
+        weights["wpe.weight"] = weights["wpe.weight"][:context]  # (context, C)
+    record = {**training, "context_from": training.get("context_from", cfg.context_length)}
+    shorter = dataclasses.replace(cfg, context_length=context)
+    return dataclasses.replace(read, converted=Converted(shorter, spec, weights, record))
 
 
 def write_upload(
@@ -184,10 +221,13 @@ def write_upload(
     out: Path,
     onnx: bool = False,
     progress: bool | None = None,
+    context: int | None = None,
 ) -> Written:
     """``read()`` (a worker's reading of local files) -> ``out/<stem of name>.safetensors``
-    (and its ONNX graphs with ``onnx``), with a progress bar on stderr (``progress``: None
-    shows it on a terminal only) through reading, converting, writing and exporting.
+    (and its ONNX graphs with ``onnx``: True for all, "inspect" for the inspect graph
+    alone; its context cut to ``context`` tokens,
+    :func:`with_context`), with a progress bar on stderr (``progress``: None shows it on
+    a terminal only) through reading, converting, writing and exporting.
 
     Raises:
         UploadError: a refused input (one line), or WorkerError.
@@ -197,15 +237,15 @@ def write_upload(
     with tqdm(total=len(stages), unit="stage", disable=None if progress is None else not progress,
               file=sys.stderr, bar_format="{desc}{n}/{total} stages |{bar}| {elapsed}") as bar:  # fmt: skip
         bar.set_description(stages[0])
-        done = read()
+        done = with_context(read(), context, name)
         bar.update()
         bar.set_description(stages[1])
-        path, graphs, model = _write(done, name, out, bar, stages)
+        path, graphs, model = _write(done, name, out, bar, stages, onnx)
         bar.set_description("done")
     return Written(path, graphs, model.num_parameters(), done, browser_refusal(path, model.cfg))
 
 
-def _write(read: LocalRead, name: str, out: Path, bar, stages: list[str]):
+def _write(read: LocalRead, name: str, out: Path, bar, stages: list[str], onnx=False):
     """Build the model from the checked data, write the upload file (and the graphs)."""
     import torch
 
@@ -229,6 +269,35 @@ def _write(read: LocalRead, name: str, out: Path, bar, stages: list[str]):
         from export.graphs import export_model
 
         bar.set_description(stages[3])
-        graphs = export_model(model, out, tokenizer, prefix=stem)
+        graphs = export_model(model, out, tokenizer, prefix=stem, inspect_only=onnx == "inspect")
         bar.update()
     return path, graphs, model
+
+
+def fold_onnx(path: Path, out: Path) -> Path:
+    """An .onnx graph whose weights are external data (the dynamo exporter's default:
+    ``model.onnx.data`` beside it) -> ``out/<name>.onnx``, one self-contained graph that
+    passed the upload's checks, folded in a one-shot worker (``upload/onnx_fold.py``).
+
+    Raises:
+        UploadError: the worker's one-line refusal (the result over the upload's size
+            limit, data outside the graph's folder, …), an output that would overwrite
+            the input, or WorkerError.
+    """
+    from upload.limits import CONVERT_TIMEOUT_S
+    from upload.load import safe_filename
+
+    target = out / safe_filename(path.name, ".onnx")
+    if target.resolve() == path.resolve():
+        raise UploadError(f"{path}: --out would overwrite it; choose another folder")
+
+    def expect(reply: dict):
+        return lambda name, shape: (
+            name == "graph" and len(shape) == 1 and shape[0] <= MAX_UPLOAD_BYTES
+        )
+
+    header = {"op": "fold_onnx", "paths": {path.name: str(path.resolve())}}
+    _, arrays = Worker(path.name).request(header, CONVERT_TIMEOUT_S, expect=expect)
+    out.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(arrays["graph"].tobytes())
+    return target

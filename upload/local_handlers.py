@@ -8,7 +8,8 @@ memory-mapped. ``convert_folder``: a Hugging Face GPT-2-family folder
 their user chose on their own disk, read with ``header["limits"]`` sized to them
 (``upload.limits.local_file_limits``). Each reply's ``memory`` says what this process
 held: ``rss_bytes`` before reading (torch imported) and ``peak_bytes``
-(``upload.memory``).
+(``upload.memory``). ``fold_onnx``: one .onnx graph and its external data folded into
+one self-contained graph (``upload/onnx_fold.py``).
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def convert_folder(header: dict) -> Reply:
     Raises:
         UploadError: naming the file and the problem; ValueError: no absolute path.
     """
-    from upload.folders import SOURCE
+    from upload.folder_layout import SOURCE
     from upload.formats.hf_gpt2 import read_folder
 
     folder = header.get("folder")
@@ -74,3 +75,23 @@ def convert_folder(header: dict) -> Reply:
         return weights_reply(cfg, state, spec, training, SOURCE, name)
 
     return _measured(header, read)
+
+
+def fold_onnx(header: dict) -> Reply:
+    """``header["paths"]`` (one name -> the absolute path of an .onnx graph its user
+    chose) -> the graph with its external data folded in, checked as an upload
+    (``upload.onnx_fold.fold_external_data``), as the uint8 array ``graph``.
+
+    Raises:
+        UploadError: naming the file and the problem; ValueError: not one absolute path.
+    """
+    from upload.onnx_fold import fold_external_data
+
+    paths = header.get("paths")
+    if not isinstance(paths, dict) or len(paths) != 1:
+        raise ValueError("fold_onnx needs one path")
+    (path,) = paths.values()
+    if not isinstance(path, str) or not Path(path).is_absolute():
+        raise ValueError("fold_onnx needs an absolute path")
+    graph = fold_external_data(Path(path))
+    return {"bytes": len(graph)}, {"graph": np.frombuffer(graph, np.uint8)}

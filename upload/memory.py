@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from inference.memory import release_freed
+
 STATUS = Path("/proc/self/status")
 CLEAR_REFS = Path("/proc/self/clear_refs")
 
@@ -46,3 +48,11 @@ def reset_peak() -> int | None:
     except OSError:
         return None
     return rss()
+
+
+def trim() -> bool:
+    """Hand the heap's free pages back to the system (``inference.memory.release_freed``:
+    glibc's ``malloc_trim(0)``; False where there is no glibc). After a large analysis the
+    server's arrays are freed but glibc keeps their pages; this returns the resident set
+    near where it was."""
+    return release_freed()

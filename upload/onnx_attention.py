@@ -3,7 +3,8 @@
 A graph not made by this project has none of the contract's names. What a plain
 ``torch.onnx.export`` of a GPT-style model (either exporter) does have:
 
-* one integer input of shape (batch, T) or (T): the token ids;
+* an integer input of shape (batch, T) or (T): the token ids (``upload/onnx_inputs.py``
+  tells it from an attention mask, positions or past keys and values);
 * a float output of shape (…, T, V): the logits;
 * per attention layer one ``Softmax`` node whose output is (…, T, T) over its last
   axis (query rows, key columns: the attention probabilities), or, at opset 23 and
@@ -29,19 +30,7 @@ from onnx import helper
 from upload.errors import UploadError
 
 PREFIX = "attnviz_"  # names of what this module adds to a graph
-_INT_TYPES = {onnx.TensorProto.INT64: "int64", onnx.TensorProto.INT32: "int32"}
 _PROBS_MODE = 3  # Attention's qk_matmul_output_mode: the output after the softmax
-
-
-@dataclass(frozen=True)
-class TokenInput:
-    """The graph's token-id input: ``name``, ``rank`` (1: (T), 2: (batch, T)),
-    ``dtype`` ("int64" or "int32") and ``fixed_T`` (its static length, or None)."""
-
-    name: str
-    rank: int
-    dtype: str
-    fixed_T: int | None
 
 
 @dataclass
@@ -73,34 +62,6 @@ class Found:
     attention: list[Candidate] = field(default_factory=list)
     n_head: int = 0
     others: list[tuple[Candidate, tuple[int, ...]]] = field(default_factory=list)
-
-
-def token_input(model: onnx.ModelProto, name: str) -> TokenInput:
-    """The one integer input of shape (batch, T) or (T).
-
-    Raises:
-        UploadError: any other inputs ("it takes 2 inputs (input_ids, attention_mask)…").
-    """
-    init = {t.name for t in model.graph.initializer}
-    inputs = [i for i in model.graph.input if i.name not in init]
-    want = "one int64 input of token ids, shape (batch, T) or (T)"
-    if len(inputs) != 1:
-        listed = ", ".join(i.name for i in inputs)[:200]
-        raise UploadError(f"{name}: it takes {len(inputs)} inputs ({listed}); needed: {want}")
-    value = inputs[0]
-    ttype = value.type.tensor_type
-    dims = list(ttype.shape.dim) if ttype.HasField("shape") else None
-    if ttype.elem_type not in _INT_TYPES or dims is None or len(dims) not in (1, 2):
-        raise UploadError(f"{name}: its input '{value.name}' is not {want}")
-    if len(dims) == 2 and dims[0].HasField("dim_value") and dims[0].dim_value != 1:
-        raise UploadError(
-            f"{name}: its input '{value.name}' has a fixed batch of {dims[0].dim_value}; "
-            "export it with batch 1 or a dynamic batch"
-        )
-    fixed = dims[-1].dim_value if dims[-1].HasField("dim_value") else None
-    if fixed is not None and fixed < 1:
-        raise UploadError(f"{name}: its input '{value.name}' has no tokens")
-    return TokenInput(value.name, len(dims), _INT_TYPES[ttype.elem_type], fixed)
 
 
 def _opset(model: onnx.ModelProto) -> int:

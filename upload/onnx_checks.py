@@ -32,6 +32,10 @@ from upload.tokenizer_spec import read_metadata
 MAX_INITIALIZER_BYTES = 2 * MAX_UPLOAD_BYTES  # varint-packed ints grow when decoded
 MAX_PARTS = MAX_ONNX_PARTS
 STANDARD_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
+# What torch.onnx.export (TorchScript and dynamo, opset 17 and 18) writes for Hugging Face
+# GPT-2, GPT-Neo and Llama models beyond the lists below, listed from real exports
+# (tests/helpers/hf_exports.py): the masks' NaN guard and the padding mask's gather.
+HF_EXPORT_OPS = frozenset({"IsNaN", "GatherND"})
 # Every operator export/graphs.py emits (checked against exported/*.onnx and tiny exports
 # with learned positions, no biases, untied heads, GPT-2's GELU-new: Pow and Tanh)...
 EXPORTER_OPS = frozenset(
@@ -50,8 +54,9 @@ ALLOWED_OPS = (
         "ReduceMean ReduceMin ReduceProd Relu Sigmoid Sign Size Softplus Split Sqrt Sub Sum Tanh "
         "Tile Xor".split()
     )
-    | {"Attention"}
-)  # opset 23's, which torch.onnx.export emits for SDPA from opset 23 on
+    | {"Attention"}  # opset 23's, which torch.onnx.export emits for SDPA from opset 23 on
+    | HF_EXPORT_OPS
+)
 # Operator -> positions of the inputs that set its output's size (not just its values).
 _SIZE_INPUTS = {"Range": (0, 1, 2), "ConstantOfShape": (0,), "Expand": (1,), "Tile": (1,)}
 _FLOAT_TYPES = {
@@ -109,7 +114,8 @@ def _check_external_data(name: str, model: onnx.ModelProto) -> None:
             where = {e.key: e.value for e in t.external_data}.get("location", "?")
             raise UploadError(
                 f"{name}: refused: tensor '{label}' points to an outside file ({where!r}); "
-                "upload one self-contained .onnx file"
+                "upload one self-contained .onnx file: python -m upload.convert "
+                f"{name} --out converted/ folds its weights in"
             )
 
 

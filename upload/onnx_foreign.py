@@ -2,11 +2,13 @@
 (worker side: the graph is user code and stays in its worker for good).
 
 The graph passes the same static checks as a contract graph
-(``upload.onnx_checks.check_graph``), then ``upload/onnx_attention.py`` finds its token
-input, logits and attention probabilities, which are added as graph outputs. Trial runs
-tell which Softmax outputs are (…, T, T) and how long a sentence the graph takes: its
-fixed token axis, or the longest T it runs at (at most ``MAX_FOREIGN_CONTEXT``, and
-no more than the attention outputs the app may hold at once, ``upload/limits.py``).
+(``upload.onnx_checks.check_graph``); ``upload/onnx_inputs.py`` tells its inputs (token
+ids, attention mask, positions, past) and ``upload/onnx_attention.py`` its logits and
+attention probabilities, which are added as graph outputs. Trial runs tell which Softmax
+outputs are (…, T, T) and how long a sentence the app analyses: the graph's fixed token
+axis (shorter sentences padded, only their own tokens shown) or the longest T it runs
+at (at most ``MAX_FOREIGN_CONTEXT``), and never more than the outputs the app may hold
+at once (``upload.sizes.activation_elements``, ``upload/limits.py``).
 :class:`ForeignModel` then answers with the contract's names: ``logits`` (1, T, V),
 ``attn`` (L, H, T, T) and, where every Softmax input is a tensor, ``masked_scores``
 (L, H, T, T).
@@ -22,15 +24,9 @@ from inference.runtime import ModelRunError, OnnxModel, short_error
 from models.config import ModelConfig
 from upload.errors import UploadError
 from upload.limits import MAX_ACTIVATION_ELEMENTS, MAX_FOREIGN_CONTEXT
-from upload.onnx_attention import (
-    Candidate,
-    TokenInput,
-    classify,
-    instrument,
-    is_logits,
-    not_found_line,
-    token_input,
-)
+from upload.onnx_attention import Candidate, classify, instrument, is_logits, not_found_line
+from upload.onnx_inputs import GraphInputs, padding_note
+from upload.sizes import longest_context
 
 TRIAL_T = (3, 5)  # two lengths that tell T-axes from every other axis
 SOURCE = "ONNX (foreign)"
@@ -43,11 +39,12 @@ UNKNOWN = ("d_model", "d_mlp", "position_scheme", "bias", "ln_bias", "tie_weight
 class ForeignModel(OnnxModel):
     """``OnnxModel``'s interface over a foreign graph with its attention outputs added.
 
-    Attributes (besides OnnxModel's): ``feed`` (the token input), ``logits_name``,
-    ``attention`` (the Softmax/Attention outputs found, graph order) and ``n_head``.
+    Attributes (besides OnnxModel's): ``inputs`` (what the graph takes and is fed),
+    ``logits_name``, ``attention`` (the Softmax/Attention outputs found, graph order).
+    A sentence shorter than a fixed token axis is padded; only its own tokens come back.
     """
 
-    feed: TokenInput | None = None
+    inputs: GraphInputs | None = None
     logits_name: str = ""
     attention: list[Candidate] = field(default_factory=list)
 
@@ -57,10 +54,8 @@ class ForeignModel(OnnxModel):
         return all(c.scores is not None for c in self.attention)
 
     def _run(self, names: list[str], ids: list[int]) -> list[np.ndarray]:
-        array = np.asarray(ids, dtype=self.feed.dtype)  # (T,)
-        feed = {self.feed.name: array if self.feed.rank == 1 else array[None, :]}
         try:
-            return self.inspect_session.run(names, feed)
+            return self.inspect_session.run(names, self.inputs.feed(ids))
         except Exception as exc:  # onnxruntime's errors derive from Exception only
             raise ModelRunError(short_error(str(exc))) from exc
 
@@ -72,23 +67,26 @@ class ForeignModel(OnnxModel):
             ValueError: no tokens or more than the context. ModelRunError: onnxruntime failed.
         """
         self._check_length(ids)
-        T, H = len(ids), self.config.n_head
+        n, H = len(ids), self.config.n_head
+        T = self.inputs.fixed_T or n  # what the graph runs on: n tokens and any padding
         probs = [c.probs for c in self.attention]
         scores = [c.scores for c in self.attention] if self.has_scores else []
         out = self._run([self.logits_name, *probs, *scores], ids)
         L = len(probs)
+        maps = [a.reshape(H, T, T)[:, :n, :n] for a in out[1:]]  # (H, n, n) each
         result = {
-            "logits": _float32(out[0]).reshape(1, T, -1),  # (1, T, V)
-            "attn": np.stack([a.reshape(H, T, T) for a in out[1 : 1 + L]]),  # (L, H, T, T)
+            "logits": _float32(out[0]).reshape(1, T, -1)[:, :n],  # (1, n, V)
+            "attn": np.stack(maps[:L]),  # (L, H, n, n)
         }
         if scores:
-            result["masked_scores"] = np.stack([s.reshape(H, T, T) for s in out[1 + L :]])
+            result["masked_scores"] = np.stack(maps[L:])  # (L, H, n, n)
         return result
 
     def logits(self, ids: list[int]) -> np.ndarray:
         """Next-token logits at every position: (T, V)."""
         self._check_length(ids)
-        return _float32(self._run([self.logits_name], ids)[0]).reshape(len(ids), -1)
+        T = self.inputs.fixed_T or len(ids)
+        return _float32(self._run([self.logits_name], ids)[0]).reshape(T, -1)[: len(ids)]
 
     def recurrent(self, ids: list[int]) -> dict[str, np.ndarray]:
         """A foreign graph has no recurrent step graph.
@@ -126,13 +124,13 @@ def read_tokenizer(files: dict[str, bytes], formats: dict[str, str]) -> tuple[st
     return name, spec_from_json(text, name)
 
 
-def _shapes(session, names: list[str], feed: TokenInput, lengths: list[int], what: str):
-    """Each output's shape on each trial length (and the last run's arrays)."""
+def _shapes(session, names: list[str], inputs: GraphInputs, lengths: list[int], what: str):
+    """Each output's shape on each trial length."""
     shapes: dict[str, list[tuple[int, ...]]] = {n: [] for n in names}
     for T in lengths:
-        ids = np.arange(T, dtype=feed.dtype) % 2  # ids 0 and 1: in every vocabulary
+        ids = np.arange(T) % 2  # ids 0 and 1: in every vocabulary
         try:
-            out = session.run(names, {feed.name: ids if feed.rank == 1 else ids[None, :]})
+            out = session.run(names, inputs.feed(ids))
         except Exception as exc:  # onnxruntime's errors derive from Exception only
             raise UploadError(
                 f"{what}: refused: on a {T}-token test input onnxruntime failed: "
@@ -161,26 +159,34 @@ def _runs_at(model: ForeignModel, T: int) -> bool:
         return False
 
 
-def _context(model: ForeignModel, V: int, L: int, H: int, n_out: int) -> tuple[int, str]:
-    """(context, how it was found): a fixed token axis, or the longest T it runs at."""
-    fixed = model.feed.fixed_T
-    if fixed is not None:
-        return fixed, f"context: {fixed} tokens (the input's token axis is fixed)"
-    fits = max(T for T in range(max(TRIAL_T), MAX_FOREIGN_CONTEXT + 1)
-               if T * V + n_out * L * H * T * T <= MAX_ACTIVATION_ELEMENTS)  # fmt: skip
-    limit = f"tried up to {fits}" + (
-        f", the most whose attention outputs the app holds ({MAX_ACTIVATION_ELEMENTS:,} values)"
-        if fits < MAX_FOREIGN_CONTEXT
-        else ""
+def _context(model: ForeignModel, V: int, L: int, H: int, outputs: list[str]) -> tuple[int, str]:
+    """(context, the card's line on it): the graph's fixed token axis, or the longest T
+    it runs at (at most MAX_FOREIGN_CONTEXT), in both cases at most the largest T whose
+    ``outputs`` the app holds (``upload.sizes.longest_context``, the sizing the server's
+    check uses too)."""
+    longest = max(MAX_FOREIGN_CONTEXT, model.inputs.fixed_T or 0)
+    cfg = ModelConfig(**_config_fields(V, L, H, longest))
+    fits = longest_context(cfg, MAX_ACTIVATION_ELEMENTS, outputs)
+    held = (
+        f"the most whose logits and attention the app holds "
+        f"({MAX_ACTIVATION_ELEMENTS:,} float32 values)"
     )
-    model.config = ModelConfig(**_config_fields(V, L, H, fits))
-    if _runs_at(model, fits):
-        return fits, f"context: {fits} tokens, the longest input tried ({limit})"
-    lo, hi = max(TRIAL_T), fits  # runs at lo, fails at hi
+    fixed = model.inputs.fixed_T
+    if fixed is not None and fixed <= fits:
+        return fixed, f"context: {fixed} tokens (the input's token axis is fixed)"
+    if fixed is not None:
+        return fits, f"Analysed up to {fits} of the graph's fixed {fixed} tokens: {held}"
+    top = min(fits, MAX_FOREIGN_CONTEXT)
+    model.config = ModelConfig(**_config_fields(V, L, H, top))
+    if _runs_at(model, top):
+        if top < MAX_FOREIGN_CONTEXT:
+            return top, f"Analysed up to {top} tokens: {held}; the graph may take longer"
+        return top, f"context: {top} tokens, the longest input tried"
+    lo, hi = max(TRIAL_T), top  # runs at lo, fails at hi
     while hi - lo > 1:
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if _runs_at(model, mid) else (lo, mid)
-    return lo, f"context: {lo} tokens, the longest input it runs at ({limit})"
+    return lo, f"context: {lo} tokens, the longest input it runs at (tried up to {top})"
 
 
 def _config_fields(V: int, L: int, H: int, context: int) -> dict:
@@ -210,21 +216,22 @@ def open_foreign(files: dict[str, bytes], formats: dict[str, str]) -> tuple[dict
             are not a language model's, no attention found ("looked for …; found 0"),
             a tokenizer that does not fit the logits, or a failed trial run.
     """
-    from upload.handlers import upload_session
     from upload.onnx_checks import check_graph, stored_parameters
+    from upload.onnx_inputs import graph_inputs
+    from upload.onnx_session import upload_session
     from upload.tokenizer_spec import check_spec
 
     (name,) = [n for n, f in formats.items() if f == "onnx"]
     tok_name, spec = read_tokenizer(files, formats)
     proto = check_graph(files[name], name)
-    feed = token_input(proto, name)
+    inputs = graph_inputs(proto, name, spec)
     outputs = [o.name for o in proto.graph.output]
     instrumented, found = instrument(proto)
     sess = upload_session(instrumented.SerializeToString())
     del instrumented
-    lengths = [feed.fixed_T] if feed.fixed_T else list(TRIAL_T)
+    lengths = [inputs.fixed_T] if inputs.fixed_T else list(TRIAL_T)
     names = outputs + [n for c in found for n in (c.probs, c.scores) if n]
-    shapes = _shapes(sess, names, feed, lengths, name)
+    shapes = _shapes(sess, names, inputs, lengths, name)
     logits_name = _pick_logits(shapes, outputs, lengths, name)
     try:
         attention = classify(found, shapes, lengths)
@@ -235,20 +242,21 @@ def open_foreign(files: dict[str, bytes], formats: dict[str, str]) -> tuple[dict
     V, L, H = shapes[logits_name][0][-1], len(attention.attention), attention.n_head
     check_spec(spec, V, f"{name} + {tok_name}")
     model = ForeignModel(name, ModelConfig(**_config_fields(V, L, H, max(lengths))), None, sess)
-    model.feed, model.logits_name, model.attention = feed, logits_name, attention.attention
-    n_out = 2 if model.has_scores else 1
-    context, how = _context(model, V, L, H, n_out)
+    model.inputs, model.logits_name, model.attention = inputs, logits_name, attention.attention
+    shown = ["logits", "attn"] + (["masked_scores"] if model.has_scores else [])
+    context, how = _context(model, V, L, H, shown)
     model.config = ModelConfig(**_config_fields(V, L, H, context))
     _final_trial(model, name)
+    ignored = [n for n in outputs if n != logits_name]
     header = {
         "config": model.config.to_dict(),
         "tokenizer": spec,
         "name": name,
         "parameters": stored_parameters(proto),
         "has_step": False,
-        "outputs": ["logits", "attn"] + (["masked_scores"] if model.has_scores else []),
+        "outputs": shown,
         "source": SOURCE,
-        "notes": _notes(model, how),
+        "notes": _notes(model, [how + ".", padding_note(model, name)], ignored),
     }
     return header, model
 
@@ -267,7 +275,7 @@ def _final_trial(model: ForeignModel, name: str) -> None:
         raise UploadError(f"{name}: refused: the attention found does not sum to 1 over keys")
 
 
-def _notes(model: ForeignModel, how: str) -> list[str]:
+def _notes(model: ForeignModel, lines: list[str | None], ignored: list[str]) -> list[str]:
     L, H = model.config.n_layer, model.config.n_head
     kinds = sorted({c.op for c in model.attention})
     what = " and ".join(
@@ -276,7 +284,12 @@ def _notes(model: ForeignModel, how: str) -> list[str]:
     notes = [
         f"{L} attention layers found ({what} whose output is T × T over the keys): layers "
         f"in graph order, {H} heads each (the axes before T × T).",
-        how + ".",
+        *lines,
+        model.inputs.fed_note(),
+        f"Outputs besides the logits ({model.logits_name}) are not used: "
+        f"{', '.join(ignored[:3])}{' …' if len(ignored) > 3 else ''} ({len(ignored)} in all)."
+        if ignored
+        else None,
         "Not in the graph, so shown as unknown: d_model, d_head, the MLP width, the "
         "positional encoding and biases; it gives no Q, K, V, pre-mask scores or "
         "positional encoding.",
@@ -286,4 +299,4 @@ def _notes(model: ForeignModel, how: str) -> list[str]:
             "ONNX's Attention operator computes its scores inside itself: the mask view "
             "shows its probabilities only."
         )
-    return notes
+    return [n[:400] for n in notes if n]

@@ -63,3 +63,15 @@ def training_note(training: dict) -> str | None:
     where = training.get("converted_from")
     source = f" ({where})" if type(where) is str else ""
     return f"Trained with nanoGPT{source}" + (": " + ", ".join(parts) if parts else "") + "."
+
+
+def context_note(training: dict, context: int) -> str | None:
+    """The model card's sentence for a context shortened when converted
+    (``upload.convert --context``: the record's ``context_from``), or None."""
+    longer = training.get("context_from")
+    if type(longer) is not int or longer <= context:
+        return None
+    return (
+        f"Context shortened from {longer:,} to {context:,} tokens when converted "
+        "(--context): the first positions' embeddings, unchanged."
+    )

@@ -1,11 +1,13 @@
 """The upload worker: one child process per uploaded model, fenced in by the OS.
 
 Started by ``upload/client.py`` as ``python -I upload/worker.py MEMORY_BYTES IDLE_S
-FILE_BYTES``.
-Before it imports anything that parses, it puts itself in the SCHED_IDLE scheduling
-class (it runs only on CPU time the server's own threads leave free; an unprivileged
-process cannot leave that class again, so it keeps it for life) and limits itself with
-stdlib ``resource``:
+FILE_BYTES [idle|normal]``.
+Before it imports anything that parses, the server's worker (``idle``, the default) puts
+itself in the SCHED_IDLE scheduling class (it runs only on CPU time the server's own
+threads leave free; an unprivileged process cannot leave that class again, so it keeps
+it for life); the command line's (``normal``) keeps its normal priority, since on its
+user's own computer it competes with their other work, not with a classroom. Either
+limits itself with stdlib ``resource``:
 address space (RLIMIT_AS), no file larger than FILE_BYTES written (RLIMIT_FSIZE: 1 MiB
 for a reader of user bytes, which reads everything from memory and writes only its
 stderr log; more for the exporter, which writes graphs), no core dumps, and CPU seconds
@@ -20,10 +22,11 @@ Requests and replies are ``upload/protocol.py`` messages on stdin and on a priva
 of stdout (fd 1 itself is pointed at stderr, so a library's print cannot corrupt the
 protocol). A request's header has ``op`` (``convert``, ``open``, ``inspect``, ``logits``,
 ``recurrent``, ``generate``, ``export`` for checked weights, and for the command line's
-files, read by path: ``convert_local`` (checkpoint files) and ``convert_folder`` (a
-GPT-2-family folder)) and ``cpu_s``; the reply is ``{"ok": true, ...}`` with arrays, or
-``{"ok": false, "error": "one line"}``. Any exception, ``BaseException`` from native code
-included (the tokenizers library's ``PanicException``), becomes such a line. After a
+files, read by path: ``convert_local`` (checkpoint files), ``convert_folder`` (a
+GPT-2-family folder) and ``fold_onnx`` (an .onnx and its external data)) and ``cpu_s``;
+the reply is ``{"ok": true, ...}`` with arrays, or ``{"ok": false, "error": "one
+line"}``. Any exception, ``BaseException`` from native code included (the tokenizers
+library's ``PanicException``), becomes such a line. After a
 request in ``ONE_SHOT`` (the conversions and ``export``) the worker exits; after ``open``
 it serves analyses until stdin closes or it has been idle for IDLE_S seconds.
 """
@@ -35,22 +38,28 @@ import sys
 from pathlib import Path
 
 LIFETIME_CPU_S = 3600  # hard CPU limit of one worker; past it, the next request starts a new one
-CONVERSIONS = ("convert", "convert_local", "convert_folder")  # a user's checkpoint -> weights
+# a user's checkpoint -> weights; the command line's .onnx -> one self-contained graph
+CONVERSIONS = ("convert", "convert_local", "convert_folder", "fold_onnx")
 READS = (*CONVERSIONS, "open")  # requests that read a user's files
 ONE_SHOT = (*CONVERSIONS, "export")  # the worker exits after answering one
 
 
 def _yield_cpu() -> None:
     """SCHED_IDLE (weight 3 against a normal thread's 1024, preempted by any waking one):
-    the classroom's own requests come first. Where that class does not exist, nice 19."""
+    the classroom's own requests come first. Where that class does not exist, nice 19.
+    ``ATTNVIZ_WORKER_PRIORITY=normal`` keeps the normal priority: on a machine whose CPU
+    other jobs hold (a shared test host), an idle-class worker would wait for them all."""
+    if os.environ.get("ATTNVIZ_WORKER_PRIORITY") == "normal":
+        return
     try:
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
     except (AttributeError, OSError):
         os.nice(19)
 
 
-def _limit(memory_bytes: int, file_bytes: int) -> None:
-    _yield_cpu()
+def _limit(memory_bytes: int, file_bytes: int, priority: str = "idle") -> None:
+    if priority != "normal":
+        _yield_cpu()
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -86,11 +95,12 @@ def _one_line(exc: BaseException, op: object) -> str:
     return " ".join(text.split())[:600]
 
 
-def serve(memory_bytes: int, idle_s: float, file_bytes: int) -> None:
-    """Answer requests until stdin closes, ``convert`` is done, or ``idle_s`` pass idle."""
+def serve(memory_bytes: int, idle_s: float, file_bytes: int, priority: str = "idle") -> None:
+    """Answer requests until stdin closes, ``convert`` is done, or ``idle_s`` pass idle;
+    ``priority`` "normal" (the command line) skips SCHED_IDLE."""
     reply_fd = os.dup(1)
     os.dup2(2, 1)  # a library's print goes to stderr, never into the protocol
-    _limit(memory_bytes, file_bytes)
+    _limit(memory_bytes, file_bytes, priority)
     sys.path[0] = str(Path(__file__).resolve().parents[1])  # the project, not upload/
     from upload import handlers, local_handlers, protocol
     from upload.limits import MAX_HEADER_BYTES, MAX_REPLY_BYTES
@@ -113,6 +123,8 @@ def serve(memory_bytes: int, idle_s: float, file_bytes: int) -> None:
                 reply, out = local_handlers.convert_local(header)
             elif op == "convert_folder":  # the command line: a folder by path, never the app
                 reply, out = local_handlers.convert_folder(header)
+            elif op == "fold_onnx":  # the command line: an .onnx by path, never the app
+                reply, out = local_handlers.fold_onnx(header)
             elif op == "export":
                 reply, out = handlers.export(header, arrays)
             elif op == "open":
@@ -140,4 +152,4 @@ def serve(memory_bytes: int, idle_s: float, file_bytes: int) -> None:
 
 
 if __name__ == "__main__":
-    serve(int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]))
+    serve(int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), *sys.argv[4:5])

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from viz import fit, spec, style
+from viz import fit, play, spec, style
 from viz.heat import check_tokens, heat_trace, square
 
 
@@ -26,6 +26,7 @@ def attention_heatmap(
     zmax: float = 1.0,
     colorscale: str | None = None,
     colorbar_title: str = "attention weight",
+    width_px: int = fit.HALF_1280_PX,
 ) -> spec.Spec:
     """Heatmap of one attention pattern, sized for any T (``viz.fit``): 22 px a row
     until the heatmap is as tall as it is wide in half the page (the compare view),
@@ -40,6 +41,9 @@ def attention_heatmap(
         zmin, zmax: colour range (default 0..1, the range of softmax weights).
         colorscale: plotly colour scale, default ``style.SEQUENTIAL``.
         colorbar_title: what the colour shows.
+        width_px: the plot's expected width at a 1280 px window (``fit.HALF_1280_PX``
+            beside another figure, ``fit.FULL_1280_PX`` across the page): every token
+            labels the axes up to ``fit.MAX_LABELLED`` tokens, in a font that fits it.
 
     Raises:
         ValueError: if weights is not square or ``len(tokens) != T``.
@@ -47,7 +51,46 @@ def attention_heatmap(
     w = square(weights, "weights")
     check_tokens(tokens, w.shape[0], "weights")
     colors = {"zmin": zmin, "zmax": zmax, "colorscale": colorscale or style.SEQUENTIAL}
-    return _heatmap(w, style.token_labels(tokens), title, 0, colors, colorbar_title, fit.HALF_PX)
+    labels = style.token_labels(tokens)
+    fig = _heatmap(w, labels, title, 0, colors, colorbar_title, width_px)
+    fig["data"] += click_layer(labels, w)
+    return fig
+
+
+CLICK_MAX_T = 128  # a click layer up to T = 128: 16,384 invisible points
+CLICK = "click"  # the click layer's trace name
+
+
+def click_layer(labels: list[str], weights: np.ndarray) -> list[dict]:
+    """An invisible scatter point on every cell of a (T, T) heatmap drawn on the axes
+    ``x`` and ``y`` with these category ``labels``: clicking a cell selects its point
+    (Streamlit returns no selection for heatmaps, streamlit issue 8760), whose
+    ``customdata`` is the query (row) index. None above ``CLICK_MAX_T`` tokens (a
+    list of no traces): the query is then picked in its control only.
+
+    The points hover as the heatmap's cells do (query, key, the ``weights`` (T, T)),
+    since the nearest point takes the hover from the cell under it.
+    """
+    t = len(labels)
+    if t > CLICK_MAX_T:
+        return []
+    rows, cols = np.divmod(np.arange(t * t), t)  # (T*T,) each
+    return [
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "name": CLICK,
+            "x": [labels[j] for j in cols],
+            "y": [labels[i] for i in rows],
+            "customdata": rows.astype(np.int32),
+            "text": [f"{v:.3f}" for v in np.asarray(weights, dtype=float).reshape(-1)],
+            "marker": {"opacity": 0, "size": 12},
+            "selected": {"marker": {"opacity": 0}},
+            "unselected": {"marker": {"opacity": 0}},
+            "hovertemplate": "query: %{y}<br>key: %{x}<br>weight: %{text}<extra></extra>",
+            "showlegend": False,
+        }
+    ]
 
 
 def _heatmap(
@@ -64,10 +107,17 @@ def _heatmap(
     t = w.shape[0]
     height = fit.heat_height(t, room_px, width_px)
     cbar = {"title": {"text": colorbar, "side": "right"}}  # vertical: leaves room for T
+    layout: dict = {}
+    if width_px <= fit.HALF_1280_PX:  # beside another figure: the bar above, the plot wide
+        cbar = {"title": {"text": colorbar, "side": "top"}, "orientation": "h", "x": 0.5,
+                "xanchor": "center", "y": 1.0, "yanchor": "bottom", "len": 0.8,
+                "thickness": 12}  # fmt: skip
+        layout["margin"] = {**style.MARGIN, "t": 150, "r": 20, "l": 40}
     trace = heat_trace(w, labels, labels, **colors, colorbar=cbar)
-    x, y = spec.heat_axes(**spec.titled("key"), **fit.label_ticks(t, width_px))
+    x, y = spec.heat_axes(**spec.titled("key"), **fit.every_label(labels, width_px, x=True))
     rows_px = height - fit.MARGINS_PX - room_px  # the heatmap's own height
-    layout = {"xaxis": x, "yaxis": {**y, **spec.titled("query"), **fit.label_ticks(t, rows_px)}}
+    layout["xaxis"] = x
+    layout["yaxis"] = {**y, **spec.titled("query"), **fit.every_label(labels, rows_px)}
     return spec.figure([trace], layout, title=title, height=height)
 
 
@@ -108,6 +158,7 @@ def attention_with_row(
     heat_bottom = (ROW_PX + ROW_GAP_PX) / plot_px
     bars = _row_bars(w[query_index], labels, query_index)  # (T,) weights of one query
     fig["data"].append(bars)
+    fig["data"] += click_layer(labels, w)
     fig["data"][0]["colorbar"].update(y=(1 + heat_bottom) / 2, len=1 - heat_bottom)
     layout = fig["layout"]
     layout["xaxis"] = {**layout["xaxis"], "anchor": "y2"}  # key labels under the bars
@@ -120,9 +171,29 @@ def attention_with_row(
         "automargin": True,
     }
     layout["shapes"] = [_row_outline(query_index, t)]
-    where = f"Row {query_index}: where does {labels[query_index]} look?"
-    layout["annotations"] = [spec.subplot_title(where, 0.5, row_top + 0.01)]
+    layout["annotations"] = [_row_title(labels, query_index, row_top)]
+    if t <= play.MAX_FRAMES:  # ▶ play steps through the queries in the browser
+        fig["frames"] = [_query_frame(w, labels, i, row_top) for i in range(t)]
+        layout.update(play.controls())
     return fig
+
+
+def _row_title(labels: list[str], query_index: int, row_top: float) -> dict:
+    where = f"Row {query_index}: where does {labels[query_index]} look?"
+    return spec.subplot_title(where, 0.5, row_top + 0.01)
+
+
+def _query_frame(w: np.ndarray, labels: list[str], i: int, row_top: float) -> dict:
+    """Frame ``i``: query i's bars (trace 1), its outline and title."""
+    bars = _row_bars(w[i], labels, i)
+    keep = {"type", "y", "marker", "text"}
+    return {
+        "name": str(i),
+        "data": [{k: v for k, v in bars.items() if k in keep}],
+        "traces": [1],
+        "layout": {"shapes": [_row_outline(i, len(labels))],
+                   "annotations": [_row_title(labels, i, row_top)]},
+    }  # fmt: skip
 
 
 def _row_bars(row: np.ndarray, labels: list[str], query_index: int) -> dict:

@@ -39,6 +39,8 @@ def heat_height(t: int, room_px: int = 0, width_px: int = HALF_PX, floor_px: int
         floor_px: the least height of the figure without ``room_px``.
     """
     rows_px = min(ROW_PX * t, width_px)
+    if t <= MAX_LABELLED:  # room for every token's label (``every_label``)
+        rows_px = max(rows_px, axis_px_for(t))
     return min(MAX_HEIGHT_PX, max(floor_px, rows_px + MARGINS_PX) + room_px)
 
 
@@ -53,6 +55,55 @@ def label_ticks(n: int, axis_px: float) -> dict:
     """
     fit = max(2, int(axis_px // LABEL_PX))
     return {} if n <= fit else {"nticks": fit}
+
+
+MAX_LABELLED = 40  # up to this many tokens every token labels its axes (#20 item 8, #21)
+MIN_TICK_FONT = 11  # px: the smallest tick label a figure draws
+LINE = 1.25  # room a label needs across its baseline, in units of its font size
+# Plot widths in px at the narrowest window served (1280 px, sidebar open), measured:
+# a heatmap across the page, and one of two side by side (colour bar under it).
+FULL_1280_PX = 560
+HALF_1280_PX = 230
+SIDE_BY_SIDE_MAX = 16  # tokens: two heatmaps side by side still label each one then
+
+
+def tick_font(n: int, axis_px: float) -> int:
+    """The tick font size (px) that fits n labels on ``axis_px`` px, between
+    ``MIN_TICK_FONT`` and ``style.TICK_SIZE``."""
+    fits = axis_px / max(n, 1) / LINE
+    return int(min(style.TICK_SIZE, max(MIN_TICK_FONT, fits)))
+
+
+def axis_px_for(n: int) -> int:
+    """The least axis length (px) on which n labels fit at ``MIN_TICK_FONT``."""
+    return math.ceil(n * MIN_TICK_FONT * LINE)
+
+
+def every_label(labels: list[str], axis_px: float, x: bool = False) -> dict:
+    """Category-axis settings that draw every one of ``labels`` (plotly's own thinning
+    skipped every second token of a 16-token sentence, even at 1920 px) up to
+    ``MAX_LABELLED`` of them, in a font that fits ``axis_px``; an x axis turns its
+    labels upright (-90°) when they would overlap at -45°. More labels than that:
+    :func:`label_ticks` (every k-th, plotly adds more on zoom).
+
+    Shared by every token heatmap (``viz.attention``, ``viz.mask``, ``viz.tensors``,
+    ``viz.seq2seq``) and by the presenter mode (issue #21).
+
+    Args:
+        labels: the axis's category labels, in order (escaped, unique).
+        axis_px: the axis's expected length in px (``FULL_1280_PX``, ``HALF_1280_PX``,
+            or the figure's own rows).
+        x: the axis is horizontal (labels may be turned).
+    """
+    n = len(labels)
+    if n > MAX_LABELLED:
+        return label_ticks(n, axis_px)
+    size = tick_font(n, axis_px)
+    out = {"tickmode": "array", "tickvals": list(labels), "ticktext": list(labels),
+           "tickfont": {"size": size}}  # fmt: skip
+    if x and n * size * LINE / math.sqrt(0.5) > axis_px:  # -45°: labels closer by cos 45°
+        out["tickangle"] = -90
+    return out
 
 
 def shown_labels(n: int, axis_px: float) -> int:

@@ -33,7 +33,7 @@ def beta_attention(weights: object, tokens: Sequence[object], beta: float, title
 
 
 def entropy_bars(entropy: object, tokens: Sequence[object], beta: float) -> go.Figure:
-    """Entropy per query (T,) in nats, against its maximum log(i + 1) (uniform attention)."""
+    """Entropy per query (T,) in bits, against its maximum log2(i + 1) (uniform attention)."""
     h = np.asarray(entropy, dtype=float).reshape(-1)
     labels = style.token_labels(tokens)
     if len(labels) != h.size:
@@ -42,14 +42,14 @@ def entropy_bars(entropy: object, tokens: Sequence[object], beta: float) -> go.F
     fig.add_trace(
         go.Scatter(
             x=labels,
-            y=np.log(np.arange(1, h.size + 1)),
-            name="maximum log(i+1)",
+            y=np.log2(np.arange(1, h.size + 1)),
+            name="maximum log₂(i+1)",
             mode="lines+markers",
             line={"color": style.HIGHLIGHT_COLOR, "dash": "dash"},
         )
     )
     fig.update_xaxes(type="category", tickangle=-45, title_text="query")
-    fig.update_yaxes(title_text="entropy (nats)", rangemode="tozero")
+    fig.update_yaxes(title_text="entropy (bits)", rangemode="tozero")
     fig.update_layout(legend={"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"})
     return style.apply_layout(fig, title=f"Row entropy, β = {_beta_text(beta)}")
 
@@ -178,12 +178,16 @@ def singular_values_bar(sv: object, d_head: int, title: str = "") -> go.Figure:
     )
     fig.add_vline(x=d_head - 0.5, line_dash="dash", annotation_text=f"d_head = {d_head}")
     fig.update_xaxes(title_text="index")
-    fig.update_yaxes(type="log", title_text="singular value")
+    # exponentformat "power": every tick 10^k (plotly's default mixes SI prefixes, µ n p f,
+    # with powers of ten below 1e-15)
+    fig.update_yaxes(type="log", title_text="singular value", exponentformat="power")
     return style.apply_layout(fig, title=title or "Singular values")
 
 
 def parameter_bars(counts: dict) -> go.Figure:
-    """Horizontal bars (log x): one head's Q, K, V, O, the head, all heads, the model."""
+    """Horizontal bars on a linear axis (lengths in proportion to the counts, so shares
+    look as they are): one head's Q, K, V, O, the head, all heads, the model; each bar
+    labelled with its count and its share of the model."""
     rows = [
         ("Q of one head", counts["q"]),
         ("K of one head", counts["k"]),
@@ -200,13 +204,12 @@ def parameter_bars(counts: dict) -> go.Figure:
             y=names,
             orientation="h",
             marker_color=[style.BAR_COLOR] * 4 + [style.HIGHLIGHT_COLOR, "#888888", "#444444"],
-            text=[f"{v:,}" for v in values],
+            text=[f"{v:,} ({v / counts['model']:.1%})" for v in values],
             textposition="outside",
             cliponaxis=False,
             hovertemplate="%{y}: %{x:,}<extra></extra>",
         )
     )
     fig.update_yaxes(autorange="reversed", type="category")
-    lo, hi = np.log10(min(values)), np.log10(max(values))
-    fig.update_xaxes(type="log", title_text="parameters", range=[lo - 0.2, hi + 0.45])
+    fig.update_xaxes(type="linear", title_text="parameters", range=[0, max(values) * 1.3])
     return style.apply_layout(fig, title="Parameters per head against the model", height=460)

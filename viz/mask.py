@@ -26,8 +26,13 @@ MASK_PANELS = {
         "seq",
     ),
 }
-_PANEL_GAP = 0.06  # horizontal space between the three panels (paper fraction)
+_PANEL_GAP = 0.03  # horizontal space between the three panels (paper fraction)
 PANEL_PX = {"x": 260, "y": 320}  # a panel's plot in px (full width of a 1500 px window)
+PANEL_1280_PX = 215  # a panel's plot width at a 1280 px window (labels on the first only)
+MASK_BAR = "mask"
+# The mask panel's legend: its two colours named on a two-tick colour bar.
+MASK_TICKS = {"tickmode": "array", "tickvals": [0.25, 0.75], "ticktext": ["blocked", "allowed"],
+              "ticks": ""}  # fmt: skip
 
 
 def _checked_pair(scores, weights, tokens, what: str):
@@ -107,22 +112,69 @@ def _three_panels(panels: list[dict], titles: Sequence[str]) -> spec.Spec:
     """Scores, mask and weights side by side, each with its horizontal colour bar; on a
     long sentence every k-th token labels the axes (``viz.fit.label_ticks``)."""
     t = len(panels[0]["x"])
+    if not fit.MAX_LABELLED >= t > PANELS_IN_A_ROW_MAX:
+        return _panels_in_a_row(panels, titles, t)
+    return _panels_stacked(panels, titles, t)
+
+
+PANELS_IN_A_ROW_MAX = 16  # tokens: three panels across a 1280 px window label each one
+STACKED_PANEL_PX = 560  # the heatmap rows of one stacked panel (40 labels at 11 px + room)
+
+
+def _panels_in_a_row(panels: list[dict], titles: Sequence[str], t: int) -> spec.Spec:
+    """The three panels side by side, one colour bar under each (the mask's says what
+    its two colours mean); token labels on the first panel's rows only: the three share
+    them (the middle and right panels' labels overlapped their neighbours)."""
     bar = {"orientation": "h", "y": -0.3, "yanchor": "top", "len": 0.28, "thickness": 14}
     width = (1.0 - 2 * _PANEL_GAP) / 3
     layout: dict = {"annotations": [], "margin": {"b": 160}}  # room for the colour bars
-    bars = [(0.14, "score"), (0.0, ""), (0.86, "weight")]
+    bars = [(0.14, "score"), (0.5, MASK_BAR), (0.86, "weight")]
+    labels = panels[0]["x"]
+    x_px = PANEL_PX["x"] if t > fit.MAX_LABELLED else PANEL_1280_PX
     for col, (trace, (x, text)) in enumerate(zip(panels, bars, strict=True), start=1):
         suffix = "" if col == 1 else str(col)
         trace["colorbar"] = {**bar, "x": x, "title": {"text": text, "side": "top"}}
+        if col == 2:
+            trace.update(showscale=True, colorbar={**trace["colorbar"], **MASK_TICKS})
         trace["xaxis"], trace["yaxis"] = f"x{suffix}", f"y{suffix}"
         x0 = (col - 1) * (width + _PANEL_GAP)
-        xaxis, yaxis = spec.heat_axes(**spec.titled("key"), **fit.label_ticks(t, PANEL_PX["x"]))
-        yaxis.update(fit.label_ticks(t, PANEL_PX["y"]))
+        xaxis, yaxis = spec.heat_axes(**spec.titled("key"), **fit.every_label(labels, x_px, x=True))
+        yaxis.update(fit.every_label(labels, PANEL_PX["y"]))
+        if col > 1:
+            yaxis["showticklabels"] = False
         layout[f"xaxis{suffix}"] = {**xaxis, "domain": [x0, x0 + width], "anchor": f"y{suffix}"}
         layout[f"yaxis{suffix}"] = {**yaxis, "domain": [0.0, 1.0], "anchor": f"x{suffix}"}
         layout["annotations"].append(spec.subplot_title(titles[col - 1], x0 + width / 2, 1.0))
     layout["yaxis"].update(spec.titled("query"))
     return spec.figure(panels, layout, height=600)
+
+
+def _panels_stacked(panels: list[dict], titles: Sequence[str], t: int) -> spec.Spec:
+    """The three panels one above the other, each across the page: a sentence of
+    17 to ``fit.MAX_LABELLED`` tokens keeps every label in each panel."""
+    gap_px = 150  # between panels: the key labels and the next title
+    height = 3 * STACKED_PANEL_PX + 2 * gap_px + style.MARGIN["t"] + 120
+    plot_px = height - style.MARGIN["t"] - style.MARGIN["b"]
+    layout: dict = {"annotations": []}
+    labels = panels[0]["x"]
+    for row, trace in enumerate(panels, start=1):
+        suffix = "" if row == 1 else str(row)
+        top = 1.0 - (row - 1) * (STACKED_PANEL_PX + gap_px) / plot_px
+        bottom = top - STACKED_PANEL_PX / plot_px
+        bar = {"x": 1.02, "xanchor": "left", "y": (top + bottom) / 2, "yanchor": "middle"}
+        text = ("score", MASK_BAR, "weight")[row - 1]
+        trace["colorbar"] = {**bar, "len": STACKED_PANEL_PX / plot_px, "title": {"text": text}}
+        if row == 2:
+            trace.update(showscale=True, colorbar={**trace["colorbar"], **MASK_TICKS})
+        trace["xaxis"], trace["yaxis"] = f"x{suffix}", f"y{suffix}"
+        xaxis, yaxis = spec.heat_axes(
+            **spec.titled("key"), **fit.every_label(labels, fit.FULL_1280_PX, x=True)
+        )
+        yaxis.update(fit.every_label(labels, STACKED_PANEL_PX), **spec.titled("query"))
+        layout[f"xaxis{suffix}"] = {**xaxis, "anchor": f"y{suffix}"}
+        layout[f"yaxis{suffix}"] = {**yaxis, "domain": [bottom, top], "anchor": f"x{suffix}"}
+        layout["annotations"].append(spec.subplot_title(titles[row - 1], 0.5, top))
+    return spec.figure(panels, layout, height=height)
 
 
 SOFTMAX_INPUT_TITLES = (
@@ -183,3 +235,21 @@ def softmax_input_panels(
         heat_trace(w, labels, labels, zmin=0.0, zmax=1.0, colorscale=style.SEQUENTIAL),
     ]
     return _three_panels(panels, SOFTMAX_INPUT_TITLES)
+
+
+def with_row_outline(panels: spec.Spec, query_index: int) -> spec.Spec:
+    """``panels`` (the three panels of :func:`causal_mask_panels` or
+    :func:`softmax_input_panels`) with row ``query_index`` outlined in each: a new
+    layout on the same traces (a cached spec is not modified).
+
+    Raises:
+        ValueError: for a row outside the panels' T.
+    """
+    t = len(panels["data"][0]["y"])
+    if not 0 <= query_index < t:
+        raise ValueError(f"query_index {query_index} outside [0, {t})")
+    outline = {"type": "rect", "x0": -0.5, "x1": t - 0.5, "y0": query_index - 0.5,
+               "y1": query_index + 0.5, "line": {"color": style.HIGHLIGHT_COLOR, "width": 3}}  # fmt: skip
+    shapes = [{**outline, "xref": f"x{s}", "yref": f"y{s}"} for s in ("", "2", "3")]
+    layout = {**panels["layout"], "shapes": [*panels["layout"].get("shapes", []), *shapes]}
+    return {**panels, "layout": layout}

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from viz import style
+from viz import fit, style
 from viz.heat import axis_labels
 
 HOVER_ALIGN = "output: %{y}<br>source: %{x}<br>weight: %{z:.3f}<extra></extra>"
@@ -28,10 +28,12 @@ def alignment(
     source: Sequence[str],
     gold: Sequence[int] | None = None,
     title: str = "",
+    width_px: int = fit.HALF_1280_PX,
 ) -> go.Figure:
     """The alignment matrix: rows are output words, columns source words, cell (t, j) the
     weight output t gave source word j. ``gold[t]`` (when given) is the source position
-    output t translates: drawn as an open square on that cell.
+    output t translates: drawn as an open square on that cell. Every word labels its
+    axis (``viz.fit.every_label``; ``width_px``: the plot's width at a 1280 px window).
 
     Raises:
         ValueError: when the labels do not match the (T, S) shape.
@@ -56,8 +58,17 @@ def alignment(
             )
         )  # fmt: skip
     style.apply_layout(fig, title, height=max(320, 34 * z.shape[0] + 160))
-    fig.update_yaxes(autorange="reversed", title="output word")
-    fig.update_xaxes(title="source word", tickangle=-45)
+    if not title:  # no empty band above the matrix where a title would go
+        fig.update_layout(margin={"t": 24})
+    if width_px <= fit.HALF_1280_PX:  # beside another figure: the colour bar above it
+        fig.update_traces(colorbar={"orientation": "h", "x": 0.5, "xanchor": "center", "y": 1.0,
+                                    "yanchor": "bottom", "len": 0.8, "thickness": 12},
+                          selector={"type": "heatmap"})  # fmt: skip
+        fig.update_layout(margin={"t": 70 if not title else 140, "r": 20, "l": 40})
+    fig.update_yaxes(autorange="reversed", title="output word",
+                     **fit.every_label(y, 34 * z.shape[0]))  # fmt: skip
+    fig.update_xaxes(**{"title": "source word", "tickangle": -45,
+                        **fit.every_label(x, width_px, x=True)})  # fmt: skip
     fig.update_layout(legend={"orientation": "h", "y": -0.3})
     return fig
 
@@ -70,6 +81,7 @@ def step_attention(weights: object, source: Sequence[str], title: str = "") -> g
                            hovertemplate="%{x}: %{y:.3f}<extra></extra>"))  # fmt: skip
     style.apply_layout(fig, title, height=300)
     fig.update_yaxes(range=[0, 1], title="weight")
+    fig.update_xaxes(type="category", **fit.every_label(x, fit.HALF_1280_PX, x=True))
     return fig
 
 
@@ -114,22 +126,28 @@ def kernel_regression(x, y, grid, truth, pred, query: float | None = None) -> go
                              line={"color": style.HIGHLIGHT_COLOR, "width": 3}))  # fmt: skip
     if query is not None:
         fig.add_vline(x=query, line_dash="dash", annotation_text="query")
-    style.apply_layout(fig, "Nadaraya–Watson regression", 400)
+    style.apply_layout(fig, "Nadaraya–Watson regression", 460)
+    # The legend above the plot, across its width: at its default place (right) it took
+    # most of a half-width column and squeezed the plot to ~80 px.
+    fig.update_layout(legend={"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
+                      margin={"t": 130})  # fmt: skip
     fig.update_xaxes(title="x")
     fig.update_yaxes(title="y")
     return fig
 
 
 def kernel_weights(weights: object, grid: object, keys: object) -> go.Figure:
-    """The attention weights alpha(x, x_i): rows are queries on the grid, columns the
-    training keys sorted by x_i (each row sums to 1)."""
+    """The attention weights alpha(x, x_i): rows are queries on the grid (Q,), columns
+    the training keys (N,) at their x_i on a linear axis, ticks in x's units (each row
+    sums to 1)."""
     w = np.asarray(weights, dtype=float)  # (Q, N)
     fig = go.Figure(go.Heatmap(
-        z=w, x=np.round(np.asarray(keys), 2), y=np.round(np.asarray(grid), 2),
+        z=w, x=np.asarray(keys, dtype=float), y=np.asarray(grid, dtype=float),
         colorscale=style.SEQUENTIAL, zmin=0,
-        hovertemplate="query x = %{y}<br>key x_i = %{x}<br>weight: %{z:.3f}<extra></extra>",
+        hovertemplate="query x = %{y:.2f}<br>key x_i = %{x:.2f}<br>weight: %{z:.3f}"
+        "<extra></extra>",
     ))  # fmt: skip
     style.apply_layout(fig, "Attention weights α(x, x_i)", 420)
-    fig.update_xaxes(title="key x_i (training input)", type="category", showticklabels=False)
-    fig.update_yaxes(title="query x", type="category", autorange="reversed", nticks=6)
+    fig.update_xaxes(title="key x_i (training input)", type="linear", nticks=6)
+    fig.update_yaxes(title="query x", type="linear", autorange="reversed", nticks=6)
     return fig

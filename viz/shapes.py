@@ -65,14 +65,14 @@ def _linear_stages(B: int, T: int, H: int, D: int, eps: float) -> tuple[list[dic
         ),
         _stage(
             "state",
-            "S_i = Σ_{j≤i} φ(k_j) v_jᵀ",
+            "S_i = sum over j ≤ i of φ(k_j) v_jᵀ",
             (B, H, D, D),
             f"running {D} × {D} summary per head, no {T} × {T} matrix",
             "BHDD",
         ),
         _stage(
             "normalizer",
-            "z_i = Σ_{j≤i} φ(k_j)",
+            "z_i = sum over j ≤ i of φ(k_j)",
             (B, H, D),
             f"output divided by φ(q_i)ᵀ z_i + ε, ε = {eps:g}",
             "BHD",
@@ -116,6 +116,7 @@ def reshape_stages(
     D: int | None = None,
     attention: str = "softmax",
     eps: float = 1e-6,
+    layer: int | None = None,
 ) -> list[dict]:
     """Shapes through one multi-head attention layer.
 
@@ -125,6 +126,9 @@ def reshape_stages(
             phi(x) = elu(x) + 1 and a (D, D) state per head instead of T x T).
         eps: linear attention's normalizer epsilon (the model's ``cfg.eps``), shown in
             its formulas.
+        layer: the layer shown, named in the input stage (its input x is the
+            LayerNorm'd residual stream entering that layer; only layer 0's residual
+            stream is the token + position embedding).
 
     Returns:
         Ordered list of dicts ``{"step", "op", "shape", "dims", "note"}``; ``shape`` is a
@@ -144,12 +148,14 @@ def reshape_stages(
     if attention not in _MIXING_STAGES:
         raise ValueError(f"unknown attention kind {attention!r}")
 
+    where = "this layer" if layer is None else f"layer {layer}"
     stages = [
         _stage(
             "input",
-            "x (token + position embedding)",
+            f"x = LayerNorm(residual stream entering {where})",
             (B, T, C),
-            "B sentences, T tokens, d_model numbers each",
+            "B sentences, T tokens, d_model numbers each; layer 0's residual stream is "
+            "the token + position embedding",
             "BTC",
         ),
         _stage(
@@ -176,9 +182,10 @@ def reshape_stages(
         _stage("mix values", mix, (B, H, T, D), "per-head output (head_out)", "BHTD"),
         _stage(
             "merge heads",
-            "transpose(1, 2).view(B, T, d_model)",
+            "transpose(1, 2).reshape(B, T, d_model)",
             (B, T, C),
-            "concatenate heads",
+            "concatenate heads (reshape copies: the transposed tensor is not contiguous, "
+            "so .view would fail)",
             "BTC",
         ),
         _stage("output", "· W_O", (B, T, C), "Linear(d_model, d_model) mixes the heads", "BTC"),
@@ -282,8 +289,8 @@ def shape_flow_figure(stages: list[dict], title: str = "Multi-head reshape") -> 
     for i, s in enumerate(stages):
         dims = "(" + ", ".join(s["dims"]) + ")"
         name = style.escape(TENSORS.get(s["step"], s["step"]))
-        if i == 0:
-            name += " = token + position embedding"
+        if s["step"] == "input":
+            name += " = LayerNorm'd residual stream"
         annotations.append(_box(f"<b>{name}</b>   {dims} = {format_shape(s['shape'])}", -i))
         if i + 1 < n:
             nxt = stages[i + 1]

@@ -57,7 +57,12 @@ def matrix_heatmap(
     trace = heat_trace(m, cols, rows, zmin=lo, zmax=hi, colorbar=cbar, **extra)
     trace["hovertemplate"] = hover + "value: %{z:.3f}<extra></extra>"
     height = fit.matrix_height(m.shape[0])  # None: plotly's default, its labels every 19 px
-    rows = fit.label_ticks(m.shape[0], height - fit.MARGINS_PX) if height else {}
+    if row_labels is not None and m.shape[0] <= fit.MAX_LABELLED:  # every token labelled
+        need = fit.axis_px_for(m.shape[0]) + style.MARGIN["t"] + style.MARGIN["b"]
+        height = max(height or fit.DEFAULT_HEIGHT_PX, need)
+        rows = fit.every_label(rows, height - style.MARGIN["t"] - style.MARGIN["b"])
+    else:
+        rows = fit.label_ticks(m.shape[0], height - fit.MARGINS_PX) if height else {}
     x, y = spec.heat_axes(**spec.titled(x_title), **fit.label_ticks(m.shape[1], fit.WIDE_PX))
     y = {**y, **spec.titled(y_title), **rows}
     return spec.figure([trace], {"xaxis": x, "yaxis": y}, title=title, height=height)

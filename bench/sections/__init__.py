@@ -7,16 +7,20 @@ Sections written by older versions of the suite render too (missing fields say n
 
 One module per section (``latency``, ``speed``: inference and scaling, ``generation``:
 generation and memory, ``concurrency`` and ``browser``: a real server, ``isolation``,
-``translation``: the encoder-decoder lesson's models, ``checkpoints``: real checkpoints);
+``fair_share``: attacks on a real server,
+``translation``: the encoder-decoder lesson's models, ``checkpoints``: real checkpoints,
+``served``: issue #24's busy computer, ``--context`` and served memory);
 ``format`` holds what they share.
 """
 
 from bench.sections.browser import browser, browser_notes
 from bench.sections.checkpoints import checkpoints, checkpoints_notes
 from bench.sections.concurrency import concurrency, concurrency_method, concurrency_notes
+from bench.sections.fair_share import fair_share, fair_share_notes
 from bench.sections.generation import generation, generation_notes, memory, memory_notes
 from bench.sections.isolation import isolation, isolation_notes
 from bench.sections.latency import latency, latency_notes
+from bench.sections.served import served, served_notes
 from bench.sections.speed import inference, scaling, scaling_notes
 from bench.sections.translation import translation, translation_notes
 
@@ -28,6 +32,8 @@ __all__ = [
     "concurrency",
     "concurrency_method",
     "concurrency_notes",
+    "fair_share",
+    "fair_share_notes",
     "generation",
     "generation_notes",
     "inference",
@@ -38,6 +44,8 @@ __all__ = [
     "memory",
     "memory_notes",
     "scaling",
+    "served",
+    "served_notes",
     "scaling_notes",
     "translation",
     "translation_notes",

@@ -15,7 +15,7 @@ class Seq2SeqConfig:
 
     Attributes:
         kind: ``"gru"`` (RNN encoder-decoder, the context is the encoder's last state;
-            Cho et al. 2014, Sutskever et al. 2014), ``"bahdanau"`` (the same with
+            c read at every decoder step as in Cho et al. 2014), ``"bahdanau"`` (the same with
             additive attention; Bahdanau et al. 2015) or ``"transformer"`` (encoder
             self-attention, decoder masked self-attention and cross-attention; Vaswani
             et al. 2017).

@@ -4,7 +4,8 @@ After d2l.ai chapters 10.7 ("Sequence-to-Sequence Learning") and 11.4 ("The Bahd
 Attention Mechanism"):
 
 * ``gru``: the encoder's last hidden state is the context c; every decoder step reads
-  [embed(y_{t-1}); c] (Sutskever et al. 2014, Cho et al. 2014). One vector carries the
+  [embed(y_{t-1}); c] (Cho et al. 2014; Sutskever et al. 2014 use c only as the
+  decoder's initial state). One vector carries the
   whole sentence: the bottleneck attention removed.
 * ``bahdanau``: at step t the query is the decoder's previous hidden state s_{t-1}, the
   keys and values are the encoder outputs h_j; a(s, h) = w_v^T tanh(W_q s + W_k h),

@@ -128,7 +128,12 @@ def test_isolation_section_runs_and_renders(tiny_folder, tmp_path, monkeypatch):
         "| Peak server RSS growth during the hostile suite | reported |",
     ):
         assert row in summary, summary
-    assert "stopped: it took longer than 2 s" in summary
+    # the slow graph is stopped either way: by its CPU budget, or, on a machine other jobs
+    # keep busy, by the wall-clock cap on waiting for a CPU (upload/client.py Deadline)
+    assert (
+        "stopped: it took longer than 2 s" in summary
+        or "too busy to give it 2 s of CPU time" in summary
+    ), summary
 
 
 def test_views_bench_covers_every_view_of_the_app():

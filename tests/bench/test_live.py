@@ -6,14 +6,13 @@ from __future__ import annotations
 import asyncio
 import urllib.parse
 
-import numpy as np
 import pytest
 
 from bench.common import shipped
 from bench.concurrency import is_right, shown_heatmap
 from bench.report import render
-from bench.server import serve
 from bench.stclient import Session
+from deploy.launch import serve
 from inference.analysis import analyze
 from models.config import SHIPPED_KINDS
 
@@ -21,12 +20,6 @@ from models.config import SHIPPED_KINDS
 pytestmark = pytest.mark.xdist_group("browser")
 
 CAT, DOG = "the cat sat on the mat", "a dog ran to the old park"
-
-
-@pytest.fixture(scope="module")
-def server():
-    with serve() as s:
-        yield s
 
 
 @pytest.fixture(scope="module")
@@ -145,10 +138,10 @@ def test_the_server_points_the_app_at_its_models_folder(tmp_path):
         assert asyncio.run(go(server.ws_url)) == [str((tmp_path / "models").resolve())]
 
 
-def test_concurrency_section_drives_sessions_on_a_real_server():
+def test_concurrency_section_drives_sessions_on_a_real_server(server):
     from bench.concurrency import concurrency
 
-    out = concurrency(sessions=2, reruns=4, per_session_sentences=2, single_reruns=2)
+    out = concurrency(sessions=2, reruns=4, per_session_sentences=2, single_reruns=2, server=server)
     assert out["reruns"] == 4 and out["wrong_results"] == 0 and not out["errors"], out["errors"]
     assert set(out["latency_by_action"]) == {"layer/head change", "new sentence"}
     assert out["open"]["n"] == 2 and out["open_wrong"] == 0 and out["teacher_sessions"] == 1
@@ -165,16 +158,21 @@ def test_concurrency_section_drives_sessions_on_a_real_server():
         assert row in table, table
 
 
-def test_browser_section_times_clicks_and_sentences_in_the_page():
+def test_browser_section_times_clicks_and_sentences_in_the_page(server):
     from bench.browser import browser
 
-    out = browser(clicks=1, sentences=1, warmup=0)
+    out = browser(clicks=1, sentences=1, warmup=0, server=server)
     for key in ("head_click", "sentence"):
         s = out[key]
         assert s["n_failed"] == 0 and s["paint"]["n"] == 1, s["errors"]
         assert all(0 < t < 60_000 for t in s["paint_ms"])
         assert s["detected_by"] == ["plotly_afterplot"]
-    assert np.isfinite(out["head_click"]["script"]["median_ms"])
+    # The script's end is seen only when the page rendered the change of its script state;
+    # on a loaded machine React may commit "running" and "notRunning" in one render, and
+    # then the attribute never changes (the CI run of stop 26). The paint times above
+    # don't depend on it.
+    script = out["head_click"]["script"]
+    assert script is None or 0 < script["median_ms"] < 60_000
     table = render({"machine": {}, "browser": out})
     assert "| Browser (softmax model): click a head → the new heatmap painted (n = 1) |" in table
     assert "| Browser (softmax model): a new sentence → the view painted (n = 1) |" in table

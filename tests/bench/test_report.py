@@ -10,8 +10,8 @@ import pytest
 from streamlit.proto.Element_pb2 import Element
 
 from bench.__main__ import main, parse_sizes
-from bench.previous import carry, cell, match
-from bench.report import render
+from bench.previous import carry, match
+from bench.report import previous_cell, render
 from bench.stwidgets import plotly_array, widget_of
 from bench.suite import Sizes, run
 
@@ -57,10 +57,10 @@ def test_previous_column_shows_the_replaced_figure_and_its_old_name():
     )
     assert "median 450.0 ms" in row and "median 2,904.0 ms" in row
     assert "(as “20 sessions at once: rerun latency”)" in row
-    assert cell(new, "Memory growth over 1000 reruns").startswith("3.0 MB (as ")
+    assert previous_cell(new, "Memory growth over 1000 reruns").startswith("3.0 MB (as ")
     assert "Previous concurrency figures were measured otherwise: AppTest sessions" in table
     assert "(measured then)" in table
-    assert cell(new, "no such row") == "—"
+    assert previous_cell(new, "no such row") == "—"
     assert carry(new, None, {"concurrency"}) == {"date": None, "rows": {}}
 
 

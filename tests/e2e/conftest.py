@@ -1,22 +1,15 @@
-"""A real Streamlit server on a free loopback port and Debian's headless Chromium."""
+"""Debian's headless Chromium, and a Streamlit server of one's own (``streamlit_server``);
+the shared server (``server``, ``server_url``) is in tests/conftest.py."""
 
 from __future__ import annotations
 
 import contextlib
-import os
-import socket
-import subprocess
-import sys
-import tempfile
-import time
-import types
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT
-from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS
+from deploy import launch
+from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS
 
 
 def pytest_collection_modifyitems(items) -> None:
@@ -32,83 +25,19 @@ def pytest_collection_modifyitems(items) -> None:
             item.add_marker(pytest.mark.xdist_group("browser"))
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+free_port = launch.free_port
 
 
 @contextlib.contextmanager
 def streamlit_server(script_args: list[str] | None = None, env: dict | None = None):
-    """``streamlit run app.py [-- script_args]`` on 127.0.0.1:<free port>, stopped on exit.
+    """``streamlit run app.py [-- script_args]`` on 127.0.0.1:<free port>, stopped on exit
+    (``deploy/launch.py``, the launcher the bench and ``make serve-replicas`` use too).
 
-    Yields a namespace with ``url``, ``pid`` (the server process: ``streamlit`` itself,
-    not a shell) and ``log()`` (what the server printed so far).
+    Yields a :class:`deploy.launch.Server`: ``url``, ``pid`` (the server process:
+    ``streamlit`` itself, not a shell), ``log()`` (what the server printed so far).
     """
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    log = tempfile.TemporaryFile()  # a pipe nobody reads could fill up and stall the server
-    args = ["--", *script_args] if script_args else []
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            str(ROOT / "app.py"),
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--server.headless",
-            "true",
-            "--browser.gatherUsageStats",
-            "false",
-            *args,
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        log.seek(0)
-        raise RuntimeError("streamlit did not start: " + log.read().decode()[-2000:])
-
-    def read_log() -> str:
-        log.seek(0)
-        return log.read().decode(errors="replace")
-
-    try:
-        yield types.SimpleNamespace(url=url, pid=proc.pid, log=read_log)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-
-
-@pytest.fixture(scope="session")
-def server():
-    """The app on the shipped models (see :func:`streamlit_server`)."""
-    with streamlit_server() as running:
+    with launch.serve(script_args=script_args or (), env=env) as running:
         yield running
-
-
-@pytest.fixture(scope="session")
-def server_url(server) -> str:
-    return server.url
 
 
 @pytest.fixture(scope="session")
@@ -124,6 +53,7 @@ def browser():
 @pytest.fixture
 def page(browser):
     context = browser.new_context(viewport={"width": 1500, "height": 1100})
+    context.set_default_timeout(TIMEOUT_MS)  # every wait scales with a slow machine
     pg = context.new_page()
     pg.dialogs = []
     pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))

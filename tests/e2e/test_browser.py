@@ -55,24 +55,6 @@ def test_html_payload_fires_no_dialog(page, server_url):
     page.screenshot(path=str(SCREENSHOTS / "attention_view.png"), full_page=True)
 
 
-def test_shared_link_opens_exact_view(page, server_url):
-    query = urllib.parse.urlencode(
-        {
-            "text": "the cat sat on the mat",
-            "model": "linear",
-            "layer": 1,
-            "head": 2,
-            "view": "stats",
-        }
-    )
-    page.goto(f"{server_url}/?{query}")
-    wait_idle(page)
-    body = page.inner_text("body")
-    assert "previous_token" in body  # the head statistics table
-    assert "Linear attention" in body
-    assert "view=stats" in page.url and "model=linear" in page.url
-
-
 def upload_files(page, server_url, paths) -> None:
     """Open the app, upload ``paths`` through the sidebar's uploader and load them."""
     page.goto(server_url)
@@ -86,46 +68,6 @@ def upload_files(page, server_url, paths) -> None:
     page.wait_for_selector("text=Uploaded")
     assert page.get_by_role("radio", name="upload").is_checked()
     assert "model=upload" in page.url
-
-
-def test_upload_a_checkpoint_and_see_its_heads(page, server_url, tmp_path):
-    """A checkpoint trained with ``python -m training.train --corpus FILE``."""
-    from training.train import main as train
-
-    corpus = tmp_path / "classroom.txt"
-    corpus.write_text("the cat sat on the mat .\na bird is on the tree .\n" * 20)
-    path = tmp_path / "classroom.safetensors"
-    train(
-        ["--corpus", str(corpus), "--out", str(path), "--steps", "5", "--batch-size", "4"]
-        + ["--n-layer", "2", "--n-head", "3", "--d-model", "24", "--d-mlp", "48"]
-        + ["--context-length", "32", "--threads", "1"]
-    )
-    upload_files(page, server_url, [path])
-    type_sentence(page, "a bird sat on the mat")
-    text = plot_text(page)
-    assert "L1 H2" in text  # the uploaded model's 2 x 3 head grid
-    assert "L0 H3" not in text and "2·sat" in text
-    page.screenshot(path=str(SCREENSHOTS / "uploaded_model.png"), full_page=True)
-    page.locator(".st-key-view").get_by_text("compare", exact=True).click()
-    wait_idle(page)
-    page.locator(".st-key-cmp_linear .js-plotly-plot").wait_for()  # beside the other kind
-    assert page.locator(".st-key-cmp_upload .js-plotly-plot").count() == 1
-    assert "Your model (softmax attention)" in page.inner_text("body")
-    page.screenshot(path=str(SCREENSHOTS / "uploaded_compare.png"), full_page=True)
-
-
-def test_upload_a_nanogpt_checkpoint_and_see_its_heads(page, server_url, tmp_path):
-    """nanoGPT's ckpt.pt (torch.compile prefixes) with its character meta.pkl."""
-    from tests.helpers.nanogpt_layout import ARGS, ckpt_bytes, meta_bytes, nanogpt_state
-
-    ckpt, meta = tmp_path / "ckpt.pt", tmp_path / "meta.pkl"
-    ckpt.write_bytes(ckpt_bytes(nanogpt_state(ARGS), ARGS, prefix="_orig_mod."))
-    meta.write_bytes(meta_bytes())
-    upload_files(page, server_url, [ckpt, meta])
-    type_sentence(page, "Speak, speak.")
-    text = plot_text(page)
-    assert "L1 H1" in text and "L0 H2" not in text  # nanoGPT's 2 layers x 2 heads
-    assert not page.locator('[data-testid="stException"]').count()
 
 
 def test_server_log_is_clean(page, server):

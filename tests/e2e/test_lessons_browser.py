@@ -48,18 +48,6 @@ def test_every_lesson_opens_from_the_sidebar_and_draws(app_page):
         _no_exception(page)
 
 
-def test_complexity_page_opens_without_measuring(app_page):
-    """The Complexity page draws its charts only after Measure (seconds of timing
-    runs), so here it is only opened: title, the Measure button, no error."""
-    page = app_page
-    _open_from_sidebar(page, "Complexity")
-    page.get_by_role("heading", name="Complexity, measured live", level=1).wait_for()
-    page.get_by_role("button", name="Measure").wait_for()
-    assert "Nothing measured yet" in page.inner_text("body")
-    assert "complexity" in page.url
-    _no_exception(page)
-
-
 def _selected(page, label: str) -> str:
     return page.get_by_role("combobox", name=label).input_value()
 

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from tests.helpers import ROOT
+from tests.helpers.slow import FACTOR
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -18,16 +19,22 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-quic",
 ]
+# Playwright's default for every wait of a page (its own default: 30 s), and a script run's
+# (wait_idle): on a quiet machine a run takes under 5 s; the limits only cost when a test fails.
+TIMEOUT_MS = 60_000 * FACTOR
+IDLE_TIMEOUT_MS = 120_000 * FACTOR
 SCREENSHOTS = Path(os.environ.get("SCREENSHOT_DIR", ROOT / "tests" / "e2e" / "screenshots"))
 
 
-def wait_idle(page, timeout: float = 60_000) -> None:
+def wait_idle(page, timeout: float | None = None) -> None:
     """Wait until Streamlit has run the script to the end and drawn the result.
 
     Streamlit marks its root element with ``data-test-script-state`` (``running``
     while the script runs, ``notRunning`` after); a run can start a moment after
-    an input event, so the idle state has to hold twice, 300 ms apart.
+    an input event, so the idle state has to hold twice, 300 ms apart. ``timeout`` (ms)
+    defaults to IDLE_TIMEOUT_MS, which scales with a slow machine (``tests/helpers/slow.py``).
     """
+    timeout = IDLE_TIMEOUT_MS if timeout is None else timeout
     idle = '[data-testid="stApp"][data-test-script-state="notRunning"]'
     for _ in range(2):
         page.wait_for_selector(idle, timeout=timeout)

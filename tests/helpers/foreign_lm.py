@@ -3,7 +3,8 @@
 A GPT-style decoder (token and learned position embeddings, pre-LayerNorm blocks, GELU
 MLP, untied head) whose attention is either ``F.softmax`` over masked scores
 (``attention="softmax"``, nanoGPT's slow path) or ``F.scaled_dot_product_attention(...,
-is_causal=True)`` (``"sdpa"``, nanoGPT's fast path), or which has no attention at all
+is_causal=True)`` (``"sdpa"``, nanoGPT's fast path), or ``F.softmax`` over unmasked scores
+(``"bidirectional"``: every query sees every key, as an encoder), or which has no attention at all
 (``"none"``: a softmax gate over the channels, (B, T, C), stands in for it, so the graph
 has Softmax nodes of another shape). :func:`export` writes it with
 ``torch.onnx.export`` (the dynamo exporter, torch's default, or ``dynamo=False``), no
@@ -60,6 +61,8 @@ class Attention(nn.Module):
         """QKᵀ/√d_head with −inf where key j > query i: (B, H, T, T)."""
         T = q.shape[2]
         scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, H, T, T)
+        if self.kind == "bidirectional":  # every key, as an encoder: no causal mask
+            return scores
         return scores.masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf"))
 
 

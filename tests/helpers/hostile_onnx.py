@@ -282,3 +282,97 @@ def allocate_at_length(length: int, values: int = 2**30):
         return nodes, constants
 
     return build
+
+
+def _plus_nothing(original: str, name: str, value: str) -> list[onnx.NodeProto]:
+    """Nodes adding ``0 * sum(value)`` to ``original`` as ``name``: the graph must compute
+    ``value``, and the output does not change."""
+    return [
+        helper.make_node("Cast", [value], ["h_value_f"], to=onnx.TensorProto.FLOAT),
+        helper.make_node("ReduceSum", ["h_value_f"], ["h_sum"], keepdims=0),
+        helper.make_node("Mul", ["h_sum", "h_zero"], ["h_nothing"]),
+        helper.make_node("Add", [original, "h_nothing"], [name]),
+    ]
+
+
+def gather_nd_by_token(rows: int, input_name: str = "input_ids"):
+    """Builder for :func:`rewire_output`: GatherND picks rows of a (rows, 4) table by the
+    token ids (1, T, 1): a token id >= ``rows`` is an index out of range."""
+
+    def build(original: str, name: str):
+        nodes = [
+            helper.make_node("Unsqueeze", [input_name, "h_last"], ["h_index"]),
+            helper.make_node("GatherND", ["h_table", "h_index"], ["h_rows"]),
+            *_plus_nothing(original, name, "h_rows"),
+        ]
+        table = helper.make_tensor("h_table", onnx.TensorProto.FLOAT, [rows, 4], [0.0] * rows * 4)
+        last = helper.make_tensor("h_last", onnx.TensorProto.INT64, [1], [-1])
+        return nodes, [table, last, _scalar("h_zero", 0.0)]
+
+    return build
+
+
+def gather_nd_huge(shape: list[int]):
+    """Builder for :func:`rewire_output`: GatherND with indices expanded to ``shape`` + [1]
+    (all zeros) over a (1, 1024) table: an output of prod(shape) * 1024 float32 values,
+    its size set by constants only (nothing static gives it away)."""
+
+    def build(original: str, name: str):
+        i64 = onnx.TensorProto.INT64
+        nodes = [
+            helper.make_node("Expand", ["h_zero_index", "h_shape"], ["h_index"]),
+            helper.make_node("GatherND", ["h_table", "h_index"], ["h_rows"]),
+            *_plus_nothing(original, name, "h_rows"),
+        ]
+        return nodes, [
+            helper.make_tensor("h_table", onnx.TensorProto.FLOAT, [1, 1024], [0.0] * 1024),
+            helper.make_tensor("h_zero_index", i64, [1], [0]),
+            helper.make_tensor("h_shape", i64, [len(shape) + 1], [*shape, 1]),
+            _scalar("h_zero", 0.0),
+        ]
+
+    return build
+
+
+def size_through_isnan(input_name: str = "input_ids"):
+    """Builder for :func:`rewire_output`: a ConstantOfShape sized by IsNaN of the token
+    ids (as floats) summed, plus 2**20: a size that follows the input's values."""
+
+    def build(original: str, name: str):
+        i64 = onnx.TensorProto.INT64
+        nodes = [
+            helper.make_node("Cast", [input_name], ["h_ids_f"], to=onnx.TensorProto.FLOAT),
+            helper.make_node("IsNaN", ["h_ids_f"], ["h_nan"]),
+            helper.make_node("Cast", ["h_nan"], ["h_nan_i"], to=i64),
+            helper.make_node("ReduceSum", ["h_nan_i"], ["h_n0"], keepdims=1),
+            helper.make_node("Add", ["h_n0", "h_mega"], ["h_n"]),
+            helper.make_node("Reshape", ["h_n", "h_axis"], ["h_shape"]),
+            helper.make_node("ConstantOfShape", ["h_shape"], ["h_big"]),
+            *_plus_nothing(original, name, "h_big"),
+        ]
+        return nodes, [
+            helper.make_tensor("h_mega", i64, [], [2**20]),
+            helper.make_tensor("h_axis", i64, [1], [1]),
+            _scalar("h_zero", 0.0),
+        ]
+
+    return build
+
+
+def nan_where_isnan(input_name: str = "input_ids"):
+    """Builder for :func:`rewire_output`: ``name = original + Where(IsNaN(ids), 0, NaN)``
+    (IsNaN of integer ids is always false: NaN reaches every logit at run time)."""
+
+    def build(original: str, name: str):
+        nodes = [
+            helper.make_node("Cast", [input_name], ["h_ids_f"], to=onnx.TensorProto.FLOAT),
+            helper.make_node("IsNaN", ["h_ids_f"], ["h_nan"]),
+            helper.make_node("Div", ["h_zero", "h_zero"], ["h_nan_value"]),
+            helper.make_node("Where", ["h_nan", "h_zero", "h_nan_value"], ["h_poison"]),
+            helper.make_node("Unsqueeze", ["h_poison", "h_last"], ["h_poison3"]),
+            helper.make_node("Add", [original, "h_poison3"], [name]),
+        ]
+        last = helper.make_tensor("h_last", onnx.TensorProto.INT64, [1], [-1])
+        return nodes, [_scalar("h_zero", 0.0), last]
+
+    return build

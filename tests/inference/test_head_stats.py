@@ -186,3 +186,26 @@ def test_table_layout_and_list_input():
     assert len(table) == 6
     assert table["layer"].tolist() == [0, 0, 1, 1, 2, 2]
     assert table["head"].tolist() == [0, 1, 0, 1, 0, 1]
+
+
+def test_induction_probe_is_one_setting_for_the_app_and_the_card():
+    """#20 item 15: ``induction_probe`` averages ``INDUCTION_SEQUENCES`` blocks of
+    ``INDUCTION_PERIOD`` tokens repeated twice; a perfect induction head scores 1, a
+    context too short for a repeated block gives NaN."""
+    from inference import head_stats as hs
+
+    seen = []
+
+    def perfect(ids):  # (1, 1, T, T): query i looks at i - period + 1 once past the block
+        seen.append(len(ids))
+        t, period = len(ids), len(ids) // 2
+        attn = np.zeros((1, 1, t, t))
+        for i in range(t):
+            attn[0, 0, i, i - period + 1 if period and i >= period else 0] = 1.0
+        return attn
+
+    score = hs.induction_probe(perfect, list(range(100)), context_length=256)
+    assert score.shape == (1, 1) and score[0, 0] == 1.0
+    assert seen == [2 * hs.INDUCTION_PERIOD] * hs.INDUCTION_SEQUENCES
+    seen.clear()
+    assert np.isnan(hs.induction_probe(perfect, [1, 2, 3], context_length=3)).all()

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from inference.runtime import load_shipped
-from inference.sampling import Sampling, pick
+from inference.sampling import Sampling, distribution, pick
 
 LOGITS = np.array([0.5, 3.0, -1.0, 2.5, 0.0, 2.9])  # (V,)
 P = np.exp(LOGITS) / np.exp(LOGITS).sum()  # (V,)
@@ -79,3 +79,27 @@ def test_generation_stops_at_the_context(tiny_exports):
         new, probs = model.generate(ids, 10, Sampling(temperature=1.0, seed=0))
         assert len(new) == len(probs) == 2, kind  # two places left in the context
         assert model.generate([3] * ctx, 5) == ([], [])
+
+
+def test_the_distribution_is_what_pick_draws_from():
+    rule = Sampling(temperature=0.7, top_k=4, seed=2, top_p=0.8)
+    dist = distribution(LOGITS, rule)
+    assert dist.sum() == pytest.approx(1.0) and np.count_nonzero(dist) <= 4
+    assert set(draws(rule, n=400)) <= set(np.flatnonzero(dist))
+    greedy = distribution(LOGITS, Sampling())
+    assert greedy[int(np.argmax(LOGITS))] == 1.0 and greedy.sum() == 1.0
+
+
+def test_top_p_keeps_the_smallest_nucleus_reaching_p():
+    z = np.log(np.array([0.5, 0.3, 0.15, 0.05]))
+    assert np.flatnonzero(distribution(z, Sampling(temperature=1.0, top_p=0.5))).tolist() == [0]
+    nucleus = distribution(z, Sampling(temperature=1.0, top_p=0.8))
+    np.testing.assert_allclose(nucleus, [0.5 / 0.8, 0.3 / 0.8, 0, 0])
+    full = distribution(z, Sampling(temperature=1.0, top_p=1.0))
+    np.testing.assert_allclose(full, [0.5, 0.3, 0.15, 0.05])
+    hot = distribution(z, Sampling(temperature=2.0))  # temperature flattens
+    assert hot[0] < 0.5 and hot[3] > 0.05
+    with pytest.raises(ValueError, match="top_p"):
+        Sampling(temperature=1.0, top_p=0.0)
+    assert "top-p 0.8" in Sampling(temperature=1.0, top_p=0.8).describe()
+    assert Sampling.from_dict(Sampling(temperature=1.0, top_p=0.8).to_dict()).top_p == 0.8

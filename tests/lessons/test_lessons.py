@@ -34,7 +34,7 @@ def test_beta_zero_is_uniform_over_allowed_keys():
     w = ml.softmax_beta(_scores(6), 0.0)
     for i in range(6):
         assert np.allclose(w[i, : i + 1], 1 / (i + 1))
-    assert np.allclose(ml.row_entropy(w), np.log(np.arange(1, 7)))
+    assert np.allclose(ml.row_entropy(w), np.log2(np.arange(1, 7)))
 
 
 def test_beta_inf_is_one_hot_at_the_causal_argmax():

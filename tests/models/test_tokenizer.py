@@ -5,12 +5,12 @@ import pytest
 from models.tokenizer import (
     UNK,
     build_tokenizer,
-    closest_words,
     decode,
     encode,
     load_tokenizer,
     split_words,
 )
+from models.word_index import closest_words
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ from tests.helpers import EXPORTED
 from training.evaluate_seq2seq import CARD, evaluate
 
 
+@pytest.mark.drift
 @pytest.mark.xdist_group("seq2seq_card")
 def test_the_card_is_what_the_evaluation_measures():
     card = json.loads(CARD.read_text())

@@ -178,3 +178,23 @@ def test_probe_accuracy_counts_correct_logits():
     assert acc == 0.75
     assert probe_accuracy(model, tok, probes[3:]) == 0.0
     json.dumps(acc)
+
+
+def test_training_writes_files_as_the_umask_says(tmp_path):
+    """#20 item 19: the checkpoint and its tokenizer get 0o666 less the umask (safetensors
+    alone creates 0o600, unreadable to a server running as another user)."""
+    import os
+
+    corpus = tmp_path / "my.txt"
+    corpus.write_text("\n".join(LINES), encoding="utf-8")
+    out = tmp_path / "mine.safetensors"
+    args = ["--corpus", str(corpus), "--out", str(out), "--steps", "1", "--batch-size", "2",
+            "--n-layer", "1", "--n-head", "2", "--d-model", "8", "--d-mlp", "8",
+            "--context-length", "8"]  # fmt: skip
+    old = os.umask(0o002)
+    try:
+        main(args)
+    finally:
+        os.umask(old)
+    for path in (out, tmp_path / "tokenizer.json"):
+        assert oct(path.stat().st_mode & 0o777) == oct(0o664), path

@@ -87,7 +87,7 @@ def test_a_new_sentence_asks_about_its_last_token():
     its own last token (the picked index of the old sentence would name another token)."""
     at = new_app(view="attention", text="the cat sat on the mat .")
     at.selectbox(key="query_token").set_value(2).run()
-    heat, bars = plotly_specs(at)[0]["data"]  # the big figure: the heatmap, then the bars
+    heat, bars, _click = plotly_specs(at)[0]["data"]  # the heatmap, the bars, the click layer
     np.testing.assert_allclose(decode(bars["y"]), decode(heat["z"])[2], atol=1e-6)
     at.text_area(key="text").set_value("the old man walked home").run()
     no_errors(at)
@@ -251,3 +251,11 @@ def test_row_sum_caption_is_measured():
     shrunk = softmax_rows * np.linspace(1.0, 0.2, T)[:, None]  # eps-dominated rows
     note = row_sum_note(shrunk, "linear", 1e-6)
     assert "between 0.200 and 1.000" in note and "1e-06" in note
+
+
+def test_compare_says_heads_do_not_correspond():
+    """#20 item 7: two separately trained models' head h are not the same head."""
+    at = new_app(view="compare")
+    no_errors(at)
+    captions = " ".join(c.value for c in at.caption)
+    assert "heads do not correspond" in captions

@@ -20,6 +20,7 @@ from bench.apptest import serving
 from models.config import SHIPPED_KINDS
 from tests.helpers import ROOT
 from tests.ui.figure_data import differences, shown
+from viz.attention import CLICK
 
 RECORDING = Path(__file__).parent / "data" / "figure_data.json.gz"
 RECORD = os.environ.get("RECORD_FIGURE_DATA") == "1"
@@ -40,7 +41,11 @@ CASES = [
         ("stats", {}),
     ]
 ]
-RESHAPE_TITLE = "Multi-head reshape"  # redrawn as a flow of boxes on purpose: not compared
+# Not compared: the reshape, redrawn as a flow of boxes on purpose; the one-query
+# walk-through and the recurrence's play (#21), new since the recording (the
+# walk-through's table's first column is "key").
+NOT_COMPARED = ("Multi-head reshape", "weights · V", "After token")
+WALKTHROUGH_KEY = "key"
 
 
 def case_name(model: str, view: str, extra: dict) -> str:
@@ -73,8 +78,13 @@ def run_case(model: str, view: str, extra: dict) -> dict:
     data["plotly"] = [
         fig
         for fig in data["plotly"]
-        if not fig["layout"].get("title", {}).get("text", "").startswith(RESHAPE_TITLE)
+        if not fig["layout"].get("title", {}).get("text", "").startswith(NOT_COMPARED)
     ]
+    for fig in data["plotly"]:  # the click layer and play (#21) are new: the rest is compared
+        fig["data"] = [trace for trace in fig["data"] if trace.get("name") != CLICK]
+        fig.pop("frames", None)
+        fig["layout"].pop("updatemenus", None)
+    data["tables"] = [t for t in data["tables"] if t["columns"][0] != WALKTHROUGH_KEY]
     return data
 
 

@@ -4,10 +4,14 @@ graph lacks; a graph without attention is refused with what was looked for."""
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
+from streamlit.testing.v1 import AppTest
+from tokenizers import Tokenizer
 
+from tests.helpers import ROOT
 from tests.helpers.foreign_lm import char_tokenizer_json, export, tiny_lm
 from tests.helpers.nanogpt_layout import V
 from tests.helpers.pages import open_page
@@ -70,3 +74,37 @@ def test_a_graph_without_attention_is_refused_with_one_line():
     refused_and_still_usable(
         at, "model.onnx: no attention found: looked for Softmax nodes whose output is"
     )
+
+
+def test_hugging_face_exports_load_through_the_uploader_and_every_view_draws(hf_exports, tmp_path):
+    """Issue #23's six exports (the external-data one folded by the command line) through
+    the app's own uploader, one after the other in one session: each loads, every view
+    draws, and a fixed-length graph shows the sentence's own tokens only."""
+    from tests.helpers.hf_exports import tokenizer_json
+    from upload.local import fold_onnx
+
+    paths = dict(hf_exports[1])
+    for label, path in list(paths.items()):
+        if label.endswith("-external"):
+            paths[label] = fold_onnx(path, tmp_path / label)
+    text = "Before we proceed any further"
+    n = len(Tokenizer.from_str(tokenizer_json().decode()).encode(text).ids)  # 16
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
+    at.text_area(key="text").set_value(text).run()
+    for label, path in paths.items():
+        files = [("model.onnx", path.read_bytes()), ("tokenizer.json", tokenizer_json())]
+        at.file_uploader(key="upload_files").set_value(
+            [(name, data, "application/octet-stream") for name, data in files]
+        ).run()
+        at.button(key="upload_go").click().run()
+        assert not errors(at), (label, errors(at))
+        assert at.radio(key="model").value == "upload", label
+        assert at.selectbox(key="head").options == ["0", "1", "2", "3"], label
+        at.segmented_control(key="view").set_value("attention").run()
+        z = chart(at, "attn_big")["data"][0]["z"]  # plotly's binary array: float32 values
+        cells = len(base64.b64decode(z["bdata"])) // 4
+        assert cells == n * n, label  # its tokens, not the 64 a fixed graph runs on
+        assert_usable(at)
+        for view in VIEWS:
+            at.segmented_control(key="view").set_value(view).run()
+            assert not errors(at), (label, view, errors(at))

@@ -221,3 +221,48 @@ def test_merged_page_measures_the_difference(tiny_exports, kind):
     assert int(metric(at, "numerical rank of W_QK")) <= model.config.d_head
     merged, reference, diff = heatmaps(at)[:3]
     assert np.allclose(merged, reference, atol=1e-4) and diff.max() <= 1e-4
+
+
+def test_soft_hard_says_what_beta_one_is_and_counts_bits():
+    """#20 item 4: on the linear model, β = 1 is not "the model's own attention"; hard
+    attention (Xu et al. 2015) samples and is trained with a REINFORCE-style estimator;
+    entropy in bits, as in Head statistics (the page's mean at β = 1 equals
+    ``head_stats.entropy`` of softmax(QKᵀ/√d) for the softmax model)."""
+    from inference import head_stats
+
+    at = open_page("soft-hard")
+    cfg, out = _shipped_outputs("softmax", at.text_area(key="text").value)
+    layer, head = at.selectbox(key="layer").value, at.selectbox(key="head").value
+    bits = head_stats.entropy(out["attn"][layer : layer + 1, head : head + 1])[0, 0]
+    assert float(metric(at, "Mean entropy (bits)")) == pytest.approx(bits, abs=2e-3)
+    text = " ".join(m.value for m in at.markdown)
+    assert "β = 1**: the model's own attention" in text
+    assert "REINFORCE" in text and "samples" in text
+    at.radio(key="model").set_value("linear").run()
+    no_errors(at)
+    text = " ".join(m.value for m in at.markdown)
+    assert "the model's own attention" not in text and "linear attention" in text
+
+
+def test_merged_form_axes_read_as_they_are():
+    """#20 item 5: W_QK's axes are the dimensions and "bias" (no "0·0 … 128·1"); the
+    singular values' log axis writes every tick as a power of ten (no SI prefixes µ n p
+    f); the parameter bars are on a linear axis; the parameter count says 3·d_head."""
+    at = open_page("merged")
+    no_errors(at)
+    specs = {}
+    for el in at.get("plotly_chart"):
+        spec = json.loads(el.proto.spec)
+        specs[spec["layout"].get("title", {}).get("text", "")] = spec
+    wqk = next(s for t, s in specs.items() if t.startswith("W_QK of"))
+    heat = next(t for t in wqk["data"] if t["type"] == "heatmap")
+    assert heat["x"][-1] == "bias" and heat["x"][:3] == ["0", "1", "2"]
+    assert not any("·" in x for x in heat["x"] + heat["y"])
+    for title, s in specs.items():
+        if title.startswith("Singular values"):
+            assert s["layout"]["yaxis"]["type"] == "log"
+            assert s["layout"]["yaxis"]["exponentformat"] == "power", title
+    bars = next(s for t, s in specs.items() if t.startswith("Parameters per head"))
+    assert bars["layout"]["xaxis"]["type"] == "linear"
+    formulas = " ".join(x.value for x in at.latex)
+    assert r"3\, d_\text{head}" in formulas and "2 d_" not in formulas

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from inference.analysis import EmptyInput
@@ -34,3 +36,49 @@ def test_an_empty_sentence_raises_when_the_analysis_is_asked_for(model):
     sel = Selection("softmax", model, "   ", layer=0, head=0)
     with pytest.raises(EmptyInput):
         _ = sel.result
+
+
+class _Stuck:
+    """The real shipped model whose ``inspect`` first waits until the test releases it:
+    an analysis that is stuck (as a slow uploaded graph's is) for as long as the test says."""
+
+    def __init__(self, model):
+        self._model = model
+        self.entered, self.release = threading.Event(), threading.Event()
+
+    def __getattr__(self, name):
+        return getattr(self._model, name)
+
+    def inspect(self, ids, names=None):
+        self.entered.set()
+        self.release.wait(timeout=300)
+        return self._model.inspect(ids, names)
+
+
+def test_one_sessions_slow_analysis_does_not_hold_up_another(model):
+    """Issue #25: the analysis of one selection must not take a lock another selection's
+    analysis waits for (``functools.cached_property`` took one per class on Python 3.11)."""
+    import streamlit as st
+
+    from ui import loaders
+
+    stuck = _Stuck(model)
+    st.session_state[loaders.UPLOAD_KEY] = stuck  # A's session: an upload (bare mode's state)
+    results: dict[str, object] = {}
+    slow = Selection("upload", stuck, "the dog sat on the mat .", layer=0, head=0)
+    other = Selection("softmax", model, "the cat sat on the old mat .", layer=0, head=0)
+    a = threading.Thread(target=lambda: results.setdefault("a", slow.result), daemon=True)
+    b = threading.Thread(target=lambda: results.setdefault("b", other.result), daemon=True)
+    try:
+        a.start()
+        assert stuck.entered.wait(timeout=120), "A's analysis never started"
+        b.start()
+        b.join(timeout=120)
+        assert not b.is_alive(), "B's analysis waited for A's"
+        assert results["b"].T == 8 and "a" not in results  # B answered while A was stuck
+    finally:
+        stuck.release.set()
+        a.join(timeout=120)
+        st.session_state.pop(loaders.UPLOAD_KEY, None)
+        st.session_state.pop(loaders.UPLOAD_CACHE, None)
+    assert results["a"].T == 7

@@ -4,7 +4,10 @@ conversion in the background, and the app showing one in every view (AppTest).""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -29,6 +32,9 @@ def test_folders_come_from_the_apps_own_arguments(tmp_path):
     assert [str(p) for p in served.served_folders(argv)] == ["a/gpt2", "b c"]
     assert served.served_folders(["/usr/bin/pytest", "--model", "x"]) == []  # not the app's
     assert served.served_folders(["app.py"]) == []
+    assert served.served_context(argv) is None
+    assert served.served_context(["app.py", "--model", "a", "--context", "256"]) == 256
+    assert served.served_context(["app.py", "--context", "²"]) is None  # not a number
 
 
 def test_keys_never_clash(tmp_path):
@@ -46,6 +52,7 @@ def test_the_cache_key_follows_the_folders_files(tmp_path):
     first = served.folder_digest(folder)
     (folder / "generation_config.json").write_text("{}")  # not read by the conversion
     assert served.folder_digest(folder) == first
+    assert served.folder_digest(folder, 16) != first  # converted with --context 16
     config = json.loads((folder / "config.json").read_text())
     (folder / "config.json").write_text(json.dumps({**config, "layer_norm_epsilon": 1e-6}))
     assert served.folder_digest(folder) != first
@@ -83,6 +90,7 @@ def test_a_folder_is_converted_once_and_served(served_models):
     ours = models.get("tiny-gpt2")
     assert ours.card.source == "GPT-2-family folder" and ours.card.checkpoint == "tiny-gpt2/"
     assert ours.fast_session is None  # one onnxruntime session: the inspect graph
+    assert [p.name for p in models.root.glob("*/*.onnx")] == ["tiny-gpt2.inspect.onnx"]
     ids = list(range(0, 300, 10))  # (30,)
     with torch.no_grad():
         want = model(torch.tensor([ids])).logits[0].numpy()
@@ -146,6 +154,48 @@ def test_the_app_serves_the_folder_in_every_view(app_with_served):
     assert not at.exception, [e.value for e in at.exception]
 
 
+def test_an_evicted_value_is_let_go_and_its_memory_returned():
+    released = []
+    cache = SharedCache(100, max_bytes=10, size=len, on_evict=lambda: released.append(1))
+    cache.get("a", lambda: "xxxxxx")
+    assert released == []
+    cache.get("b", lambda: "yyyyyy")  # over the budget: "a" goes
+    assert cache.keys() == ["b"] and released == [1]
+
+
+def test_a_served_sentence_s_analysis_is_not_kept_by_later_runs(app_with_served, monkeypatch):
+    """Each run's selection (and its analysis) must not outlive the run: a script run's
+    globals sit in a reference cycle (its page functions) that Python frees only at a
+    full collection, which once kept a gigabyte per sentence of a served GPT-2 alive.
+    With the cyclic collector off (as Streamlit's ``postScriptGC = false`` leaves it
+    between runs), five sentences leave at most the cached analysis and the last run's."""
+    import gc
+
+    from inference.analysis import Analysis
+    from ui import loaders
+
+    monkeypatch.setattr(served, "ANALYSIS_CACHE_BYTES", 1)  # keeps only the newest
+    loaders._served_analyses.clear()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    run_until_served(at, "tiny-gpt2")
+    at.radio(key="model").set_value("tiny-gpt2").run()
+    gc.collect()
+    gc.disable()
+    try:
+        for i in range(5):
+            at.text_area(key="text").set_value(f"the cat sat on mat number {i}.").run()
+            assert not at.exception, [e.value for e in at.exception]
+        live = [
+            o for o in gc.get_objects()
+            if isinstance(o, Analysis) and o.text.startswith("the cat sat on mat number")
+        ]  # fmt: skip
+    finally:
+        gc.enable()
+        loaders._served_analyses.clear()
+    assert len(live) <= 2, [a.text for a in live]
+
+
 def test_half_written_conversions_of_a_stopped_server_are_removed(tmp_path):
     import os
 
@@ -155,3 +205,41 @@ def test_half_written_conversions_of_a_stopped_server_are_removed(tmp_path):
         folder.mkdir()
     served.remove_stale(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [mine.name, "gpt2-0123"]
+
+
+def test_a_served_model_is_ready_without_any_visitor(served_models):
+    """``make run``'s entry (``python -m ui.launch``) starts preparing the served models
+    before the server answers anyone: with no session ever opened, the server's log says
+    the model is served."""
+    from deploy.launch import free_port
+
+    _, folder, models = served_models
+    env = {**os.environ, served.CACHE_VARIABLE: str(models.root), "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-m", "ui.launch", "--server.port", str(free_port())]
+    cmd += ["--server.headless", "true", "--", "--model", str(folder)]
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline, text = time.monotonic() + 120, ""
+            while "tiny-gpt2: serving" not in text and time.monotonic() < deadline:
+                assert proc.poll() is None, text
+                time.sleep(0.5)
+                log.seek(0)
+                text = log.read().decode(errors="replace")
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    assert "[served models] tiny-gpt2: serving" in text, text
+
+
+def test_every_session_is_told_what_a_served_model_is_doing(tmp_path):
+    entry = served.Entry("gpt2", tmp_path / "gpt2")
+    entry._stage("converting")
+    assert entry.progress() == (
+        "gpt2/: converting it for this server (first start only: GPT-2 small takes a few "
+        "minutes): 0 s so far"
+    )
+    entry._stage("opening")  # found in the cache: not "first start only"
+    assert entry.progress() == "gpt2/: opening its converted graphs (converted before): 0 s so far"
+    entry.state = "ready"
+    assert entry.progress() == ""

@@ -66,3 +66,5 @@ def test_an_uploads_figures_stay_in_its_session(digits_onnx):  # noqa: F811
     assert not [key for key in cached() if key[1] == "upload"]
     mine = at.session_state[UPLOAD_CACHE]["specs"]
     assert {key[0] for key in mine} >= {"attention", "head_grid"}
+    sizes = at.session_state[UPLOAD_CACHE]["spec_bytes"]  # bounded by bytes (issue #25)
+    assert set(sizes) == set(mine) and 0 < sum(sizes.values()) <= specs.UPLOAD_SPEC_BYTES

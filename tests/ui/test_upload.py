@@ -101,6 +101,8 @@ def test_nanogpt_checkpoint_uploads_with_learned_positions():
     at = upload([("ckpt.pt", ckpt), ("meta.pkl", meta_bytes())])
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.radio(key="model").value == "upload"
+    assert at.selectbox(key="layer").options == ["0", "1"]  # nanoGPT's 2 layers x 2 heads
+    assert at.selectbox(key="head").options == ["0", "1"]  # (torch.compile's prefix read)
     at.text_area(key="text").set_value("Speak, speak.").run()
     at.segmented_control(key="view").set_value("positional").run()
     assert not at.exception

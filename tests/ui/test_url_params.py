@@ -72,10 +72,22 @@ def works(at: AppTest) -> None:
 
 
 def expected_text(raw: str) -> str | None:
-    """The sentence a link's ``text`` should give: capped, control characters gone."""
+    """The sentence a link's ``text`` should give: capped, each run of control
+    characters a space between two visible characters, else gone."""
     cut = raw[:MAX_URL_TEXT]
-    kept = "".join(ch for ch in cut if ch in "\n\t" or unicodedata.category(ch) != "Cc")
+    runs = "".join(ch for ch in map(chr, range(0x110000)) if _control(ch))
+    pattern = "[" + re.escape(runs) + "]+"
+
+    def space(m: re.Match) -> str:
+        left, right = cut[m.start() - 1 : m.start()], cut[m.end() : m.end() + 1]
+        return " " if left.strip() and right.strip() else ""
+
+    kept = re.sub(pattern, space, cut)
     return kept if kept.strip() else None
+
+
+def _control(ch: str) -> bool:
+    return unicodedata.category(ch) == "Cc" and ch not in "\n\t"
 
 
 @pytest.mark.parametrize("value", FUZZ + list(VIEWS), ids=repr)
@@ -187,3 +199,15 @@ def test_the_widgets_are_bound_to_their_parameters_and_drop_refused_values():
     assert dict(at.query_params) == {"head": "2", "model": "linear", "view": "stats"}
     at.run()  # the notice belongs to the run that read the link
     assert notices(at) == []
+
+
+def test_a_control_character_becomes_a_space_in_the_box_and_the_url():
+    """#20 item 12: "hi\x07there" reads "hi there" (not "hithere"), and the URL holds
+    the clean text, so a reload shows no notice again."""
+    at = open_link({"text": "hi\x07there"})
+    works(at)
+    assert at.text_area(key="text").value == "hi there"
+    assert at.query_params["text"] == "hi there"
+    assert len(about(notices(at), "text")) == 1
+    reloaded = open_link(dict(at.query_params))
+    assert notices(reloaded) == []

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import ROOT, hostile_gen
-from upload.client import Worker
+from upload.client import Deadline, Worker, run_queue_wait
 from upload.errors import UploadError, WorkerError
 from upload.limits import WAIT_FACTOR
 from upload.load import load_upload
@@ -26,6 +26,23 @@ SCHED_IDLE = 5  # the policy number in /proc/<pid>/stat (linux/sched.h)
 linux_only = pytest.mark.skipif(
     not Path("/proc/self/schedstat").exists(), reason="needs Linux's /proc/<pid>/schedstat"
 )
+
+
+@pytest.fixture(autouse=True)
+def idle_workers(monkeypatch):
+    """Workers at SCHED_IDLE, as a server starts them (tests/conftest.py sets the tests'
+    default to normal priority)."""
+    monkeypatch.setenv("ATTNVIZ_WORKER_PRIORITY", "idle")
+
+
+def test_the_priority_setting_keeps_a_worker_at_normal_priority(monkeypatch):
+    monkeypatch.setenv("ATTNVIZ_WORKER_PRIORITY", "normal")
+    worker = Worker("w")
+    try:
+        _ping(worker)
+        assert _policy(worker.proc.pid) != SCHED_IDLE
+    finally:
+        worker.stop()
 
 
 def _policy(pid: int) -> int:
@@ -70,6 +87,50 @@ def test_a_worker_runs_at_sched_idle_in_the_server_s_session():
             assert autogroup.read_text() == Path("/proc/self/autogroup").read_text()
     finally:
         worker.stop()
+
+
+@linux_only
+def test_the_command_line_s_worker_runs_at_normal_priority():
+    """On its user's own computer the command line competes with their other work (a
+    training run), not with a classroom: its worker keeps the normal class (SCHED_OTHER),
+    where SCHED_IDLE would starve it."""
+    worker = Worker("w", background=False)
+    try:
+        _ping(worker)
+        assert _policy(worker.proc.pid) == 0  # SCHED_OTHER
+        assert worker.place == "this computer"
+    finally:
+        worker.stop()
+
+
+@linux_only
+def test_a_command_line_deadline_grows_by_the_time_its_worker_waits_for_a_cpu():
+    """A process pinned to one CPU beside four busy loops gets about a fifth of it: after
+    4 s it has used about 0.8 s of a 1 s budget and waited about 3 s. The server's cap
+    (WAIT_FACTOR x 1 s on the wall clock) has passed; the command line's has not, since
+    every second it waited for a CPU is added to it."""
+    loop = "while True:\n    pass\n"
+    proc = subprocess.Popen([sys.executable, "-c", loop])
+    try:
+        cpu = min(os.sched_getaffinity(proc.pid))
+        os.sched_setaffinity(proc.pid, {cpu})
+        hogs = _hogs(cpu, 4.0 + WAIT_FACTOR)
+        fixed, follows = Deadline(proc.pid, 1.0), Deadline(proc.pid, 1.0, follow_waits=True)
+        while time.monotonic() < fixed.start + WAIT_FACTOR + 1.0:
+            time.sleep(0.1)
+        now, moved = time.monotonic(), follows()
+        assert fixed() == pytest.approx(fixed.start + WAIT_FACTOR, abs=1e-6)
+        assert fixed() < now  # the server's worker would be stopped as "too busy"
+        if follows.used_s >= 1.0 or run_queue_wait(proc.pid) is None:
+            pytest.skip("the pinned process was not kept waiting (or no schedstat)")
+        assert moved > now
+        assert follows.waited_s > 1.0
+        assert not follows.busy
+        for hog in hogs:
+            hog.kill()
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 @linux_only

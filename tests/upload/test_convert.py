@@ -405,3 +405,13 @@ def test_size_limit_counts_parameters_exactly(bias, tied):
         position_scheme="learned", bias=bias, ln_bias=bias, tie_weights=tied,
     )  # fmt: skip
     assert cfg.num_parameters() == Transformer(cfg).num_parameters()
+
+
+def test_cli_files_honour_the_umask(cli_out):
+    """#20 item 19: every file the converter writes is readable as the umask allows
+    (safetensors alone creates 0o600: a teacher's shared folder could not read it)."""
+    from models.checkpoint import current_umask
+
+    want = 0o666 & ~current_umask()
+    modes = {p.name: oct(p.stat().st_mode & 0o777) for p in cli_out.iterdir()}
+    assert modes == dict.fromkeys(modes, oct(want)), modes

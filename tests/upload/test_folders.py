@@ -23,7 +23,8 @@ from inference.runtime import load_graphs
 from tests.helpers.gpt2_folder import VOCAB, gpt2_model, save_folder
 from upload.convert import main
 from upload.errors import UploadError
-from upload.folders import folder_files, read_folder
+from upload.folder_layout import folder_files
+from upload.folders import read_folder
 from upload.load import load_upload
 
 LOGITS_RTOL, ATTN_ATOL = 1e-4, 1e-5
@@ -243,3 +244,33 @@ def test_weights_that_do_not_fit_name_gpt2s_key(tmp_path, capsys):
     torch.save(state, folder / "pytorch_model.bin")
     line = refused_line(capsys, [str(folder), "--out", str(tmp_path / "out")])
     assert "gpt2/pytorch_model.bin: h.0.attn.c_attn.weight has shape (16, 47)" in line, line
+
+
+def test_attention_at_a_realistic_size_within_float32_of_the_scores(tmp_path):
+    """#20 item 16: at 4 layers x 4 heads x d_model 128 over 128 tokens (the tests'
+    weight recipe) an absolute 1e-5 on attention does not hold (5.3e-5 measured): a
+    softmax weight moves by at most a quarter of its score's error, and float32 scores
+    near |s| carry errors of a few ulps of |s|. So: within 2e-6 x max(1, max |score|)
+    of transformers' own attention, the scores recomputed from its hidden states."""
+    model = gpt2_model(seed=5, n_layer=4, n_head=4, n_embd=128, n_positions=128)
+    folder = save_folder(model, tmp_path / "gpt2-4x4x128")
+    out = tmp_path / "out"
+    with contextlib.redirect_stdout(io.StringIO()):
+        main([str(folder), "--out", str(out), "--onnx"])
+    ours = load_graphs(out / "gpt2-4x4x128.inspect.onnx")
+    ids = torch.randint(0, VOCAB, (1, 128), generator=torch.Generator().manual_seed(7))
+    got = ours.inspect(ids[0].tolist())["attn"]  # (L, H, T, T)
+    with torch.no_grad():
+        run = model(ids, output_attentions=True, output_hidden_states=True)
+        want = torch.stack([a[0] for a in run.attentions]).numpy()  # (L, H, T, T)
+        biggest = 0.0
+        for layer, block in enumerate(model.transformer.h):
+            q, k, _ = block.attn.c_attn(block.ln_1(run.hidden_states[layer])).split(128, dim=-1)
+            q, k = (x.view(1, 128, 4, 32).transpose(1, 2) for x in (q, k))  # (1, H, T, d_head)
+            scores = q @ k.transpose(-1, -2) / 32**0.5  # (1, H, T, T)
+            biggest = max(biggest, float(scores.tril().abs().max()))
+    err = float(np.abs(got - want).max())
+    # measured 4.4e-5 against a largest score of 67.5: 0.64e-6 of it; 2e-6 is 16 float32
+    # ulps of the largest score, room for another CPU's summation order
+    assert err <= 2e-6 * max(1.0, biggest), (err, biggest)
+    assert np.abs(want - 1 / 128).max() > 0.1  # attention far from uniform

@@ -142,3 +142,9 @@ def test_the_cli_converts_a_model_beyond_the_uploads_limits_and_says_so(tmp_path
     assert (tmp_path / "converted" / "ckpt.safetensors").exists()
     assert "note: the app's uploader would refuse ckpt.safetensors (at its full context" in printed
     assert "whoever runs the app's server can serve it to every session instead" in printed
+    fits = int(printed.split("the longest context that fits is ")[1].split()[0])
+    main([str(tmp_path / "ckpt.pt"), "--tokenizer", str(tmp_path / "tokenizer.json"),
+          "--context", str(fits), "--out", str(tmp_path / "short")])  # fmt: skip
+    printed = capsys.readouterr().out
+    assert f"upload {tmp_path / 'short' / 'ckpt.safetensors'} in the app" in printed, printed
+    assert f"note: Context shortened from 2,048 to {fits:,} tokens" in printed

@@ -160,12 +160,30 @@ def test_bad_companions_are_refused_in_one_line(exports):
         load_upload({"m.onnx": graph, "a.json": char_tokenizer_json(), "meta.pkl": meta_bytes()})
     with refused("tokenizer.json: the tokenizer is not valid JSON"):
         load_upload({"model.onnx": graph, "tokenizer.json": b"{ not json"})
-    two = onnx.load_from_string(graph)
-    two.graph.input.append(helper.make_tensor_value_info("mask", onnx.TensorProto.INT64, [1, 3]))
-    with refused(r"model.onnx: it takes 2 inputs \(idx, mask\); needed: one int64 input"):
-        load_upload(
-            {"model.onnx": two.SerializeToString(), "tokenizer.json": char_tokenizer_json()}
-        )
+    for value, message in [
+        ((onnx.TensorProto.FLOAT, [1, 3]), r"its input 'x' \(float32\) is not one the app can feed"),
+        ((onnx.TensorProto.INT64, [1, 3]), r"needed one integer input of token ids, .*found 2 \(idx, x\)"),
+        ((onnx.TensorProto.INT64, [2, 3]), r"its input 'x_mask' has a fixed batch of 2"),
+    ]:  # fmt: skip
+        two = onnx.load_from_string(graph)
+        name = "x_mask" if value[1][0] == 2 else "x"
+        two.graph.input.append(helper.make_tensor_value_info(name, *value))
+        with refused(f"^model.onnx: {message}"):
+            load_upload(
+                {"model.onnx": two.SerializeToString(), "tokenizer.json": char_tokenizer_json()}
+            )
+    masked = onnx.load_from_string(graph)  # a mask of a fixed 3 tokens, ids of any length
+    masked.graph.input.append(
+        helper.make_tensor_value_info("attention_mask", onnx.TensorProto.INT64, [1, 3])
+    )
+    uploaded = load_upload(
+        {"model.onnx": masked.SerializeToString(), "tokenizer.json": char_tokenizer_json()}
+    )
+    try:  # the graph runs at its mask's fixed length: a 2-token sentence is padded to 3
+        assert uploaded.config.context_length == 3
+        assert uploaded.inspect(char_ids("Be"))["attn"].shape == (2, 4, 2, 2)
+    finally:
+        uploaded.close()
 
 
 def test_a_hostile_foreign_graph_stays_contained(exports):
@@ -190,3 +208,41 @@ def test_a_hostile_foreign_graph_stays_contained(exports):
     with pytest.raises(ValueError, match=r"^slow.onnx \+ tokenizer.json: stopped: "):
         worker.request({"op": "open"}, 3, blobs=blobs)
     assert not worker.alive
+
+
+def foreign_upload(proto: onnx.ModelProto):
+    return load_upload(
+        {"model.onnx": proto.SerializeToString(), "tokenizer.json": char_tokenizer_json()}
+    )
+
+
+def test_gather_nd_cannot_reach_past_its_table_or_the_worker_s_memory(exports):
+    """GatherND (Hugging Face's padding mask, dynamo exporter): indices picked by the token
+    ids fail that sentence only, out of range; indices that ask for gigabytes are refused
+    by the fenced worker."""
+    proto = onnx.load_from_string(exports["softmax", "torchscript"][1])
+    rows = STOI["z"]  # every character of "Speak" has a smaller id
+    table = hostile_onnx.gather_nd_by_token(rows, input_name="idx")
+    uploaded = foreign_upload(hostile_onnx.rewire_output(proto, "logits", table))
+    try:
+        with pytest.raises(RuntimeError, match=r"^GatherND"):
+            uploaded.inspect(char_ids("zap"))
+        assert uploaded.inspect(char_ids("Speak"))["attn"].shape == (2, 4, 5, 5)
+    finally:
+        uploaded.close()
+    huge = hostile_onnx.rewire_output(proto, "logits", hostile_onnx.gather_nd_huge([1024, 1024]))
+    with refused(r"^model.onnx \+ tokenizer.json: it needed more memory than an upload may"):
+        foreign_upload(huge)
+
+
+def test_isnan_can_neither_size_a_tensor_by_value_nor_smuggle_nan_in(exports):
+    """IsNaN (the masks' NaN guard of both exporters): its output follows the input's
+    values, so a size computed from it is refused statically; NaN it lets through is
+    refused by the trial run."""
+    proto = onnx.load_from_string(exports["softmax", "torchscript"][1])
+    sized = hostile_onnx.rewire_output(proto, "logits", hostile_onnx.size_through_isnan("idx"))
+    with refused("refused: the size of the ConstantOfShape output 'h_big' depends on the values"):
+        foreign_upload(sized)
+    poisoned = hostile_onnx.rewire_output(proto, "logits", hostile_onnx.nan_where_isnan("idx"))
+    with refused("^model.onnx: refused: its logits contain NaN or inf on a test input"):
+        foreign_upload(poisoned)

@@ -213,7 +213,7 @@ def test_activation_memory_is_bounded_in_every_format(linear):
     data = save(
         {"wte.weight": torch.zeros(1)}, metadata={"config": json.dumps(cfg), "tokenizer": "{}"}
     )
-    message = "refused: at its full context of 4096 tokens the attention outputs"
+    message = "refused: at its full context of 4096 tokens the outputs the app shows"
     with refused(message):
         load_upload({"long.safetensors": data})
     with refused(message):

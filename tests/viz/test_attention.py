@@ -21,7 +21,7 @@ def causal(t: int, seed: int = 0) -> np.ndarray:
 def figure(spec: dict) -> go.Figure:
     """The plotly.py figure of a plain spec: plotly.py validates every property here
     (the app sends specs unvalidated), so an invalid spec fails the test."""
-    assert isinstance(spec, dict) and set(spec) == {"data", "layout"}
+    assert isinstance(spec, dict) and set(spec) - {"frames"} == {"data", "layout"}
     return go.Figure(spec)
 
 
@@ -106,8 +106,18 @@ def test_head_grid_hides_labels_for_long_inputs():
 def test_attention_with_row_puts_one_query_row_under_its_column():
     w = causal(T)
     fig = figure(attention.attention_with_row(w, TOKENS, query_index=3, title="L0 H1"))
-    heat, bar = fig.data
+    heat, bar, click = fig.data
     assert isinstance(heat, go.Heatmap) and isinstance(bar, go.Bar)
+    # the click layer: one invisible point per cell, its customdata the query (row)
+    assert click.name == attention.CLICK and click.marker.opacity == 0
+    assert len(click.x) == T * T and list(click.customdata[T : 2 * T]) == [1] * T
+    assert (click.x[T + 2], click.y[T + 2]) == (heat.x[2], heat.y[1])
+    # ▶ play: one frame per query, each moving the bars (trace 1) and the outline
+    frames = fig.frames
+    assert [f.name for f in frames] == [str(i) for i in range(T)] and frames[0].traces == (1,)
+    np.testing.assert_allclose(np.asarray(frames[2].data[0].y), w[2])
+    assert frames[2].layout.shapes[0].y0 == 1.5
+    assert fig.layout.updatemenus[0].buttons[0].method == "animate"
     np.testing.assert_allclose(np.asarray(heat.z), w)
     np.testing.assert_allclose(np.asarray(bar.y), w[3])  # the bars are row 3 of the heatmap
     assert list(bar.x) == list(heat.x) == style.token_labels(TOKENS)

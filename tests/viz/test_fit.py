@@ -100,7 +100,8 @@ def test_short_sentences_look_as_before():
         assert spec["layout"]["height"] == max(480, 22 * t + 260) + 260
         axes = (spec["layout"]["xaxis"], spec["layout"]["yaxis"])
         assert all("nticks" not in axis for axis in axes)
-    assert attention.attention_heatmap(causal(14), tokens(14))["layout"]["height"] == 568
+    # beside another figure at a 1280 px window: square cells of HALF_1280_PX
+    assert attention.attention_heatmap(causal(14), tokens(14))["layout"]["height"] == 490
 
 
 @pytest.mark.parametrize("n", [1, 2, 13, 14, 64, 256, 1024, 4096])
@@ -120,12 +121,47 @@ def test_label_ticks_bound_the_labels_drawn(n, axis_px):
 def test_heat_height_is_monotone_and_capped():
     heights = [fit.heat_height(t, 260, fit.COLUMN_PX) for t in range(1, 1100)]
     assert heights == sorted(heights) and max(heights) == fit.MAX_HEIGHT_PX
-    assert max(fit.heat_height(t) for t in range(1, 1100)) == fit.HALF_PX + fit.MARGINS_PX
+    # Up to MAX_LABELLED tokens the rows keep room for every label (#20 item 8); past it
+    # the heatmap is at most as tall as it is wide.
+    labelled = fit.axis_px_for(fit.MAX_LABELLED) + fit.MARGINS_PX
+    assert max(fit.heat_height(t) for t in range(1, 1100)) == labelled
+    assert max(fit.heat_height(t) for t in range(41, 1100)) == fit.HALF_PX + fit.MARGINS_PX
 
 
 def test_matrix_height_keeps_plotly_default_for_small_matrices():
     assert fit.matrix_height(32) is None and fit.matrix_height(145) is None
     assert fit.matrix_height(256) == 2 * 256 + 160 and fit.matrix_height(1024) == 900
     spec = tensors.matrix_heatmap(np.ones((14, 32)), tokens(14), None, "q", "d", "t")
-    assert "height" not in spec["layout"] and "nticks" not in spec["layout"]["yaxis"]
+    assert spec["layout"]["height"] == fit.DEFAULT_HEIGHT_PX  # plotly's, set: every label
+    assert spec["layout"]["yaxis"]["tickvals"] == style.token_labels(tokens(14))
     assert len(heatmaps(spec)) == 1  # a valid plotly figure
+
+
+@pytest.mark.parametrize("t", [8, 16, 24, 40])
+def test_every_token_labels_the_axes_up_to_40_tokens(t):
+    """#20 item 8: up to ``fit.MAX_LABELLED`` tokens every heatmap the compare, mask, Q/K/V
+    and Translate views draw names every token on both axes (plotly's own thinning left
+    every second one out at 16 tokens), in a font of at least ``MIN_TICK_FONT`` px that
+    fits the axis: n labels x font x LINE <= the axis's length at a 1280 px window."""
+    from viz import seq2seq
+
+    w = causal(t)
+    q = np.ones((t, D_HEAD), np.float32)
+    labels = style.token_labels(tokens(t))
+    align = seq2seq.alignment(w, tokens(t), tokens(t)).to_plotly_json()
+    figures = {
+        "compare": attention.attention_heatmap(w, tokens(t)),
+        "compare, stacked": attention.attention_heatmap(w, tokens(t), width_px=fit.FULL_1280_PX),
+        "mask": mask.causal_mask_panels(np.log(w + 1e-9), w, tokens(t)),
+        "qkv": tensors.matrix_heatmap(q, tokens(t), None, "q", "d_head", "token"),
+        "alignment": align,
+    }
+    for name, spec in figures.items():
+        layout = spec["layout"]
+        for key, axis in layout.items():
+            if not key.startswith(("xaxis", "yaxis")) or (name == "qkv" and key == "xaxis"):
+                continue
+            shown = list(axis.get("ticktext") or [])
+            assert len(shown) == t, (name, key)
+            assert [str(s) for s in shown] == labels or name == "alignment", (name, key)
+            assert axis["tickfont"]["size"] >= fit.MIN_TICK_FONT, (name, key)

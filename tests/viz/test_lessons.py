@@ -31,7 +31,7 @@ def test_entropy_bars_show_entropy_and_its_maximum():
     h = np.array([0.0, 0.5, 1.0, 1.2])
     fig = vl.entropy_bars(h, TOKENS, 2.0)
     assert np.allclose(fig.data[0].y, h)
-    assert np.allclose(fig.data[1].y, np.log([1, 2, 3, 4]))
+    assert np.allclose(fig.data[1].y, np.log2([1, 2, 3, 4]))
     with pytest.raises(ValueError):
         vl.entropy_bars(h[:3], TOKENS, 2.0)
 

@@ -88,3 +88,23 @@ def test_shape_flow_shows_every_stage_inside_the_figure(n_stages):
     assert plot_px / (hi - lo) == pytest.approx(shapes.STAGE_PX)  # px per stage, any count
     for arrow, (upper, lower) in zip(arrows, zip(ys, ys[1:], strict=False), strict=True):
         assert lower < arrow.y < arrow.ay < upper  # each arrow between its two boxes
+
+
+@pytest.mark.parametrize("attention", ATTENTION_KINDS)
+def test_shape_flow_says_what_x_is_and_runs_in_pytorch(attention):
+    """#20 item 2: x is the LayerNorm'd residual stream of the chosen layer (not the
+    embedding at every layer); the merge is a reshape PyTorch runs on the transposed
+    tensor; no raw TeX markup (plotly draws ``Σ_{j≤i}`` as it is)."""
+    import torch
+
+    stages = shapes.reshape_stages(2, 5, 8, 2, attention=attention, layer=1)
+    fig = go.Figure(shapes.shape_flow_figure(stages))
+    text = " ".join(a.text for a in fig.layout.annotations)
+    assert "token + position embedding =" not in text and "= token + position" not in text
+    assert "LayerNorm" in stages[0]["op"] and "layer 1" in stages[0]["op"]
+    assert "{" not in text and "}" not in text
+    merge = next(s for s in stages if s["step"] == "merge heads")["op"]
+    heads = torch.zeros(2, 2, 5, 4)  # (B, H, T, d_head)
+    code = merge.replace("transpose", "heads.transpose").replace("B, T, d_model", "2, 5, 8")
+    merged = eval(code, {"heads": heads})  # .view here raises on a non-contiguous tensor
+    assert tuple(merged.shape) == (2, 5, 8)

@@ -27,8 +27,9 @@ def _fixed_context() -> None:
     st.markdown(
         "An RNN **encoder** reads the source word by word; its last hidden state, the "
         "**context vector** c, is all the **decoder** gets: it writes the translation one "
-        "word at a time, each step reading [previous word; c] (Sutskever et al. 2014, "
-        "Cho et al. 2014). Our GRU model, on a short and on a long sentence:"
+        "word at a time, each step reading [previous word; c] (Cho et al. 2014; Sutskever "
+        "et al. 2014 give c to the decoder only as its initial state). Our GRU model "
+        "feeds c at every step, as Cho et al. do; on a short and on a long sentence:"
     )
     for text in (SHORT, LONG):
         words, gold = text.split(), translate(text.split())
@@ -97,7 +98,7 @@ def _scoring_and_attention() -> None:
         "The query is the decoder's previous state, the keys and values are the encoder's "
         "outputs: each output word gets its own context vector. The bottleneck is gone:"
     )
-    plot(vs.alignment(out.attention(), out.words + ["<eos>"], out.source, list(gold.alignment)),
+    plot(vs.alignment(out.attention(), out.row_labels(), out.source, list(gold.alignment)),
          key="lesson_align")  # fmt: skip
     measured = card()["models"]["bahdanau"]["alignment"]
     roles = measured["by_role"]

@@ -66,7 +66,7 @@ def _parameters(sel) -> None:
         where = f"Counted on the model's weight arrays (L{sel.layer} H{sel.head})."
     st.subheader("Parameters per head")
     st.latex(
-        r"\underbrace{d_\text{model} \times (2 d_\text{head} + d_\text{head})}_{Q,\,K,\,V}"
+        r"\underbrace{d_\text{model} \times 3\, d_\text{head}}_{Q,\,K,\,V}"
         rf" = {cfg.d_model} \times {3 * cfg.d_head} = {3 * cfg.d_model * cfg.d_head:,}"
     )
     c1, c2, c3 = st.columns(3)
@@ -104,8 +104,8 @@ def page(sel: Selection) -> None:
     W_QK = ml.merged_qk(weights, sel.layer, sel.head, n_head)  # (C + 1, C + 1)
     _scores_check(sel, W_QK)
     st.subheader("W_QK is low-rank")
-    labels = [*range(C), "1"]
-    title = f"W_QK of L{sel.layer} H{sel.head} ({C + 1} × {C + 1}, last row/column: bias)"
+    labels = [*map(str, range(C)), "bias"]  # unique: drawn as they are, no position prefix
+    title = f"W_QK of L{sel.layer} H{sel.head} ({C + 1} × {C + 1}, last row/column: the bias)"
     plot(vt.matrix_heatmap(W_QK, labels, labels, title, "key side", "query side"), key="lesson_wqk")
     _rank(sel, "W_QK", W_QK, "lesson_sv_qk")
     st.subheader("W_OV: what the head writes")

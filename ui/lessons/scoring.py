@@ -30,16 +30,23 @@ def _variance(n_samples: int = DRAWS) -> dict:
     return ml.score_variance_by_dim(DIMS, n_samples=n_samples, seed=0)
 
 
-def _compare_scores(sel) -> None:
+def scores_figure(sel: Selection):
+    """Additive (untrained W_q, W_k, w) beside scaled dot-product scores (T, T) of the
+    selected head's q and k: the lesson's figure, also the lecture path's."""
     q, k = sel.head_array("q"), sel.head_array("k")  # (T, d_head) each
     d = q.shape[-1]
     W_q, W_k, w = ml.random_additive_params(d, hidden=d, seed=0)
     additive = ml.additive_scores(q, k, W_q, W_k, w)  # (T, T)
     dot = ml.dot_product_scores(q, k, scaled=True)  # (T, T)
+    titles = ["additive (untrained W_q, W_k, w)", "scaled dot product q·k/√d"]
+    return vl.side_by_side([additive, dot], titles, sel.tokens)
+
+
+def _compare_scores(sel) -> None:
+    d = sel.head_array("q").shape[-1]
     st.latex(r"\text{additive: } s_{ij} = w^\top \tanh(W_q q_i + W_k k_j)")
     st.latex(r"\text{scaled dot product: } s_{ij} = \frac{q_i^\top k_j}{\sqrt{d}}")
-    titles = ["additive (untrained W_q, W_k, w)", "scaled dot product q·k/√d"]
-    plot(vl.side_by_side([additive, dot], titles, sel.tokens), key="lesson_scores")
+    plot(scores_figure(sel), key="lesson_scores")
     T = sel.result.T
     c1, c2 = st.columns(2)
     c1.metric("Additive: numbers in the (T, T, h) tensor", f"{T * T * d:,}", help="h = d here")

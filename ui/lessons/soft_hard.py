@@ -24,6 +24,31 @@ def _beta_label(beta: float) -> str:
     return "∞ (argmax)" if np.isinf(beta) else f"{beta:g}"
 
 
+def bullets(attention: str) -> str:
+    """What β = 0, 1 and ∞ mean, for a model with ``attention`` (``softmax`` or ``linear``).
+
+    Hard attention as Xu et al. 2015 define it *samples* one location from the weights
+    and is trained with a REINFORCE-style (score-function) or variational estimator; the
+    β → ∞ limit here is its deterministic argmax cousin.
+    """
+    own = (
+        "the model's own attention"
+        if attention == "softmax"
+        else "a softmax of this model's scores; the model itself uses linear attention "
+        "(no softmax), so no β gives its weights"
+    )
+    return (
+        "- **β = 0**: every allowed key gets 1/(i+1), the average of all earlier tokens; "
+        "the entropy reaches its maximum log₂(i+1) bits.\n"
+        f"- **β = 1**: {own}.\n"
+        "- **β → ∞**: each row becomes one-hot at its largest score, an argmax. Hard "
+        "attention (Xu et al. 2015) instead *samples* one location from the weights and, "
+        "since a sample has no gradient, is trained with a REINFORCE-style (score-function) "
+        "or variational estimator; transformers train the soft version, whose gradient "
+        "is exact."
+    )
+
+
 def page(sel: Selection) -> None:
     """Render the soft-vs-hard lesson."""
     sel = start(sel, "Soft vs hard attention", INTRO)
@@ -40,9 +65,9 @@ def page(sel: Selection) -> None:
     weights = ml.softmax_beta(scores, beta)  # (T, T)
     entropy = ml.row_entropy(weights)  # (T,)
     T = sel.result.T
-    max_entropy = float(np.log(np.arange(1, T + 1)).mean())
+    max_entropy = float(np.log2(np.arange(1, T + 1)).mean())
     c1, c2, c3 = st.columns(3)
-    c1.metric("Mean entropy (nats)", f"{entropy.mean():.3f}", help="0 = one-hot rows")
+    c1.metric("Mean entropy (bits)", f"{entropy.mean():.3f}", help="0 = one-hot rows")
     c2.metric("Uniform attention's mean entropy", f"{max_entropy:.3f}")
     c3.metric("Mean largest weight per row", f"{weights.max(axis=1).mean():.3f}")
     left, right = st.columns([3, 2])
@@ -51,14 +76,7 @@ def page(sel: Selection) -> None:
         plot(vl.beta_attention(weights, sel.tokens, beta, title), key="lesson_beta_attn")
     with right:
         plot(vl.entropy_bars(entropy, sel.tokens, beta), key="lesson_beta_entropy")
-    st.markdown(
-        "- **β = 0**: every allowed key gets 1/(i+1), the average of all earlier tokens; "
-        "the entropy reaches its maximum log(i+1).\n"
-        "- **β = 1**: the model's own attention.\n"
-        "- **β → ∞**: each row becomes one-hot at its largest score (hard attention, "
-        "Xu et al. 2015). Hard attention picks one token, but its argmax has no gradient, "
-        "which is why transformers train the soft version."
-    )
+    st.markdown(bullets(sel.model.config.attention))
     if sel.model.config.attention == "softmax":
         model_attn = sel.head_array("attn")  # (T, T)
         diff = float(np.abs(ml.softmax_beta(scores, 1.0) - model_attn).max())

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from models.config import ModelConfig
 from upload.errors import UploadError
-from upload.folders import CONFIG, TOKENIZER, folder_files
+from upload.folder_layout import CONFIG, TOKENIZER, folder_files
 from upload.formats.local_weights import read_safetensors, read_torch_zip
 from upload.limits import MAX_JSON_BYTES, Limits
 from upload.sizes import check_config_size

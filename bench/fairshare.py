@@ -1,0 +1,267 @@
+"""Fair share (issue #25): one student's attack, another student's slowest rerun.
+
+A real ``streamlit run app.py`` (``deploy/launch.py``). Each attacker is a websocket client
+(``bench/stclient.py``): a rerun flood sends ``rerun_script`` BackMsgs at ``rate`` per
+second, each with a new sentence, without waiting for any answer (what a ten-line script
+does); a typist types paragraphs of 2,000 characters of made-up words one after the other.
+The other student's session alternates a head change and a new sentence and times each
+rerun (BackMsg sent -> ``script_finished``), first alone (its baseline) and then during the
+attack; a new session is opened during the attack and after it (seconds to its first
+finished run). Server RSS before and after is read on the server's pid.
+
+In process (what the server does, without a server): an uploaded nanoGPT model with a
+context of 2,048 analysed on 2,000 characters, unbounded (as before issue #25) and cut to
+the server's budget (``upload.sizes.largest_T``), peak and resident memory after
+(``malloc_trim``); the suggestions for a paragraph of unknown words, and for 30 unknown
+words against a 262,144-word vocabulary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+from bench.stclient import Session
+from deploy.launch import Server, serve
+
+QUERY = {"model": "softmax", "view": "attention", "text": "the cat sat on the mat"}
+SENTENCES = ("the keys to the cabinet are on the table", "mary gave a drink to john")
+
+
+async def _student(server: Server, seconds: float) -> list[float]:
+    """Reruns (ms) of one session for ``seconds``: head changes and new sentences."""
+    out: list[float | None] = []
+    try:
+        async with Session(server.ws_url, dict(QUERY), timeout_s=60) as s:
+            await s.open()
+            i, end = 0, time.monotonic() + seconds
+            while time.monotonic() < end:
+                if i % 2:
+                    run = await s.set(("text", "Type a sentence"), f"{SENTENCES[i // 2 % 2]} {i}")
+                else:
+                    run = await s.set(("Head", "head"), str((i // 2) % 4))
+                out.append(run.ms)
+                i += 1
+                await asyncio.sleep(0.1)
+    except (TimeoutError, ConnectionError, OSError):
+        out.append(None)  # no answer within 60 s, or no websocket
+    return out
+
+
+async def open_s(server: Server, timeout_s: float = 60) -> float | None:
+    """Seconds from connecting a new session to its first finished run (None: not within
+    ``timeout_s``, or the websocket did not open)."""
+    start = time.perf_counter()
+    try:
+        async with asyncio.timeout(timeout_s):
+            async with Session(server.ws_url, dict(QUERY), timeout_s=timeout_s) as s:
+                await s.open()
+    except (TimeoutError, ConnectionError, OSError):
+        return None
+    return time.perf_counter() - start
+
+
+class _Watched(Session):
+    """A session that also keeps every toast it was sent (they last one run)."""
+
+    toasts: list[str]
+
+    def _on(self, data: bytes, now: float) -> None:
+        super()._on(data, now)
+        msg = ForwardMsg()
+        msg.ParseFromString(data)
+        if msg.WhichOneof("type") == "delta" and msg.delta.WhichOneof("type") == "new_element":
+            if msg.delta.new_element.WhichOneof("type") == "toast":
+                self.toasts = [*getattr(self, "toasts", []), msg.delta.new_element.toast.body]
+
+
+async def _flood(server: Server, rate: float, seconds: float) -> int:
+    """One client sending ``rate`` rerun_script messages per second; how many it sent."""
+    async with _Watched(server.ws_url, dict(QUERY), timeout_s=120) as s:
+        await s.open()
+        text = s.last.widget("text", "Type a sentence")
+        sent, start = 0, time.monotonic()
+        while (elapsed := time.monotonic() - start) < seconds:
+            if sent < elapsed * rate:
+                msg = BackMsg()
+                msg.rerun_script.query_string = s.query_string
+                msg.rerun_script.page_script_hash = s.page_script_hash
+                msg.rerun_script.widget_states.widgets.append(text.state(f"flood word {sent}"))
+                await s._ws.send(msg.SerializeToString())
+                sent += 1
+            else:
+                await asyncio.sleep(0.002)
+        await s.rerun()  # the attacker's page after the flood
+        return sent, getattr(s, "toasts", [])
+
+
+async def flood_case(server: Server, rate: float, seconds: float) -> dict:
+    """Baseline, then the flood with the other student measuring and a new session."""
+    rss0 = server.rss_mb()
+    base = await _student(server, 6)
+    flood = asyncio.create_task(_flood(server, rate, seconds))
+    await asyncio.sleep(1)
+    other = asyncio.create_task(_student(server, seconds - 3))
+    await asyncio.sleep(seconds / 2)
+    during_open = await open_s(server)
+    sent, toasts = await flood
+    during = await other
+    after_open = await open_s(server)
+    return {
+        "rate": rate,
+        "sent": sent,
+        "attacker_saw": toasts,
+        "base_max_ms": round(max(base)),
+        "max_ms": None if None in during or not during else round(max(during)),
+        "reruns": len(during),
+        "open_during_s": None if during_open is None else round(during_open, 2),
+        "open_after_s": None if after_open is None else round(after_open, 2),
+        "rss_before_mb": round(rss0),
+        "rss_after_mb": round(server.rss_mb()),
+    }
+
+
+def _paragraph(rng: random.Random, chars: int = 2000) -> str:
+    words = ["".join(rng.choice("qxzjvkwy") for _ in range(4)) for _ in range(chars // 5 + 1)]
+    return " ".join(words)[:chars]
+
+
+async def _typist(server: Server, seconds: float, seed: int) -> int:
+    rng, answered = random.Random(seed), 0
+    async with Session(server.ws_url, dict(QUERY), timeout_s=120) as s:
+        await s.open()
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            await s.set(("text", "Type a sentence"), _paragraph(rng))
+            answered += 1
+    return answered
+
+
+async def paragraph_case(server: Server, typists: int, seconds: float) -> dict:
+    """Baseline, then ``typists`` sessions typing paragraphs of unknown words."""
+    rss0 = server.rss_mb()
+    base = await _student(server, 6)
+    attack = [asyncio.create_task(_typist(server, seconds, i)) for i in range(typists)]
+    await asyncio.sleep(1)
+    other = asyncio.create_task(_student(server, seconds - 3))
+    await asyncio.sleep(seconds / 2)
+    during_open = await open_s(server)
+    answered = [await t for t in attack]
+    during = await other
+    return {
+        "typists": typists,
+        "paragraphs": answered,
+        "base_max_ms": round(max(base)),
+        "max_ms": None if None in during or not during else round(max(during)),
+        "reruns": len(during),
+        "open_during_s": None if during_open is None else round(during_open, 2),
+        "rss_before_mb": round(rss0),
+        "rss_after_mb": round(server.rss_mb()),
+    }
+
+
+def _in_process(script: str) -> dict:
+    """Run ``script`` (prints one JSON line) in a fresh Python, as the server's own process
+    would run it (``MALLOC_ARENA_MAX=2``); its JSON."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from deploy.launch import ARENA_MAX, ROOT
+
+    env = {**os.environ, "MALLOC_ARENA_MAX": ARENA_MAX, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+        timeout=600, check=True,
+    )  # fmt: skip
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+LONG_CONTEXT = """
+import json, time
+from bench.hostile import NANOGPT_TEXT, nanogpt_files
+from inference.analysis import analyze
+from upload import memory
+from upload.limits import SERVER_ANALYSIS_VALUES
+from upload.load import load_upload
+from upload.sizes import largest_T
+model = load_upload(nanogpt_files(n_layer=2, n_head=3, n_embd=48, block_size=2048))
+text = (NANOGPT_TEXT * 40)[:2000]
+analyze(model, "First", recurrent=False)
+out = {"config": "2 layers x 3 heads, context 2048"}
+for mode in ("unbounded", "budget"):
+    memory.trim()
+    base = memory.rss(); memory.reset_peak()
+    limit = largest_T(model.config, SERVER_ANALYSIS_VALUES) if mode == "budget" else None
+    t0 = time.perf_counter()
+    result = analyze(model, text, recurrent=False, max_tokens=limit)
+    seconds = time.perf_counter() - t0
+    peak = memory.peak()
+    T = result.T
+    del result
+    freed = memory.rss()
+    memory.trim()
+    out[mode] = {"T": T, "s": round(seconds, 2), "peak_mb": round((peak - base) / 2**20),
+                 "after_mb": round((freed - base) / 2**20),
+                 "after_trim_mb": round((memory.rss() - base) / 2**20)}
+print(json.dumps(out))
+"""
+
+SUGGESTIONS = """
+import json, random, string, time
+from inference.analysis import analyze, suggest
+from inference.runtime import load_shipped
+from models.tokenizer import ALPHABET, UNK, wordpiece_tokenizer
+from models.word_index import word_index
+from bench.common import EXPORTED
+model = load_shipped(EXPORTED, "softmax")
+rng = random.Random(0)
+words = ["".join(rng.choice("qxzjvkwy") for _ in range(4)) for _ in range(401)]
+text = " ".join(words)[:2000]
+analyze(model, "warm up", recurrent=False)
+times = []
+for i in range(5):
+    t0 = time.perf_counter(); analyze(model, text + " " * i, recurrent=False)
+    times.append(time.perf_counter() - t0)
+vocab = {t: i for i, t in enumerate([UNK, *ALPHABET, *("##" + c for c in ALPHABET)])}
+letters = string.ascii_lowercase
+for n in range(676, 676 + 262_144 - len(vocab)):
+    w = letters[n % 26] + letters[n // 26 % 26] + letters[n // 676 % 26]
+    vocab[w + (letters[n // 17576] if n >= 17576 else "")] = len(vocab)
+tok = wordpiece_tokenizer(vocab)
+t0 = time.perf_counter(); word_index(tok); build = time.perf_counter() - t0
+unknown = ["".join(rng.choice(string.ascii_lowercase) for _ in range(5)) for _ in range(30)]
+t0 = time.perf_counter(); suggest(tok, unknown); per_request = time.perf_counter() - t0
+print(json.dumps({"paragraph_max_s": round(max(times), 3), "paragraph_median_s":
+    round(sorted(times)[2], 3), "vocab": len(vocab), "index_build_s": round(build, 2),
+    "vocab_request_s": round(per_request, 2)}))
+"""
+
+
+def fair_share(quick: bool = False) -> dict:
+    """Every measurement of the section (see the module docstring)."""
+    seconds = 8.0 if quick else 20.0
+    out: dict = {}
+    with serve() as server:
+        asyncio.run(open_s(server))  # the server's first run installs the rerun gate
+        out["flood"] = asyncio.run(flood_case(server, 500.0, seconds))
+        out["paragraph_1"] = asyncio.run(paragraph_case(server, 1, seconds))
+        out["paragraph_3"] = asyncio.run(paragraph_case(server, 3, seconds))
+    out["long_context"] = _in_process(LONG_CONTEXT)
+    out["suggestions"] = _in_process(SUGGESTIONS)
+    return out
+
+
+def main() -> None:
+    import json
+
+    print(json.dumps(fair_share(), indent=1))
+
+
+if __name__ == "__main__":
+    main()

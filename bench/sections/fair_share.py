@@ -1,0 +1,103 @@
+"""Rows and notes of the ``fair_share`` section (issue #25): attacks on the server and
+another session's slowest rerun meanwhile."""
+
+from __future__ import annotations
+
+from bench.sections.format import yes
+
+LIMIT_MS, RATIO, OPEN_S, RSS_MB = 2000.0, 3.0, 2.0, 100.0
+
+
+def _other(case: dict) -> tuple[str, str, str]:
+    """(target, measured, met) of the other session's slowest rerun in ``case``."""
+    worst, base = case.get("max_ms"), case.get("base_max_ms")
+    if worst is None:
+        return f"<= {LIMIT_MS:,.0f} ms and <= {RATIO:g}x baseline", "no answer", yes(False)
+    ratio = worst / max(base, 1)
+    met = worst <= LIMIT_MS and ratio <= RATIO
+    target = f"<= {LIMIT_MS:,.0f} ms and <= {RATIO:g}x its baseline"
+    measured = f"{worst:,} ms (baseline {base:,} ms, {ratio:.1f}x)"
+    return target, measured, yes(met)
+
+
+def fair_share(data: dict, results: dict) -> list[tuple]:
+    """Another session during each attack; a new session; RSS; the in-process bounds."""
+    out = []
+    cases = [
+        ("flood", "a rerun flood (500 messages/s from one websocket)"),
+        ("paragraph_1", "1 session typing paragraphs of 2,000 characters of made-up words"),
+        ("paragraph_3", "3 sessions typing paragraphs of made-up words"),
+    ]
+    for key, what in cases:
+        if not (case := data.get(key)):
+            continue
+        out.append((f"Another session's slowest rerun during {what}", *_other(case)))
+        opened = case.get("open_during_s")
+        out.append(
+            (
+                f"A new session during {what}: first run finished",
+                f"<= {OPEN_S:g} s",
+                "did not open" if opened is None else f"{opened:.2f} s",
+                yes(opened is not None and opened <= OPEN_S),
+            )
+        )
+        growth = case["rss_after_mb"] - case["rss_before_mb"]
+        out.append(
+            (
+                f"Server RSS after {what}",
+                f"within {RSS_MB:.0f} MB of before",
+                f"{growth:+,} MB ({case['rss_before_mb']:,} -> {case['rss_after_mb']:,} MB)",
+                yes(abs(growth) <= RSS_MB),
+            )
+        )
+    if lc := data.get("long_context"):
+        before, now = lc["unbounded"], lc["budget"]
+        out.append(
+            (
+                f"An uploaded model ({lc['config']}) on 2,000 characters: analysis in the server",
+                "cut to the budget; RSS back within 100 MB",
+                f"T = {now['T']} (was {before['T']}): {now['s']} s, peak +{now['peak_mb']} MB "
+                f"(was {before['s']} s, +{before['peak_mb']} MB); after, trimmed: "
+                f"{now['after_trim_mb']:+} MB (untrimmed {now['after_mb']:+} MB)",
+                yes(now["after_trim_mb"] <= RSS_MB),
+            )
+        )
+    if sug := data.get("suggestions"):
+        out.append(
+            (
+                "Analysis of 2,000 characters of made-up words (suggestions included)",
+                "well under 1 s (was 10-17 s)",
+                f"max {sug['paragraph_max_s'] * 1e3:,.0f} ms of 5",
+                yes(sug["paragraph_max_s"] < 1.0),
+            )
+        )
+        out.append(
+            (
+                f"30 unknown words against a {sug['vocab']:,}-word vocabulary",
+                "bounded (was 1.3 s per word)",
+                f"{sug['vocab_request_s']} s per request; index built once in "
+                f"{sug['index_build_s']} s",
+                yes(sug["vocab_request_s"] < 2.0),
+            )
+        )
+    return out
+
+
+def fair_share_notes(data: dict) -> list[str]:
+    """How the attacks were made and measured."""
+    if not data:
+        return []
+    m = data.get("machine", {})
+    where = (
+        f" Measured {m.get('date', '?')} on {m.get('cpu', '?')} ({m.get('cores', '?')} cores), "
+        f"load average {m.get('loadavg_start', ['?'])[0]:.1f} at the start (other jobs)."
+        if m
+        else ""
+    )
+    return [
+        "Fair share: a real `streamlit run app.py`; attackers and the other student are "
+        "websocket sessions (`bench/stclient.py`); the other student alternates a head "
+        "change and a new sentence and times each rerun, alone just before (its baseline) "
+        "and during the attack. The uploaded model's analysis and the suggestions are "
+        "measured in a fresh process as the server runs them (`bench/fairshare.py`)." + where
+    ]

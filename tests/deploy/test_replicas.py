@@ -1,0 +1,95 @@
+"""Two replicas of the app behind nginx (``deploy/replicas.py``, ``make serve-replicas``):
+twenty students at once, each kept on one replica by its cookie, each seeing its own
+sentence's attention, and both replicas serving some of them."""
+
+from __future__ import annotations
+
+import asyncio
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from bench.common import shipped
+from bench.concurrency import is_right
+from bench.stclient import Session
+from deploy.replicas import COOKIE, nginx_config, replica_name, replicas
+from inference.analysis import analyze
+from models.config import SHIPPED_KINDS
+
+STUDENTS = 20
+TEXTS = [
+    "the cat sat on the mat",
+    "a dog ran to the old park",
+    "mary gave a drink to john",
+    "the keys to the cabinet are on the table",
+    "the old man walked home",
+]
+
+
+def visit(url: str, cookie: str = "") -> tuple[str, str]:
+    """GET ``url`` as a browser would (with its cookie, if any): (the cookie nginx set,
+    the replica that answered)."""
+    request = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
+    with urllib.request.urlopen(request, timeout=60) as r:
+        assert r.status == 200
+        return r.headers["Set-Cookie"].split(";")[0], r.headers["X-Replica"]
+
+
+def link(i: int) -> dict:
+    """Student ``i``'s link: models alternate, a sentence, layer and head of its own."""
+    return {
+        "model": SHIPPED_KINDS[i % len(SHIPPED_KINDS)],
+        "text": TEXTS[i % len(TEXTS)],
+        "layer": i % 2,
+        "head": i % 3,
+        "view": "attention",
+    }
+
+
+@pytest.fixture(scope="module")
+def attention():
+    """(kind, text) -> attention (L, H, T, T) of a direct analysis."""
+    models = {k: shipped(k) for k in SHIPPED_KINDS}
+    return {(k, t): analyze(models[k], t).outputs["attn"] for k in models for t in TEXTS}
+
+
+def test_the_config_names_every_replica_once(tmp_path):
+    text = nginx_config([8601, 8602, 8603], "127.0.0.1:8600", tmp_path)
+    for i, port in enumerate([8601, 8602, 8603]):
+        assert f"upstream {replica_name(i)} {{\n        server 127.0.0.1:{port};" in text
+    assert "33.33% r0;" in text and "* r2;" in text and "@" not in text
+    assert f"$cookie_{COOKIE}" in text and str(tmp_path) in text
+
+
+def test_twenty_sessions_stay_on_their_replica_and_see_their_own_answers(attention):
+    async def student(url: str, ws_url: str, i: int) -> str:
+        cookie, replica = await asyncio.to_thread(visit, url)  # the page: a replica drawn
+        query = link(i)
+        async with Session(ws_url, query, headers={"Cookie": cookie}) as s:
+            run = await s.open()
+            want = attention[query["model"], query["text"]]
+            assert is_right(run, want[query["layer"], query["head"]]), (i, run.exceptions())
+            run = await s.set(("Head", "head"), "3")  # a click: the same session answers
+            assert is_right(run, want[query["layer"], 3]), (i, run.exceptions())
+        assert await asyncio.to_thread(visit, url, cookie) == (cookie, replica)  # still there
+        return replica
+
+    with replicas(2) as running:
+
+        async def everyone():
+            return await asyncio.gather(
+                *(student(running.url, running.ws_url, i) for i in range(STUDENTS))
+            )
+
+        # its own thread: on a worker whose browser tests hold a sync Playwright (an
+        # event loop in this thread), asyncio.run here would refuse to start
+        with ThreadPoolExecutor(1) as thread:
+            served = thread.submit(asyncio.run, everyone()).result()
+        log = running.access_log()
+        ports = {replica_name(i): f"127.0.0.1:{s.port}" for i, s in enumerate(running.servers)}
+    assert sorted(set(served)) == ["r0", "r1"], served  # both replicas served students
+    sockets = [fields for fields in log if fields[-1] == "/_stcore/stream"]
+    assert len(sockets) == STUDENTS and {f[2] for f in sockets} == {"101"}, sockets
+    assert sorted(f[0] for f in sockets) == sorted(served)  # each on its cookie's replica
+    assert all(ports[f[0]] == f[1] for f in log), log  # every request where its cookie says

@@ -1,0 +1,65 @@
+"""End to end in headless Chromium: clicking a heatmap cell picks its query token, and
+▶ play steps through the queries in the browser, with no rerun of the script."""
+
+from __future__ import annotations
+
+from tests.helpers.browser import wait_idle
+
+COUNT_RERUNS_JS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  window.__reruns = 0;
+  new MutationObserver(() => {
+    if (app.getAttribute('data-test-script-state') === 'running') window.__reruns += 1;
+  }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+}"""
+OUTLINED_ROWS_JS = """(key) => {
+  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  window.__rows = window.__rows || new Set();
+  window.__rows.add(gd.layout.shapes[0].y0 + 0.5);
+  return [...window.__rows];
+}"""
+PLAYED_TITLES_JS = """(key) => {
+  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  window.__titles = window.__titles || new Set();
+  window.__titles.add(gd.layout.title.text);
+  return [...window.__titles];
+}"""
+CELL_JS = """([key, row, col]) => {
+  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, box = gd.getBoundingClientRect();
+  return [box.left + xa._offset + xa.l2p(col), box.top + ya._offset + ya.l2p(row)];
+}"""
+
+
+def test_clicking_a_cell_of_row_5_selects_query_5_everywhere(page, server_url):
+    page.goto(f"{server_url}/visualizer")
+    wait_idle(page)
+    page.locator(".st-key-attn_big .js-plotly-plot .main-svg").first.wait_for()
+    x, y = page.evaluate(CELL_JS, ["attn_big", 5, 2])
+    page.mouse.click(x, y)
+    wait_idle(page)
+    assert page.get_by_role("combobox", name="Query token").input_value().startswith("5: ")
+    page.get_by_text("Row 5: where does").wait_for()  # the row bars' title
+    page.get_by_role("heading", name="One query, step by step: query 5").wait_for()
+    assert not page.locator('[data-testid="stException"]').count()
+    # ▶ play: the outlined row moves query by query, in the browser only
+    page.evaluate(COUNT_RERUNS_JS)
+    page.locator(".st-key-attn_big .updatemenu-button").first.click()
+    page.wait_for_function(f"({OUTLINED_ROWS_JS})('attn_big').length >= 4", polling=100)
+    assert page.evaluate("window.__reruns") == 0
+    page.locator(".st-key-view").get_by_text("predict", exact=True).click()  # same position
+    wait_idle(page)
+    page.locator(".st-key-pred_pos").get_by_text("5: ").first.wait_for()  # same position
+    # ▶ play the linear recurrence: S_i and z_i token by token, in the browser only
+    page.locator(".st-key-view").get_by_text("mask", exact=True).click()
+    wait_idle(page)
+    outlined = page.evaluate(
+        "() => document.querySelector('.st-key-mask_panels .js-plotly-plot')"
+        ".layout.shapes.map(s => s.y0 + 0.5)"
+    )
+    assert outlined == [5, 5, 5]  # the mask view's panels outline the clicked row
+    page.get_by_text("▶ Play S_i and z_i").click()
+    page.evaluate(COUNT_RERUNS_JS)
+    page.locator(".st-key-rec_play .updatemenu-button").first.click()
+    page.wait_for_function(f"({PLAYED_TITLES_JS})('rec_play').length >= 4", polling=100)
+    assert page.evaluate("window.__reruns") == 0

@@ -1,0 +1,52 @@
+"""End to end in headless Chromium: the lecture path, walked with Next from the first
+step to the last, and opened at a step from a link."""
+
+from __future__ import annotations
+
+import json
+
+from tests.helpers import EXPORTED
+from tests.helpers.browser import wait_idle
+from ui.lecture.story import STEPS
+
+FIGURE = (
+    ".st-key-lecture_figure .js-plotly-plot .main-svg, "
+    '.st-key-lecture_figure [data-testid="stVegaLiteChart"]'
+)
+
+
+def _step_shown(page, n: int) -> None:
+    page.get_by_role("heading", name=f"{n}. {STEPS[n - 1].title}", level=2).wait_for()
+    figure = page.locator(FIGURE).first
+    figure.wait_for()
+    assert figure.is_visible(), n
+    assert not page.locator('[data-testid="stException"]').count(), n
+    assert n == 1 or f"step={n}" in page.url, page.url  # the default is left out
+
+
+def test_walk_the_lecture_with_next_and_open_a_step_from_its_link(page, server_url):
+    page.goto(f"{server_url}/lecture")
+    wait_idle(page)
+    # first in the sidebar's navigation
+    nav = page.locator('[data-testid="stSidebarNav"] a')
+    assert nav.first.inner_text().strip().endswith("Lecture path")
+    page.get_by_role("heading", name="1. ", level=2).first.wait_for()
+    for n in range(1, len(STEPS) + 1):
+        if n > 1:
+            page.get_by_role("button", name="Next").click()
+            wait_idle(page)
+        _step_shown(page, n)
+    assert page.get_by_role("button", name="Next").is_disabled()
+    page.goto(f"{server_url}/lecture?step=4")
+    wait_idle(page)
+    _step_shown(page, 4)
+    page.goto(f"{server_url}/lecture?step=8")  # go deeper: the visualizer in the step's state
+    wait_idle(page)
+    _step_shown(page, 8)
+    page.get_by_text("Go deeper").click()
+    wait_idle(page)
+    page.get_by_role("heading", name="Attention visualizer", level=1).wait_for()
+    best = json.loads((EXPORTED / "model_card.json").read_text())["models"]["softmax"]
+    layer, head = (best["probes"]["best_induction_head"][k] for k in ("layer", "head"))
+    assert f"layer={layer}" in page.url and f"head={head}" in page.url, page.url
+    assert page.get_by_role("combobox", name="Head").input_value() == str(head)

@@ -1,0 +1,65 @@
+"""End to end in headless Chromium: presenter mode on a projector's screen, 1920×1080 and
+1280×720. The main figure is inside the first viewport, its tick labels and hover text
+at least 20 px, one label per token at 16 and at 40 tokens; ``present=1`` is kept when
+the teacher moves to another page."""
+
+from __future__ import annotations
+
+import urllib.parse
+
+import pytest
+
+from tests.helpers.browser import wait_idle
+
+MEASURE = """(key) => {
+  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  const box = gd.getBoundingClientRect();
+  const texts = (axis) => [...gd.querySelectorAll(`.${axis}tick text`)];
+  const sizes = [...texts('x'), ...texts('y')].map(t => parseFloat(getComputedStyle(t).fontSize));
+  return {top: box.top, bottom: box.bottom, height: innerHeight, font: Math.min(...sizes),
+          hover: gd._fullLayout.hoverlabel.font.size,
+          x: texts('x').map(t => t.textContent), y: texts('y').map(t => t.textContent)};
+}"""
+SIXTEEN = 16  # the default sentence's tokens
+FORTY = "the old man walked home . " * 6 + "the cat sat ."  # 40 tokens
+
+
+def _presented(page, key: str, tokens: int) -> dict:
+    page.locator(f".st-key-{key} .js-plotly-plot .main-svg").first.wait_for()
+    m = page.evaluate(MEASURE, key)
+    assert 0 <= m["top"] and m["bottom"] <= m["height"], m  # above the fold
+    assert m["font"] >= 20 and m["hover"] >= 20, m
+    for labels in (m["x"], m["y"]):  # one label per token
+        assert sorted(int(label.split("·")[0]) for label in labels) == list(range(tokens))
+    assert not page.locator('[data-testid="stException"]').count()
+    return m
+
+
+@pytest.mark.parametrize(("width", "height"), [(1920, 1080), (1280, 720)])
+def test_presenter_mode_on_a_projector(browser, server_url, width, height):
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    try:
+        page.goto(f"{server_url}/lecture?present=1")
+        wait_idle(page)
+        _presented(page, "lecture_cues", SIXTEEN)
+        if width == 1920:  # 40 tokens: each labelled (the figure is then taller)
+            text = urllib.parse.quote_plus(FORTY)
+            page.goto(f"{server_url}/visualizer?present=1&text={text}")
+            wait_idle(page)
+            page.locator(".st-key-attn_big .js-plotly-plot .main-svg").first.wait_for()
+            m = page.evaluate(MEASURE, "attn_big")
+            assert len(m["x"]) == len(m["y"]) == 40 and m["font"] >= 20, m
+            return
+        page.get_by_role("button", name="Next").click()  # a rerun keeps presenting
+        wait_idle(page)
+        assert "present=1" in page.url and "step=2" in page.url, page.url
+        # another page from the sidebar: presenter mode comes along
+        page.locator('[data-testid="stExpandSidebarButton"]').click()
+        nav = page.locator('[data-testid="stSidebarNav"]')
+        nav.get_by_role("link", name="Visualizer", exact=True).click()
+        wait_idle(page)
+        assert "present=1" in page.url, page.url
+        _presented(page, "attn_big", SIXTEEN)
+    finally:
+        context.close()

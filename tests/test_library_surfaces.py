@@ -1,0 +1,86 @@
+"""The private parts of streamlit and plotly this project leans on, and the versions they
+were checked against: a newer library fails here, in one message that says what to check.
+
+Public APIs change with deprecation warnings; these parts change without notice:
+
+* ``bench/stclient.py`` and ``bench/stwidgets.py`` speak Streamlit's private websocket
+  protocol (``/_stcore/stream``, ``BackMsg``/``ForwardMsg`` protobufs, widget ids and
+  states as 1.67 sends them); ``deploy/nginx.conf`` proxies that websocket and
+  ``/_stcore/`` requests;
+* ``bench/apptest.py`` swaps AppTest's ``Runtime`` for one shared mock and
+  ``tests/helpers/pages.py`` reads ``AppTest._registered_pages`` / sets ``_page_hash``;
+* ``ui/figures.py`` subclasses plotly's ``BaseFigure`` without running its
+  ``__init__`` (``st.plotly_chart`` only calls ``to_dict()`` on it, through
+  ``plotly.tools.return_figure_from_figure_or_data``).
+
+After checking them against a new version (``tests/bench/test_live.py`` drives the
+websocket client on a real server, ``tests/ui`` the figures), raise ``CHECKED``.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+
+import pytest
+
+from tests.helpers import ROOT
+
+# package -> (major.minor checked, the modules that use its private parts)
+CHECKED = {
+    "streamlit": (
+        "1.67",
+        "bench/stclient.py, bench/stwidgets.py (websocket protocol), bench/apptest.py "
+        "(AppTest's Runtime), tests/helpers/pages.py (AppTest._registered_pages), "
+        "deploy/nginx.conf (/_stcore/ paths)",
+    ),
+    "plotly": ("7.1", "ui/figures.py (Prebuilt: a BaseFigure without BaseFigure.__init__)"),
+}
+
+
+def minor(v: str) -> str:
+    return ".".join(v.split(".")[:2])
+
+
+@pytest.mark.parametrize("package", list(CHECKED))
+def test_the_installed_version_is_the_checked_one(package):
+    checked, users = CHECKED[package]
+    installed = version(package)
+    assert minor(installed) == checked, (
+        f"{package} {installed} is installed; {users} use private parts of {package} "
+        f"{checked}: check them against {installed}, then set CHECKED[{package!r}] in "
+        f"tests/test_library_surfaces.py"
+    )
+    pins = (ROOT / "requirements.txt").read_text().splitlines()
+    pin = next(line for line in pins if line.startswith(f"{package}=="))
+    assert minor(pin.split("==")[1].split()[0]) == checked, (pin, checked)
+
+
+def test_the_websocket_protocol_has_the_fields_the_client_uses():
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    state = BackMsg().rerun_script
+    for name in ("query_string", "page_script_hash", "page_name", "fragment_id"):
+        assert hasattr(state, name), f"ClientState.{name} is gone: bench/stclient.py sends it"
+    kinds = {f.name for f in ForwardMsg.DESCRIPTOR.oneofs_by_name["type"].fields}
+    for kind in ("new_session", "page_info_changed", "delta", "script_finished", "ref_hash"):
+        assert kind in kinds, f"ForwardMsg.{kind} is gone: bench/stclient.py reads it"
+    for status in ("FINISHED_SUCCESSFULLY", "FINISHED_EARLY_FOR_RERUN"):
+        assert ForwardMsg.ScriptFinishedStatus.Value(status) is not None
+
+
+def test_a_prebuilt_figure_is_a_figure_to_plotly_and_returns_its_spec():
+    import plotly.io
+    from plotly.basedatatypes import BaseFigure
+    from plotly.tools import return_figure_from_figure_or_data
+
+    from ui.figures import Prebuilt
+
+    spec = {"data": [{"type": "heatmap", "z": [[0.5]]}], "layout": {"height": 300}}
+    fig = Prebuilt(spec)
+    assert isinstance(fig, BaseFigure)
+    # what st.plotly_chart does (streamlit/elements/plotly_chart.py): the figure's
+    # to_dict(), not validated again, then encoded
+    shown = return_figure_from_figure_or_data(fig, validate_figure=True)
+    assert shown is spec
+    assert '"z":[[0.5]]' in plotly.io.to_json(shown, validate=False)

@@ -1,0 +1,29 @@
+"""The click layer's selection read back (ui.click) and the one-query walk-through on the
+attention view (ui.walkthrough) under AppTest."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tests.helpers.pages import open_page
+from ui.click import clicked_row
+
+
+def test_the_clicked_row_is_the_last_clicked_points_customdata():
+    event = {"selection": {"points": [{"x": "2·and", "customdata": 4}, {"customdata": 7}]}}
+    assert clicked_row(event) == 7
+    assert clicked_row({"selection": {"points": []}}) is None
+    assert clicked_row({"selection": {"points": [{"x": "bar"}]}}) is None  # a bar: no row
+    assert clicked_row(None) is None
+
+
+def test_the_walkthrough_follows_the_query_token_and_ends_on_the_heatmap_row():
+    at = open_page("visualizer")
+    assert not at.exception
+    assert any(s.value.startswith("One query, step by step: query 15") for s in at.subheader)
+    at.selectbox(key="query_token").set_value(5).run()
+    assert any(s.value.startswith("One query, step by step: query 5") for s in at.subheader)
+    (frame,) = [d.value for d in at.dataframe if d.value.columns[0] == "key"]
+    weights = frame[frame.columns[-1]].to_numpy(dtype=float)  # (T,)
+    assert np.all(weights[6:] == 0) and abs(weights.sum() - 1) < 1e-6
+    assert (frame["causal mask (−∞ after the query)"][6:] == "−∞").all()

@@ -1,0 +1,54 @@
+"""Presenter mode under AppTest: every page and view draws, the URL keeps present=1, the
+captions fold under Notes, the figures get projector-sized text."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.helpers.pages import APP, open_page
+from ui.visualizer import VIEWS
+
+PAGES = ("soft-hard", "scoring", "kernel", "merged", "encoder-decoder", "translate", "lecture")
+
+
+@pytest.fixture(scope="module")
+def presenting() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["present"] = "1"
+    return at.run()
+
+
+def _fonts_ok(at: AppTest) -> bool:
+    specs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    return all(s["layout"].get("font", {}).get("size", 0) >= 20 for s in specs)
+
+
+def test_every_view_draws_presenting_with_large_text(presenting):
+    at = presenting
+    assert at.toggle(key="present").value is True
+    for view in VIEWS:
+        at.segmented_control(key="view").set_value(view).run()
+        assert not at.exception, (view, [e.value for e in at.exception])
+        assert at.query_params["present"] == "1", view
+        assert _fonts_ok(at), view
+    at.segmented_control(key="view").set_value("attention").run()
+    assert any(e.label == "Notes" for e in at.expander)  # the caption, folded
+
+
+@pytest.mark.parametrize("url_path", PAGES)
+def test_every_page_draws_presenting(presenting, url_path):
+    at = open_page(url_path, presenting)
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.query_params["present"] == "1"
+    assert _fonts_ok(at)
+
+
+def test_turning_it_off_leaves_the_url():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["present"] = "1"
+    at.run()
+    at.toggle(key="present").set_value(False).run()
+    assert "present" not in at.query_params and not at.exception

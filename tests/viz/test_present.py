@@ -1,0 +1,45 @@
+"""viz.present: presenter mode's layout on the same traces."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz import attention, present
+from viz.spec import wired
+
+
+def _causal(t: int) -> np.ndarray:
+    w = np.tril(np.ones((t, t)))
+    return w / w.sum(1, keepdims=True)
+
+
+def test_a_token_heatmap_gets_20px_text_a_row_per_token_and_the_same_traces():
+    t = 16
+    spec = wired(attention.attention_heatmap(_causal(t), [f"w{i}" for i in range(t)]))
+    big = present.enlarged(spec)
+    assert all(a is b for a, b in zip(big["data"], spec["data"], strict=True))  # not copied
+    layout = big["layout"]
+    assert layout["font"]["size"] >= 20 and layout["hoverlabel"]["font"]["size"] >= 20
+    assert layout["xaxis"]["tickfont"]["size"] >= 20 and layout["yaxis"]["tickfont"]["size"] >= 20
+    assert layout["height"] == present.ROW_PX * t + present.FRAME_PX
+    assert spec["layout"]["font"]["size"] < 20  # the cached spec is untouched
+    go.Figure(big)  # a valid plotly figure
+
+
+def test_every_token_is_labelled_up_to_40_and_thinned_after():
+    forty = present.enlarged(wired(attention.attention_heatmap(_causal(40), ["a"] * 40)))
+    axis = forty["layout"]["yaxis"]  # one label per token: dtick 1, or all 40 as tickvals
+    assert "nticks" not in axis and (axis.get("dtick") == 1 or len(axis["tickvals"]) == 40)
+    many = wired(attention.attention_heatmap(_causal(60), ["a"] * 60))
+    assert present.enlarged(many)["layout"]["yaxis"].get("nticks") == many["layout"]["yaxis"].get(
+        "nticks"
+    )
+
+
+def test_other_figures_only_get_larger_text():
+    spec = wired(attention.attention_with_row(_causal(8), list("abcdefgh"), 3))
+    big = present.enlarged(spec)
+    assert present.token_rows(spec) is None  # heatmap and bars: heights kept
+    assert big["layout"]["height"] == spec["layout"]["height"]
+    assert all(a["font"]["size"] >= 20 for a in big["layout"]["annotations"])

@@ -1,0 +1,60 @@
+"""Click a heatmap cell to pick its query token (#21 item 4).
+
+Streamlit returns no selection for plotly heatmaps (streamlit issue 8760); the heatmaps
+carry an invisible scatter point on every cell (``viz.attention.click_layer``), whose
+``customdata`` is the row, the query. Clicking a cell selects that point; the chart's
+callback writes the query into the controls that show one (the attention view's query
+token, the Predictions position) before the rerun draws them, so the row bars, the
+walk-through and the predictions follow, and the dropdown shows the same token.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+QUERY = "_query"  # the attention view's query, kept across pages (ui.views)
+FOLLOWERS = ("query_token", "pred_pos", QUERY)  # keys that take the clicked query
+
+
+def clicked_row(event) -> int | None:
+    """The query (row) of the last clicked cell of a chart's selection ``event``, or None."""
+    points = (event or {}).get("selection", {}).get("points", [])
+    rows = [p["customdata"] for p in points if isinstance(p.get("customdata"), int | float)]
+    return int(rows[-1]) if rows else None
+
+
+def select_query(i: int) -> None:
+    """Query ``i`` in every control that shows a query token."""
+    for key in FOLLOWERS:
+        st.session_state[key] = i
+
+
+def keep_query() -> None:
+    """The Query token control's ``on_change``: keep its choice under :data:`QUERY`."""
+    st.session_state[QUERY] = st.session_state["query_token"]
+
+
+def on_click(chart_key: str):
+    """The ``on_select`` callback of the chart ``chart_key``."""
+
+    def picked() -> None:
+        row = clicked_row(st.session_state.get(chart_key))
+        if row is not None:
+            select_query(row)
+
+    return picked
+
+
+_CHOSEN = "_chosen_query"  # (tokens, query): outlives the attention view's control
+
+
+def remember(tokens: tuple[str, ...], query: int) -> None:
+    """The query picked for the sentence of ``tokens`` (views without the control, the
+    mask view, outline its row)."""
+    st.session_state[_CHOSEN] = (tuple(tokens), query)
+
+
+def chosen(tokens: tuple[str, ...]) -> int | None:
+    """The query picked for the sentence of ``tokens``, or None."""
+    kept = st.session_state.get(_CHOSEN)
+    return kept[1] if kept is not None and kept[0] == tuple(tokens) else None

@@ -1,0 +1,123 @@
+"""The lecture path: ten steps in the order of d2l.ai chapter 11 (attention mechanisms
+and transformers), each with its talking points and its live figure."""
+
+from __future__ import annotations
+
+from ui.lecture import classic, linear_steps, model_steps
+from ui.lecture.step import Step
+
+STEPS = (
+    Step(
+        "Attention cues: queries, keys and values",
+        (
+            "A **query** (what this token looks for) is compared with every **key** (what "
+            "each token offers): the volitional and the nonvolitional cue.",
+            "The comparisons become **weights** that sum to 1, and the output is the "
+            "weighted sum of the **values**: attention pooling.",
+            "Below: the last token's row in one head of the trained model: which earlier "
+            "tokens it pools from (the causal mask hides the later ones).",
+        ),
+        model_steps.cues,
+    ),
+    Step(
+        "Nadaraya–Watson: attention pooling with nothing learned",
+        (
+            "Kernel regression (1964): predict f(x) as a weighted average of training "
+            "values y_i, weighted by how close x is to each x_i.",
+            "The query is x, the keys are the x_i, the values the y_i; the Gaussian "
+            "kernel's weights are a softmax of −(x − x_i)²/2w².",
+            "A narrow kernel copies the nearest point (noisy), a wide one averages "
+            "everything (flat): move w.",
+        ),
+        classic.nadaraya_watson,
+    ),
+    Step(
+        "Scoring functions: additive and scaled dot product",
+        (
+            "Learn the score instead of fixing the kernel: **additive** w_vᵀ tanh(W_q q + "
+            "W_k k) (Bahdanau 2015), or the **scaled dot product** qᵀk/√d (Vaswani 2017).",
+            "The dot product is one matrix product QKᵀ for all pairs; additive needs a "
+            "small network per pair.",
+            "Dividing by √d keeps the scores' variance at 1 whatever d is, so the softmax "
+            "does not saturate.",
+        ),
+        model_steps.scoring,
+    ),
+    Step(
+        "Bahdanau attention in an encoder-decoder",
+        (
+            "A fixed context vector squeezes the whole source into one state: long sentences fail.",
+            "With attention, every output word asks its own query (the decoder's state) "
+            "over the encoder's outputs (keys = values): its own context vector.",
+            "The weights are an alignment, learned without being taught; here it crosses "
+            "because Tokan puts the verb last.",
+        ),
+        classic.bahdanau,
+    ),
+    Step(
+        "Multi-head attention and its reshape",
+        (
+            "H heads attend in parallel, each in its own d_head = d_model / H dimensions, "
+            "so each can look for something different.",
+            "In code it is one reshape: (B, T, d_model) → (B, T, H, d_head) → (B, H, T, "
+            "d_head), attention per head, then back and W_O.",
+            "Same parameters as one big head: only the split differs.",
+        ),
+        model_steps.multi_head,
+    ),
+    Step(
+        "Self-attention and positional encoding",
+        (
+            "**Self-attention**: queries, keys and values all come from the same "
+            "sentence; every token reaches every other in one step.",
+            "Against a CNN and an RNN: O(1) sequential operations and path length 1, "
+            "paid for with O(n²·d) computation.",
+            "Attention ignores order, so a **positional encoding** (sines and cosines of "
+            "many frequencies) is added to each token's embedding.",
+        ),
+        model_steps.self_attention,
+    ),
+    Step(
+        "The transformer block",
+        (
+            "A block is attention (tokens talk to each other) then an MLP (each token on "
+            "its own), each wrapped in LayerNorm and a **residual** add.",
+            "The residual stream keeps its shape (B, T, d_model) through every block: "
+            "blocks only add to it.",
+            "Our models: pre-LN (GPT-2 layout), a decoder only, with a causal mask.",
+        ),
+        model_steps.block,
+    ),
+    Step(
+        "What trained heads do: an induction head",
+        (
+            "Heads specialise: previous token, first token, and **induction**: find the "
+            "earlier copy of this token and attend to what came after it.",
+            "That is in-context copying: the model predicts the repetition it has seen.",
+            "Measured on a random sequence repeated twice; the best head is shown.",
+        ),
+        model_steps.induction,
+    ),
+    Step(
+        "Linear attention as an RNN",
+        (
+            "Replace exp(qᵀk) by φ(q)ᵀφ(k), φ(x) = elu(x) + 1: the sums factor "
+            "(Katharopoulos 2020).",
+            "A causal linear transformer is an RNN: state S_i = S_{i−1} + φ(k_i)v_iᵀ and "
+            "normalizer z_i = z_{i−1} + φ(k_i), a fixed d_head × d_head per head.",
+            "The recurrent form gives the same numbers as the parallel one (measured below).",
+        ),
+        linear_steps.recurrence,
+    ),
+    Step(
+        "Complexity",
+        (
+            "Softmax attention builds the T × T matrix: O(T²·d) time and memory.",
+            "Linear attention reorders the product, φ(Q)(φ(K)ᵀV): O(T·d²), cheaper as "
+            "soon as T > d.",
+            "Generating a token: a key/value cache that grows with T, against a state of "
+            "fixed size.",
+        ),
+        linear_steps.complexity,
+    ),
+)

@@ -1,0 +1,69 @@
+"""Presenter mode (#21 item 3): a toggle in the sidebar and ``?present=1`` in the URL,
+kept across pages; the sidebar starts collapsed, captions fold under "Notes", figures
+take the full width with projector-sized text (``viz.present``), the page's top padding
+and title give way so that the main figure is above the fold.
+
+Nothing here costs the server a computation: the figures are the cached specs with a
+new layout on top (``ui.figures.plot``).
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import streamlit as st
+
+KEY = "present"  # the toggle's key and the URL's parameter
+CSS = """<style>
+[data-testid="stMainBlockContainer"] { padding-top: 1.2rem; padding-bottom: 2rem;
+  max-width: 100%; }
+[data-testid="stMain"] h1 { display: none; }
+[data-testid="stHeader"] { height: 2.5rem; background: transparent; }
+[data-testid="stMain"] h2 { padding-top: 0.2rem; padding-bottom: 0.2rem; }
+</style>"""
+
+
+def is_on() -> bool:
+    """Whether this session presents."""
+    return bool(st.session_state.get(KEY))
+
+
+def from_url() -> bool:
+    """Read ``?present=1`` (a link) into the session, before the toggle is drawn; whether
+    presenter mode is on."""
+    if st.query_params.get(KEY) == "1":
+        st.session_state[KEY] = True
+    return is_on()
+
+
+def _to_url() -> None:
+    if is_on():
+        st.query_params[KEY] = "1"
+    elif KEY in st.query_params:
+        del st.query_params[KEY]
+
+
+def control() -> None:
+    """The toggle (in the sidebar, on every page), the URL kept in step with it (a page
+    switch drops unbound parameters: ``present=1`` is written back on every run), and
+    the presenter's page style."""
+    st.sidebar.toggle(
+        "Presenter mode",
+        key=KEY,
+        on_change=_to_url,
+        help="For a projector: sidebar collapsed, large text, figures full width, notes "
+        "folded. The link (?present=1) opens it.",
+    )
+    if is_on():
+        _to_url()
+        st.html(CSS)
+
+
+@contextmanager
+def notes():
+    """Where captions go: in place, or folded under "Notes" when presenting."""
+    if is_on():
+        with st.expander("Notes", icon=":material/speaker_notes:"):
+            yield
+    else:
+        yield
