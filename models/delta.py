@@ -34,7 +34,10 @@ import torch.nn.functional as F
 from torch import nn
 
 CONV_WIDTH = 4  # the short convolution's width (tokens)
-CHUNK = 64  # training chunk length (tokens): the shipped T = 64 is one chunk
+# Training chunk length (tokens): the shipped T = 64 is one chunk, one triangular solve per
+# layer. Measured (one thread, B = 64, T = 64, forward + backward, beside a softmax model in
+# the same process): delta / softmax step time 1.47 at chunk 64, 1.59 at 32, 1.61 at 16.
+CHUNK = 64
 
 
 def l2_normalize(x: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:

@@ -83,6 +83,8 @@ def test_short_conv_is_causal_and_steps():
     conv = ShortConv(5)
     x = torch.randn(2, 9, 5)
     y = conv(x)
+    padded = F.pad(x.transpose(1, 2), (3, 0))  # (B, C, T + 3): torch's depthwise kernel
+    assert relative(y, F.conv1d(padded, conv.weight, groups=5).transpose(1, 2)) <= 1e-6
     x2 = x.clone()
     x2[:, 6:] += 1.0  # the future does not change the past
     assert torch.equal(conv(x2)[:, :6], y[:, :6])
