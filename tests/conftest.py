@@ -37,15 +37,17 @@ def tiny_tokenizer():
 
 @pytest.fixture(scope="session")
 def tiny_exports(tmp_path_factory, tiny_tokenizer):
-    """Random tiny softmax and linear models exported to ONNX: kind -> (model, folder)."""
+    """Random tiny models of every attention kind exported to ONNX: kind -> (model,
+    folder), each exported on first access; DeltaNet's export is kept on disk between
+    sessions (``tests/helpers/export_cache.py``)."""
     import torch
 
     from export.graphs import export_model
     from models.config import ATTENTION_KINDS, ModelConfig
     from models.transformer import Transformer
+    from tests.helpers.export_cache import CACHED_KINDS, LazyExports, cached_export
 
-    out = {}
-    for kind in ATTENTION_KINDS:
+    def build(kind: str) -> tuple:
         torch.manual_seed(0)
         cfg = ModelConfig(
             vocab_size=tiny_tokenizer.get_vocab_size(),
@@ -58,9 +60,13 @@ def tiny_exports(tmp_path_factory, tiny_tokenizer):
         )
         model = Transformer(cfg).eval()
         folder = tmp_path_factory.mktemp(kind)
-        export_model(model, folder, tiny_tokenizer)
-        out[kind] = (model, folder)
-    return out
+        if kind in CACHED_KINDS:
+            cached_export(model, tiny_tokenizer, folder)
+        else:
+            export_model(model, folder, tiny_tokenizer)
+        return model, folder
+
+    return LazyExports(ATTENTION_KINDS, build)
 
 
 @pytest.fixture(scope="session")
