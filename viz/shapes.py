@@ -95,7 +95,7 @@ def _delta_stages(B: int, T: int, H: int, D: int, eps: float) -> tuple[list[dict
         _stage("beta", "β_t = sigmoid(W_β x_t)", (B, H, T), "write strength per head", "BHT"),
         _stage(
             "state",
-            "S_t = S_{t−1} + β_t k_t (v_t − S_{t−1}ᵀ k_t)ᵀ",
+            "S_t = S_(t−1) + β_t k_t (v_t − S_(t−1)ᵀ k_t)ᵀ",
             (B, H, D, D),
             f"erase, then write: a {D} × {D} state per head, no {T} × {T} matrix",
             "BHDD",
