@@ -2,6 +2,8 @@
 
     python -m training.evaluate                      # the shipped models -> exported/model_card.json
     python -m training.evaluate runs/mine.safetensors --card runs/card.json
+    python -m training.evaluate exported/delta.safetensors --add   # one more model; the
+                                                     # card's other entries stay as they are
 
 Probes (``corpus/heldout.py``): drawn from ``corpus/corpus.py`` with seeds the training
 text never uses, keeping only those whose prefix followed by the correct answer occurs
@@ -32,6 +34,7 @@ phi(q_i)^T z_i / (phi(q_i)^T z_i + eps), below 1 where the normalizer is near ep
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -227,9 +230,17 @@ def main(argv: list[str] | None = None) -> None:
         "checkpoints", nargs="*", type=Path, help=".safetensors checkpoints (default: shipped)"
     )
     p.add_argument("--card", type=Path, default=SHIPPED_DIR / "model_card.json")
+    p.add_argument(
+        "--add",
+        action="store_true",
+        help="keep the card's other models' entries exactly as they are; add (or replace) "
+        "the evaluated checkpoints' kinds",
+    )
     args = p.parse_args(argv)
     checkpoints = args.checkpoints or [shipped_checkpoint(kind) for kind in SHIPPED_KINDS]
-    write_card(card_entries(checkpoints, N_PROBES), args.card, N_PROBES, ROW_SUM_LINES)
+    entries = card_entries(checkpoints, N_PROBES)
+    keep = json.loads(args.card.read_text())["models"] if args.add and args.card.exists() else {}
+    write_card(entries, args.card, N_PROBES, ROW_SUM_LINES, keep=keep)
 
 
 if __name__ == "__main__":
