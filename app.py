@@ -91,7 +91,7 @@ PAGES = {
     + [
         st.Page(
             lessons.encoder_decoder,
-            title="From encoder-decoder to transformer",
+            title="Encoder-decoder → transformer",  # the whole name is cut at 1280 px
             icon=":material/route:",
             url_path="encoder-decoder",
         ),

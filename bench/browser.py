@@ -188,8 +188,10 @@ def _main_name(state: dict) -> str | None:
     return MAIN_KEY if MAIN_KEY in state else next(iter(state), None)
 
 
-def _measure(page, before: dict, main_only: bool) -> dict:
-    """Wait for the page to settle (untimed), then read the times the probe recorded."""
+def _measure(page, before: dict, main_only: bool, fallback: str | None = None) -> dict:
+    """Wait for the page to settle (untimed), then read the times the probe recorded.
+    With ``fallback`` (a container's key), a change that redrew no Plotly chart ends at
+    the last DOM change inside that container (a lecture step of tables and Vega-Lite)."""
     main = _main_name(before)
     try:
         _settle(page, need_change=(main, before.get(main)) if main_only else None)
@@ -201,15 +203,17 @@ def _measure(page, before: dict, main_only: bool) -> dict:
     )
     after = rec["state"]
     names = [main] if main_only else [n for n in after if after[n] != before.get(n)]
+    if not names and fallback and any(fallback in d["names"] for d in rec["dom"]):
+        names = [fallback]
     if not names or (main_only and after.get(main) == before.get(main)):
         return {"error": f"no chart changed ({main_only and main or 'any'})"}
     ends, how = [], set()
     for name in names:
-        drawn = [p for p in rec["plots"] if p["name"] == name and p["fp"] == after[name]]
+        drawn = [p for p in rec["plots"] if p["name"] == name and p["fp"] == after.get(name)]
         if drawn:
             ends.append(drawn[0]["paint"])
             how.add("plotly_afterplot")
-        elif touched := [d for d in rec["dom"] if name in d["names"]]:
+        elif touched := [d for d in rec["dom"] if name in d["names"] and d["paint"]]:
             ends.append(touched[-1]["paint"])
             how.add("DOM change")
         else:

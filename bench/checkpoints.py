@@ -17,13 +17,8 @@ from pathlib import Path
 from bench import gpt2_small
 from bench.conversion import BABY_GPT, SHAKESPEARE_CHARS, cli_conversion, write_baby_checkpoint
 from bench.views import Page, build_all
-from inference.analysis import (
-    analyze,
-    head_table,
-    id_to_token,
-    induction_probe,
-    positional_encoding,
-)
+from inference.analysis import analyze, head_table, induction_probe, positional_encoding
+from inference.predictions import id_to_token
 from inference.runtime import load_graphs
 from upload.local import convert_files
 

@@ -22,7 +22,6 @@ import asyncio
 import random
 import time
 
-from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from bench.stclient import Session
@@ -83,18 +82,7 @@ async def _flood(server: Server, rate: float, seconds: float) -> int:
     """One client sending ``rate`` rerun_script messages per second; how many it sent."""
     async with _Watched(server.ws_url, dict(QUERY), timeout_s=120) as s:
         await s.open()
-        text = s.last.widget("text", "Type a sentence")
-        sent, start = 0, time.monotonic()
-        while (elapsed := time.monotonic() - start) < seconds:
-            if sent < elapsed * rate:
-                msg = BackMsg()
-                msg.rerun_script.query_string = s.query_string
-                msg.rerun_script.page_script_hash = s.page_script_hash
-                msg.rerun_script.widget_states.widgets.append(text.state(f"flood word {sent}"))
-                await s._ws.send(msg.SerializeToString())
-                sent += 1
-            else:
-                await asyncio.sleep(0.002)
+        sent = await s.flood("Type a sentence", rate, seconds, word="flood word")
         await s.rerun()  # the attacker's page after the flood
         return sent, getattr(s, "toasts", [])
 

@@ -28,14 +28,9 @@ import numpy as np
 from bench.common import EXPORTED, sentence_of
 from bench.rerun import reruns
 from bench.views import Page, build_all
-from inference.analysis import (
-    analyze,
-    head_table,
-    id_to_token,
-    induction_probe,
-    positional_encoding,
-)
+from inference.analysis import analyze, head_table, induction_probe, positional_encoding
 from inference.measure import summarize
+from inference.predictions import id_to_token
 
 LATENCY_TARGET_MS = 150.0
 

@@ -18,6 +18,7 @@ SECTIONS = (
     "memory",
     "concurrency",
     "browser",
+    "classroom",
     "isolation",
     "fair_share",
     "checkpoints",

@@ -217,6 +217,24 @@ class Session:
         self._sync_values(self.last)
         return self.last
 
+    async def flood(self, label: str, rate: float, seconds: float, word: str = "flood") -> int:
+        """Send ``rate`` ``rerun_script`` messages a second for ``seconds`` without waiting
+        for any answer, each with the text widget ``label`` set to "<word> <n>" (a client
+        that floods the server: issue #25's attacker); how many were sent."""
+        text = self.last.widget("text", label)
+        sent, start = 0, time.monotonic()
+        while (elapsed := time.monotonic() - start) < seconds:
+            if sent < elapsed * rate:
+                msg = BackMsg()
+                msg.rerun_script.query_string = self.query_string
+                msg.rerun_script.page_script_hash = self.page_script_hash
+                msg.rerun_script.widget_states.widgets.append(text.state(f"{word} {sent}"))
+                await self._ws.send(msg.SerializeToString())
+                sent += 1
+            else:
+                await asyncio.sleep(0.002)
+        return sent
+
     def _set_query(self, key: str, value) -> None:
         pairs = [(k, v) for k, v in urllib.parse.parse_qsl(self.query_string) if k != key]
         self.query_string = urllib.parse.urlencode(pairs + [(key, str(value))])

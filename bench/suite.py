@@ -42,6 +42,9 @@ class Sizes:
     single_reruns: int = 20  # concurrency: reruns of one session alone
     browser_clicks: int = 16
     browser_sentences: int = 8
+    classroom_cells: int = 16  # cell clicks on the attention heatmap
+    classroom_steps: int = 18  # lecture steps: Next to the last, Previous to the first
+    classroom_presenter: int = 20  # head changes with and without presenter mode, each
     isolation_T: int = 64
     isolation_repeats: int = 50  # rounds of worker / in process / in process, 1 thread
     isolation_starts: int = 7  # fresh workers of each kind (ping, open)
@@ -66,6 +69,9 @@ QUICK = Sizes(
     single_reruns=2,
     browser_clicks=2,
     browser_sentences=1,
+    classroom_cells=1,
+    classroom_steps=1,
+    classroom_presenter=2,
     isolation_T=8,
     isolation_repeats=2,
     isolation_starts=1,
@@ -169,7 +175,7 @@ def run(
                     models["softmax"].config,
                     list(sizes.memory_lengths),
                 )
-            elif section in ("concurrency", "browser"):  # a real server of app.py
+            elif section in ("concurrency", "browser", "classroom"):  # a real server of app.py
                 results[section] = _live(section, sizes, folder, log)
             elif section == "isolation":  # uploads in worker processes; this one the server
                 from bench.isolation import isolation
@@ -249,6 +255,11 @@ def _live(section: str, sizes: Sizes, folder: Path, log) -> dict:
             return concurrency(
                 sizes.sessions, sizes.reruns, single_reruns=sizes.single_reruns, folder=folder
             )
+        if section == "classroom":
+            from bench.classroom import classroom
+
+            return classroom(sizes.classroom_cells, sizes.classroom_steps,
+                             sizes.classroom_presenter, folder=folder)  # fmt: skip
         from bench.browser import browser
 
         return browser(sizes.browser_clicks, sizes.browser_sentences, folder=folder)

@@ -1,6 +1,7 @@
 """The translation models of the encoder-decoder lesson: training time (the card's
 record, from ``make seq2seq``) and greedy translation latency per sentence at the
-longest held-out length, on the ONNX graphs the app runs (``inference/seq2seq.py``)."""
+longest held-out length, on the ONNX graphs the app runs, through the app's path from text
+to translation (``inference.seq2seq.translate_text``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from corpus import translation
-from inference.seq2seq import decode, load_translator
+from inference.seq2seq import load_translator, translate_text
 from models.seq2seq.config import SEQ2SEQ_KINDS
 
 
@@ -22,15 +23,15 @@ def translation_bench(folder: Path, repeats: int = 20) -> dict:
     card = json.loads((folder / "seq2seq_card.json").read_text())
     longer = translation.splits(n_heldout=200).longer
     longest = max(len(p.source) for p in longer)
-    sentences = [list(p.source) for p in longer if len(p.source) == longest]
+    sentences = [" ".join(p.source) for p in longer if len(p.source) == longest]
     out: dict = {"length": longest, "sentences": len(sentences), "models": {}}
     for kind in SEQ2SEQ_KINDS:
         model = load_translator(folder, kind)
-        decode(model, sentences[0])  # warm up: the first run of each session
+        translate_text(model, sentences[0])  # warm up: the first run of each session
         times, words = [], []
         for i in range(repeats):
             start = time.perf_counter()
-            words.append(len(decode(model, sentences[i % len(sentences)]).steps))
+            words.append(len(translate_text(model, sentences[i % len(sentences)]).decoding.steps))
             times.append((time.perf_counter() - start) * 1e3)
         entry = card["models"][kind]
         out["models"][kind] = {

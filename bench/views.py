@@ -29,9 +29,13 @@ import numpy as np
 import pandas as pd
 import plotly.io
 
-from inference.analysis import Analysis, analyze, top_next_columns, with_recurrent
+from inference.analysis import Analysis, analyze, with_recurrent
+from inference.block import block_numbers, block_outputs, has_block_outputs
+from inference.predictions import top_next_columns
 from inference.runtime import OnnxModel
+from models import contract
 from viz import attention as va
+from viz import block as vb
 from viz import grid as vg
 from viz import mask as vm
 from viz import positional as vp
@@ -40,7 +44,7 @@ from viz import spec as vspec
 from viz import tensors as vt
 from viz.views import default_dims
 
-VIEWS = ("attention", "compare", "shapes", "positional", "mask", "predict", "stats")
+VIEWS = ("attention", "compare", "shapes", "positional", "mask", "block", "predict", "stats")
 
 
 def plotly_payload(spec: dict) -> str:
@@ -127,7 +131,7 @@ def shapes(page: Page, timer: Timer) -> None:
     """View 3: the reshape table and Q of the selected head."""
     cfg, res = page.models[page.kind].config, page.result
     stages = vs.reshape_stages(
-        1, res.T, cfg.d_model, cfg.n_head, cfg.d_head, cfg.attention, cfg.eps
+        1, res.T, cfg.d_model, cfg.n_head, cfg.d_head, cfg.attention, cfg.attn_eps
     )
     _plot(timer, "shape_flow_figure", vs.shape_flow_figure, stages)
     q = res.outputs["q"][0, 0]  # (T, d_head)
@@ -150,7 +154,14 @@ def mask(page: Page, timer: Timer) -> None:
     scores, weights = out["scores"][0, 0], out["attn"][0, 0]  # (T, T) each
     tokens, kind = page.result.display_tokens, cfg.attention
     _plot(
-        timer, "causal_mask_panels", vm.causal_mask_panels, scores, weights, tokens, kind, cfg.eps
+        timer,
+        "causal_mask_panels",
+        vm.causal_mask_panels,
+        scores,
+        weights,
+        tokens,
+        kind,
+        cfg.attn_eps,
     )
     lin_kind = page.kind if page.kind == "linear" else page.other_kind
     base = page.result if page.kind == "linear" else _other(page, timer)
@@ -161,6 +172,22 @@ def mask(page: Page, timer: Timer) -> None:
     _plot(timer, "matrix_heatmap", vt.matrix_heatmap, S, None, None, "S", "value", "key")
     for name in ("normalizer", "y"):
         _plot(timer, "vector_bar x2", vt.vector_bar, rec[name][0, 0, i])  # (D,)
+
+
+def block(page: Page, timer: Timer) -> None:
+    """The block view: layer 0's block outputs (one inspect run), the contributions bars,
+    the last token's in + attention + MLP = out and the block diagram (``ui.block_view``)."""
+    model, res = page.models[page.kind], page.result
+    if not has_block_outputs(model):
+        return
+    nums = timer("block_outputs", lambda: block_numbers(block_outputs(model, res.ids, 0)))
+    t, cfg = res.T - 1, model.config
+    _plot(timer, "contributions_figure", vb.contributions_figure, nums.norms,
+          res.display_tokens, t, 0)  # fmt: skip
+    _plot(timer, "token_sum_figure", vb.token_sum_figure, nums.token(t), res.display_tokens[t], 0)
+    norms = tuple(float(nums.norms[h][t]) for h in contract.BLOCK_HOOKS)
+    stages = vb.block_stages(1, res.T, cfg.d_model, cfg.d_mlp, cfg.n_head, cfg.attention, norms)
+    _plot(timer, "shape_flow_figure", vs.shape_flow_figure, stages)
 
 
 def predict(page: Page, timer: Timer) -> None:
@@ -188,6 +215,7 @@ BUILDERS = {
     "shapes": shapes,
     "positional": positional,
     "mask": mask,
+    "block": block,
     "predict": predict,
     "stats": stats,
 }

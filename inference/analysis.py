@@ -10,9 +10,6 @@ the returned :class:`Analysis`; the benchmarks time this function.
 from __future__ import annotations
 
 import dataclasses
-import time
-import unicodedata
-from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,14 +17,9 @@ import pandas as pd
 
 from inference import head_stats
 from inference.runtime import OnnxModel
-from models.tokenizer import UNK, encode, token_text
-from models.word_index import word_index
+from inference.text_input import EmptyInput, clean_text, left_out_notice, suggest, visible
+from models.tokenizer import UNK, encode
 
-MAX_CHARS = 2_000
-# Unknown-word suggestions: for the first SUGGESTED_WORDS unknown words shown (what the page
-# lists), while the request has spent less than SUGGEST_BUDGET_S seconds on them.
-SUGGESTED_WORDS = 12
-SUGGEST_BUDGET_S = 0.3
 # The inspect outputs a lean analysis keeps (``analyze(keep=...)``; a large model's, as the
 # server's operator models): what the views draw, less ``scores`` (one head's are computed
 # from its q and k: :func:`head_scores`) and ``logits`` (``probs`` holds them).
@@ -74,60 +66,6 @@ class Analysis:
         characters are made visible (:func:`visible`: ``␣``, ``⏎``, ``⇥``, ``\\xNN``)."""
         shown = [visible(t) for t in self.tokens]
         return [t + ("*" if u else "") for t, u in zip(shown, self.unknown, strict=True)]
-
-
-_SHOWN = {" ": "␣", "\n": "⏎", "\t": "⇥"}
-
-
-def visible(token: str) -> str:
-    """``token`` as drawn wherever a token is shown: a space as ``␣``, a newline as
-    ``⏎``, a tab as ``⇥``, any other control character as ``\\xNN`` (``\\uNNNN``
-    above 0xff), the empty string as ``∅``; everything else as it is."""
-    out = []
-    for ch in token:
-        if ch in _SHOWN:
-            out.append(_SHOWN[ch])
-        elif unicodedata.category(ch) == "Cc":
-            out.append(ch.encode("unicode_escape").decode("ascii"))
-        else:
-            out.append(ch)
-    return "".join(out) or "∅"
-
-
-class EmptyInput(ValueError):
-    """The text has no tokens (empty or whitespace-only)."""
-
-
-def clean_text(text: str) -> tuple[str, list[str]]:
-    """Cut to ``MAX_CHARS`` and drop invisible control characters; newlines and tabs
-    stay (a character model reads them as tokens). Returns (text, notices): every change
-    is stated."""
-    notices = []
-    if len(text) > MAX_CHARS:
-        notices.append(f"Input cut to its first {MAX_CHARS:,} of {len(text):,} characters.")
-        text = text[:MAX_CHARS]
-    kept = "".join(
-        ch for ch in text if ch in "\t\n" or not unicodedata.category(ch).startswith("C")
-    )
-    if len(kept) != len(text):
-        notices.append(f"Removed {len(text) - len(kept)} invisible control character(s).")
-    return kept, notices
-
-
-def left_out_notice(left_out: list[str]) -> str | None:
-    """The notice for characters a character vocabulary lacks, or None when there are none:
-    each distinct character as drawn (:func:`visible`), with its count."""
-    if not left_out:
-        return None
-    counts = Counter(left_out)
-    shown = ", ".join(
-        f"“{visible(ch)}”" + (f" ×{n}" if n > 1 else "") for ch, n in list(counts.items())[:20]
-    )
-    more = f" and {len(counts) - 20} more" if len(counts) > 20 else ""
-    return (
-        f"Left out {len(left_out)} character(s) the model's vocabulary does not have: "
-        f"{shown}{more}."
-    )
 
 
 def softmax(logits: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -210,23 +148,6 @@ def analyze(
     return with_recurrent(model, result) if recurrent else result
 
 
-def suggest(tokenizer, words: list[str]) -> dict[str, list[str]]:
-    """Every word of ``words`` (unknown words shown) -> up to 3 closest known words, found
-    for the first ``SUGGESTED_WORDS`` of them until ``SUGGEST_BUDGET_S`` seconds are spent
-    (the others get none): the cost of a request does not grow with its unknown words nor,
-    past the one-off index (``models.tokenizer.word_index``), with the vocabulary."""
-    out: dict[str, list[str]] = dict.fromkeys(words, [])
-    if not out:
-        return out
-    index = word_index(tokenizer)
-    start = time.monotonic()
-    for word in list(out)[:SUGGESTED_WORDS]:
-        if time.monotonic() - start > SUGGEST_BUDGET_S:
-            break
-        out[word] = index.closest(word)
-    return out
-
-
 def with_recurrent(model: OnnxModel, result: Analysis) -> Analysis:
     """``result`` plus the linear model's recurrent form: the step graph rolled over
     the same tokens (``state`` (L, H, T, d_head, d_head), ``normalizer``, ``y`` (L, H, T,
@@ -244,7 +165,7 @@ def with_recurrent(model: OnnxModel, result: Analysis) -> Analysis:
         return result
     rec = model.recurrent(result.ids)
     rec["y"] = recurrent_readout(
-        outputs["phi_q"], rec["state"], rec["normalizer"], model.config.eps
+        outputs["phi_q"], rec["state"], rec["normalizer"], model.config.attn_eps
     )  # (L, H, T, D)
     diffs = [
         np.abs(rec["y"] - outputs["head_out"]).max(),
@@ -281,51 +202,6 @@ def head_scores(result: Analysis, layer: int, head: int) -> np.ndarray:
         return out["phi_q"][layer, head] @ out["phi_k"][layer, head].T  # (T, T)
     q, k = out["q"][layer, head], out["k"][layer, head]  # (T, d_head) each
     return (q @ k.T) / np.float32(np.sqrt(q.shape[-1]))  # (T, T)
-
-
-def top_next_columns(probs: np.ndarray, vocab: list[str], k: int) -> dict[str, list]:
-    """The ``k`` most likely next tokens at every position, most likely first (ties in
-    id order), as table columns ``#r next`` and ``p #r`` for r = 1 .. k.
-
-    Each row's k-th largest probability is found by partition (O(V)); only the ids at or
-    above it are sorted, so GPT-2's (1024, 50257) takes a fraction of a second, not the
-    4 s of sorting every row.
-
-    Args:
-        probs: (T, V) next-token probabilities; vocab: id -> token string (>= V entries).
-
-    Returns:
-        Column name -> T values (token strings, probabilities as float).
-    """
-    top = _top_ids(probs, k)  # (T, k) most likely next ids
-    columns: dict[str, list] = {}
-    for r in range(top.shape[1]):
-        columns[f"#{r + 1} next"] = [vocab[int(i)] for i in top[:, r]]
-        columns[f"p #{r + 1}"] = [float(probs[t, i]) for t, i in enumerate(top[:, r])]
-    return columns
-
-
-def _top_ids(probs: np.ndarray, k: int) -> np.ndarray:
-    """(T, min(k, V)) ids of each row's largest values, largest first, ties in id order:
-    the first k of a stable ``argsort(-probs)``."""
-    T, V = probs.shape
-    k = min(k, V)
-    kth = np.partition(probs, V - k, axis=1)[:, V - k]  # (T,) each row's k-th largest
-    top = np.empty((T, k), dtype=np.int64)
-    for t in range(T):
-        ids = np.flatnonzero(probs[t] >= kth[t])  # (>= k,) in id order
-        top[t] = ids[np.argsort(-probs[t, ids], kind="stable")[:k]]
-    return top
-
-
-def id_to_token(model: OnnxModel) -> list[str]:
-    """The text of every id (index = id; byte-level BPE tokens decoded, ``token_text``);
-    an id no token maps to (a padded vocabulary's extra rows) as ``[id N]``."""
-    vocab = model.tokenizer.get_vocab()
-    out = [f"[id {i}]" for i in range(max(model.config.vocab_size, len(vocab)))]
-    for token, i in vocab.items():
-        out[i] = token_text(model.tokenizer, token)
-    return out
 
 
 def probe_tokens(model: OnnxModel) -> list[int]:

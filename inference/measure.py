@@ -7,17 +7,21 @@ share, so both report the same quantities. Torch-free: onnxruntime sessions and
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
+from inference.memory import release_freed
 from models import contract
 
 LINEAR_SLOPE_TARGET = 1.15
 SCALING_RATIO_TARGET = 5.0
 RATIO_T = 4096
+GOOD_FIT_R2 = 0.98  # below this a log-log line does not describe the points (fit_warnings)
+NOISY_SPREAD = 1.5  # p95 / median of a T's times above this: runs disturbed (fit_warnings)
 
 
 def time_ms(fn: Callable[[], object], repeats: int, warmup: int = 1) -> list[float]:
@@ -47,6 +51,24 @@ def fit_slope(x: list[float], y: list[float]) -> float:
     """Least-squares slope of log(y) against log(x): y ~ c x^slope."""
     lx, ly = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
     return float(np.polyfit(lx, ly, 1)[0])
+
+
+def fit_r2(x: list[float], y: list[float]) -> float:
+    """R² of the least-squares line through (log x, log y): 1 when the points lie on a
+    power law y = c x^slope, lower the worse the line describes them."""
+    lx, ly = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
+    residual = ly - np.polyval(np.polyfit(lx, ly, 1), lx)
+    total = float(((ly - ly.mean()) ** 2).sum())
+    return 1.0 if total == 0 else float(1 - (residual**2).sum() / total)
+
+
+def load_per_core() -> float | None:
+    """The 1-minute load average divided by the CPU count (None where unknown): above 1,
+    other work was waiting for the cores while this measured."""
+    try:
+        return os.getloadavg()[0] / (os.cpu_count() or 1)
+    except OSError:
+        return None
 
 
 def rss_bytes() -> int | None:
@@ -80,7 +102,13 @@ def _proc_status_kb(field: str) -> int | None:
 
 def _first_call_peak_mb(fn) -> float | None:
     """Peak RSS growth (MB) during one call of ``fn``, or None where the kernel's
-    peak counter cannot be reset (then the peak would be the process's, not the call's)."""
+    peak counter cannot be reset (then the peak would be the process's, not the call's).
+
+    Freed heap pages are given back to the system first (``malloc_trim``): otherwise the
+    call reuses pages an earlier, larger run left in the heap, its RSS does not rise and
+    the growth reads 0 (#20 item 3: no memory chart on a fresh server's first Measure).
+    """
+    release_freed()
     if not reset_peak_rss():
         fn()
         return None
@@ -121,11 +149,14 @@ def scaling(
 
     Returns:
         ``{kind: {"T": [...], "median_ms": [...], "p95_ms": [...], "n": [...],
-        "peak_mb": [...], "slope": s, "memory_slope": s}}``, ``ratio_T``, ``ratio``
+        "peak_mb": [...], "slope": s, "fit_r2": r2, "top_slope": s (the longest
+        doubling), "spread": max p95/median, "memory_slope": s}}``, ``load_per_core``
+        (the larger of the load averages per core before and after), ``ratio_T``, ``ratio``
         (softmax / linear median time there), ``ratio_p10_p90`` (spread of the
         per-round ratios) and ``met``.
     """
     out: dict = {"target_linear_slope": LINEAR_SLOPE_TARGET, "target_ratio": SCALING_RATIO_TARGET}
+    load = [load_per_core()]
     common = [T for T in lengths if T <= RATIO_T]
     ratio_T = max(common) if common else lengths[0]
     rows = {k: {"T": [], "median_ms": [], "p95_ms": [], "n": [], "peak_mb": []} for k in models}
@@ -148,10 +179,17 @@ def scaling(
             pairs = [s / lin for s, lin in zip(times["softmax"], times["linear"], strict=True)]
     for kind, row in rows.items():
         row["slope"] = fit_slope(row["T"], row["median_ms"]) if len(lengths) > 1 else None
+        row["fit_r2"] = fit_r2(row["T"], row["median_ms"]) if len(lengths) > 2 else None
+        row["top_slope"] = (
+            fit_slope(row["T"][-2:], row["median_ms"][-2:]) if len(lengths) > 1 else None
+        )
+        row["spread"] = max(p / m for p, m in zip(row["p95_ms"], row["median_ms"], strict=True))
         mem = [m for m in row["peak_mb"] if m]
         ok = len(mem) == len(lengths) > 1
         row["memory_slope"] = fit_slope(row["T"], mem) if ok else None
         out[kind] = row
+    load.append(load_per_core())
+    out["load_per_core"] = None if None in load else max(load)
     out["peak_mb_what"] = (
         "peak RSS growth of the process during the first call at each T (onnxruntime's "
         "arena grows to fit; None where /proc/self/clear_refs cannot reset the peak)"
@@ -166,5 +204,34 @@ def scaling(
             slope is not None
             and slope <= LINEAR_SLOPE_TARGET
             and out["ratio"] >= SCALING_RATIO_TARGET
+        )
+    return out
+
+
+def fit_warnings(sc: dict) -> list[str]:
+    """Sentences on why a :func:`scaling` result should be read with care: a log-log fit
+    that does not describe its points (R² below ``GOOD_FIT_R2``), times that scattered
+    (p95 over ``NOISY_SPREAD`` × the median) or a busy machine (load above one per core).
+    Empty when none applies."""
+    out = []
+    for kind in ("softmax", "linear"):
+        row = sc.get(kind, {})
+        if row.get("fit_r2") is not None and row["fit_r2"] < GOOD_FIT_R2:
+            out.append(
+                f"The {kind} fit is poor (R² {row['fit_r2']:.2f}): its points do not lie on "
+                "one straight line, so one slope does not describe them; read the slope "
+                "over the longest doubling instead."
+            )
+        if row.get("spread") is not None and row["spread"] > NOISY_SPREAD:
+            out.append(
+                f"The {kind} times scattered (p95 up to {row['spread']:.1f}× the median): "
+                "other work interrupted the runs."
+            )
+    load = sc.get("load_per_core")
+    if load is not None and load > 1:
+        out.append(
+            f"The server was busy while measuring (load {load:.1f} per core): other work "
+            "waited for the same cores, so times are longer and noisier than on a quiet "
+            "machine. Press Measure again when the class is idle."
         )
     return out

@@ -127,8 +127,8 @@ class OnnxModel:
     def inspect(
         self, ids: list[int], names: tuple[str, ...] | None = None
     ) -> dict[str, np.ndarray]:
-        """The contract outputs for one sentence of T = len(ids) tokens: all of them, or
-        those in ``names`` (onnxruntime then hands back only those; a large model's
+        """The contract outputs for one sentence of T = len(ids) tokens: all of them but
+        the block outputs (``contract.block_outputs``), or those in ``names`` (onnxruntime then hands back only those; a large model's
         ``scores`` (L, H, T, T) need not be returned with its ``attn``).
 
         Returns:
@@ -141,7 +141,9 @@ class OnnxModel:
         """
         self._check_length(ids)
         outputs = [o.name for o in self.inspect_session.get_outputs()]
-        wanted = outputs if names is None else [n for n in outputs if n in names]
+        if names is None:  # the block outputs only when asked for (``block``)
+            names = tuple(n for n in outputs if not contract.is_block_output(n))
+        wanted = [n for n in outputs if n in names]
         arrays = _run(self.inspect_session, wanted, {contract.INPUT_NAME: _ids(ids)})
         return dict(zip(wanted, arrays, strict=True))
 

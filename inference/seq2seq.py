@@ -5,7 +5,8 @@
 own previous word (free running, how a model translates) or on the gold previous word
 (teacher forcing, how it was trained), and records at each step what the lesson shows:
 the attention over the source words, the context vector, the chosen word and its
-probability. ``inspect`` runs the transformer's inspect graph for its self-attention.
+probability. ``translate_text`` is the one path from typed text to a translation (the
+app, the model card and the bench all call it). ``inspect`` runs the transformer's inspect graph for its self-attention.
 """
 
 from __future__ import annotations
@@ -235,6 +236,28 @@ def decode(
             break
         fed.append(gold_ids[t] if teacher else best)
     return out
+
+
+@dataclass
+class Translation:
+    """A typed sentence translated: how it was read (:class:`Source`) and the decoding."""
+
+    source: Source
+    decoding: Decoding
+
+
+def translate_text(
+    model: Translator, text: str, max_len: int = MAX_LEN, gold: list[str] | None = None,
+    teacher: bool = False,
+) -> Translation:  # fmt: skip
+    """The one path from English text to a translation, used by the app, the model card's
+    evaluation and the bench: :func:`read_source` (lowercase, punctuation split off, cut to
+    ``max_src - 1`` words, every change in ``source.notices``), then :func:`decode`.
+
+    Args and raises as :func:`decode`.
+    """
+    source = read_source(model, text)
+    return Translation(source, decode(model, source.words, max_len, gold, teacher))
 
 
 def inspect(model: Translator, words: list[str], target: list[str]) -> dict[str, np.ndarray]:

@@ -62,7 +62,7 @@ def kernel_weights(
     kernel divided by (row sum + ``eps``), as linear attention does.
 
     Args:
-        q, k: (T, D); eps: the linear-attention normalizer epsilon (``cfg.eps``);
+        q, k: (T, D); eps: the linear-attention normalizer epsilon (``cfg.attn_eps``);
         feature_map: phi (default linear attention's elu + 1).
 
     Returns:

@@ -82,13 +82,13 @@ class LinearAttention:
 
     Attributes:
         feature_map: the :class:`~models.feature_maps.FeatureMap` phi.
-        eps: the normalizer epsilon, ``cfg.eps``.
+        eps: the normalizer epsilon, ``cfg.attn_eps``.
     """
 
     recurrent = True  # fixed-size state (S_i, z_i): a one-token step graph
 
     def __init__(self, cfg: ModelConfig, feature_map: FeatureMap = elu_feature_map):
-        self.cfg, self.feature_map, self.eps = cfg, feature_map, cfg.eps
+        self.cfg, self.feature_map, self.eps = cfg, feature_map, cfg.attn_eps
 
     def phi(self, x: torch.Tensor) -> torch.Tensor:
         """The feature map on a tensor of any shape."""

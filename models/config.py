@@ -25,7 +25,7 @@ ACTIVATIONS = ("gelu", "gelu_new")
 # checkpoint, graph and model card written before they existed reads and writes the same.
 QUIET_DEFAULTS = {"activation": "gelu", "ln_eps": 1e-5}
 # Keys that older checkpoints and graph metadata wrote for today's field names.
-LEGACY_KEYS = {"pos_enc": "position_scheme"}
+LEGACY_KEYS = {"pos_enc": "position_scheme", "eps": "attn_eps"}
 # Fields a config may mark ``unknown`` (set after the class below).
 _FIELD_NAMES: frozenset[str] = frozenset()
 
@@ -52,7 +52,9 @@ class ModelConfig:
         scale_embedding: multiply token embeddings by sqrt(d_model) before adding
             the positional encoding (Vaswani et al. 2017, section 3.4), so that the
             unit-amplitude sinusoids do not drown the token identity. GPT-2/nanoGPT: False.
-        eps: the linear-attention normalizer epsilon.
+        attn_eps: the linear-attention normalizer epsilon ε in
+            phi(q_i)^T S_i / (phi(q_i)^T z_i + ε) (``eps`` in older files; LayerNorm's
+            is ``ln_eps``).
         activation: the MLP's GELU, one of :data:`ACTIVATIONS`: ``"gelu"`` (exact; ours,
             nanoGPT) or ``"gelu_new"`` (the tanh approximation; GPT-2).
         ln_eps: the epsilon LayerNorm adds to the variance (1e-5: torch's default, ours,
@@ -65,7 +67,7 @@ class ModelConfig:
     Raises:
         ValueError: on an unknown attention kind or positional encoding, a
             non-positive size, ``d_model`` not divisible by ``n_head``, an odd
-            ``d_model`` with sinusoidal positions, ``eps`` or ``ln_eps`` outside (0, 1),
+            ``d_model`` with sinusoidal positions, ``attn_eps`` or ``ln_eps`` outside (0, 1),
             or an activation not in :data:`ACTIVATIONS`.
     """
 
@@ -81,7 +83,7 @@ class ModelConfig:
     ln_bias: bool = True
     tie_weights: bool = True
     scale_embedding: bool = False
-    eps: float = 1e-6
+    attn_eps: float = 1e-6
     activation: str = "gelu"
     ln_eps: float = 1e-5
     unknown: tuple[str, ...] = ()
@@ -104,7 +106,7 @@ class ModelConfig:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_head={self.n_head}")
         if self.position_scheme == "sinusoidal" and self.d_model % 2:
             raise ValueError(f"sinusoidal positions need an even d_model, got {self.d_model}")
-        for name in ("eps", "ln_eps"):
+        for name in ("attn_eps", "ln_eps"):
             value = getattr(self, name)
             if isinstance(value, bool) or not (isinstance(value, int | float) and 0 < value < 1):
                 raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
@@ -158,7 +160,7 @@ class ModelConfig:
     @classmethod
     def from_dict(cls, data: dict) -> ModelConfig:
         """Build a config from a dict; unknown keys and ``d_head`` are ignored, and the
-        legacy keys of :data:`LEGACY_KEYS` (``pos_enc``: the shipped checkpoints' and
+        legacy keys of :data:`LEGACY_KEYS` (``pos_enc``, ``eps``: the shipped checkpoints' and
         graphs' metadata) are read as today's names.
 
         Raises:

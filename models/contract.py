@@ -39,6 +39,22 @@ L = tril(diag(beta) K K^T, -1), with attn @ v = head_out: rows need not sum to 1
 entries can be negative. ``attn_in`` is still the LayerNorm'd residual, but q is no
 longer a linear function of it (the convolution mixes four tokens).
 
+Block outputs of the inspect graph (optional: a graph without them has no block view),
+one set per layer l, TransformerLens-style names, batch row 0, one token per row:
+
+==========================  =========  ===========================================
+name                        shape      meaning
+==========================  =========  ===========================================
+blocks.{l}.resid_pre        (T, C)     residual stream into block l
+blocks.{l}.ln1              (T, C)     LayerNorm 1 of it (what attention reads)
+blocks.{l}.attn.out         (T, C)     attention's output after W_O (added to resid)
+blocks.{l}.resid_mid        (T, C)     resid_pre + attn.out
+blocks.{l}.ln2              (T, C)     LayerNorm 2 of resid_mid (what the MLP reads)
+blocks.{l}.mlp.hidden       (T, M)     the MLP's hidden layer after GELU, M = d_mlp
+blocks.{l}.mlp.out          (T, C)     the MLP's output (added to resid)
+blocks.{l}.resid_post       (T, C)     resid_mid + mlp.out: block l+1's resid_pre
+==========================  =========  ===========================================
+
 Every graph carries ``config`` (``ModelConfig.to_json()``: the sizes, the attention
 kind, the positional scheme, and the MLP's ``activation`` and LayerNorm's ``ln_eps`` when
 they are not the defaults, as for GPT-2's GELU-new) and ``tokenizer`` (JSON) in its
@@ -71,6 +87,12 @@ COMMON_OUTPUTS = ("logits", "attn", "q", "k", "v", "scores", "head_out", "pos_en
 OPTIONAL_OUTPUTS = ("attn_in",)
 LINEAR_OUTPUTS = ("phi_q", "phi_k", "state", "normalizer")
 DELTA_OUTPUTS = ("beta", "state")
+
+# One block's hooks, in the order the block computes them (``block_outputs``).
+BLOCK_HOOKS = (
+    "resid_pre", "ln1", "attn.out", "resid_mid", "ln2", "mlp.hidden", "mlp.out", "resid_post",
+)  # fmt: skip
+BLOCK_HOOK_AXES = {hook: ("TM" if hook == "mlp.hidden" else "TC") for hook in BLOCK_HOOKS}
 
 STEP_INPUTS = ("token", "position", "state", "normalizer")
 STEP_OUTPUTS = ("logits", "state_out", "normalizer_out")
@@ -132,6 +154,7 @@ def axis_sizes(cfg, T: int) -> dict[str, int]:
         "D": cfg.d_head,
         "C": cfg.d_model,
         "V": cfg.vocab_size,
+        "M": cfg.d_mlp,
     }
 
 
@@ -160,6 +183,18 @@ def step_names(attention: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     if attention not in KIND_STEP:
         raise ValueError(f"{attention!r} attention has no step graph")
     return KIND_STEP[attention]
+
+
+def block_outputs(n_layer: int, layer: int | None = None) -> tuple[str, ...]:
+    """Names of the block outputs (``blocks.{l}.{hook}``) of every layer, or of ``layer``
+    alone, in graph order; the same for every attention kind."""
+    layers = range(n_layer) if layer is None else (layer,)
+    return tuple(f"blocks.{lay}.{hook}" for lay in layers for hook in BLOCK_HOOKS)
+
+
+def is_block_output(name: str) -> bool:
+    """True for a block output's name (``blocks.0.resid_pre``)."""
+    return name.startswith("blocks.")
 
 
 def graph_file(kind: str, graph: str) -> str:

@@ -18,7 +18,7 @@ from torch import nn
 
 from models.attention import MultiHeadAttention
 from models.config import ModelConfig
-from models.contract import inspect_outputs
+from models.contract import BLOCK_HOOKS, inspect_outputs
 
 
 def sinusoidal_encoding(positions: torch.Tensor, d_model: int) -> torch.Tensor:
@@ -51,10 +51,13 @@ class MLP(nn.Module):
         self.c_proj = nn.Linear(cfg.d_mlp, cfg.d_model, bias=cfg.bias)
         self.approximate = "tanh" if cfg.activation == "gelu_new" else "none"
 
+    def hidden(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, T, C) -> GELU(x W_fc^T + b_fc) (B, T, d_mlp)."""
+        return F.gelu(self.c_fc(x), approximate=self.approximate)  # (B, T, d_mlp)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """(B, T, C) -> (B, T, C)."""
-        h = F.gelu(self.c_fc(x), approximate=self.approximate)  # (B, T, d_mlp)
-        return self.c_proj(h)  # (B, T, C)
+        return self.c_proj(self.hidden(x))  # (B, T, C)
 
 
 class Block(nn.Module):
@@ -70,18 +73,24 @@ class Block(nn.Module):
     def forward(self, x: torch.Tensor, inspect: bool = False):
         """(B, T, C) -> (B, T, C); with ``inspect=True`` also this layer's named tensors.
 
-        The cache holds the attention intermediates of ``MultiHeadAttention.forward``
-        plus ``attn_in`` (B, T, C), the layer-normed input the projections see.
+        The cache holds the attention intermediates of ``MultiHeadAttention.forward``,
+        ``attn_in`` (B, T, C), the layer-normed input the projections see, and ``hooks``:
+        ``contract.BLOCK_HOOKS`` -> (B, T, C) (``mlp.hidden`` (B, T, d_mlp)).
         """
-        if inspect:
-            h = self.ln_1(x)  # (B, T, C)
-            a, cache = self.attn(h, inspect=True)  # (B, T, C)
-            cache["attn_in"] = h
-        else:
-            a, cache = self.attn(self.ln_1(x)), None  # (B, T, C)
-        x = x + a  # (B, T, C)
-        x = x + self.mlp(self.ln_2(x))  # (B, T, C)
-        return (x, cache) if inspect else x
+        if not inspect:
+            x = x + self.attn(self.ln_1(x))  # (B, T, C)
+            return x + self.mlp(self.ln_2(x))  # (B, T, C)
+        h = self.ln_1(x)  # (B, T, C)
+        a, cache = self.attn(h, inspect=True)  # (B, T, C)
+        mid = x + a  # (B, T, C)
+        h2 = self.ln_2(mid)  # (B, T, C)
+        hidden = self.mlp.hidden(h2)  # (B, T, d_mlp)
+        m = self.mlp.c_proj(hidden)  # (B, T, C)
+        out = mid + m  # (B, T, C)
+        cache["attn_in"] = h
+        hooks = (x, h, a, mid, h2, hidden, m, out)  # contract.BLOCK_HOOKS, in order
+        cache["hooks"] = dict(zip(BLOCK_HOOKS, hooks, strict=True))
+        return out, cache
 
 
 class Transformer(nn.Module):
@@ -133,7 +142,8 @@ class Transformer(nn.Module):
 
         With ``inspect=True`` returns ``(logits, cache)``: the contract's named tensors
         (``models/contract.py``) of the first batch row, stacked over layers, e.g.
-        ``attn`` (L, H, T, T), ``q`` (L, H, T, d_head), plus ``pos_enc`` (T, C).
+        ``attn`` (L, H, T, T), ``q`` (L, H, T, d_head), plus ``pos_enc`` (T, C) and the
+        block outputs ``blocks.{l}.{hook}`` (T, C) (``contract.block_outputs``).
         """
         T = input_ids.shape[1]
         pos_enc = self.positional_encoding(torch.arange(T, device=input_ids.device))  # (T, C)
@@ -151,6 +161,8 @@ class Transformer(nn.Module):
         names = [n for n in inspect_outputs(self.cfg.attention) if n not in ("logits", "pos_enc")]
         cache = {n: torch.stack([c[n][0] for c in caches]) for n in names}  # (L, H, ...)
         cache["pos_enc"] = pos_enc
+        for layer, c in enumerate(caches):  # blocks.{l}.{hook}: (T, C) or (T, d_mlp)
+            cache.update({f"blocks.{layer}.{k}": v[0] for k, v in c["hooks"].items()})
         return logits, cache
 
     def step(

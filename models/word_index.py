@@ -1,7 +1,7 @@
 """Closest known words to an unknown one: an index built once per vocabulary.
 
 The visualizer lists the unknown words of a sentence with a few known words close to each
-(``inference.analysis.suggest``). The index orders a vocabulary's whole words once; each
+(``inference.text_input.suggest``). The index orders a vocabulary's whole words once; each
 look-up scores only the words whose length can reach the cutoff, in C with the GIL
 released (rapidfuzz), so a 262,144-word vocabulary costs a fraction of a second per word
 and nothing per sentence beyond the words shown.

@@ -38,14 +38,17 @@ def tiny_tokenizer():
 @pytest.fixture(scope="session")
 def tiny_exports(tmp_path_factory, tiny_tokenizer):
     """Random tiny models of every attention kind exported to ONNX: kind -> (model,
-    folder), each exported on first access; DeltaNet's export is kept on disk between
-    sessions (``tests/helpers/export_cache.py``)."""
+    folder), each exported on first access, once per run (``built_once``: the xdist
+    workers share the folder; every worker builds the same model from seed 0). DeltaNet's
+    export is also kept on disk between sessions (``tests/helpers/export_cache.py``).
+    The folders are read-only to tests."""
     import torch
 
     from export.graphs import export_model
     from models.config import ATTENTION_KINDS, ModelConfig
     from models.transformer import Transformer
     from tests.helpers.export_cache import CACHED_KINDS, LazyExports, cached_export
+    from tests.helpers.shared import built_once
 
     def build(kind: str) -> tuple:
         torch.manual_seed(0)
@@ -59,12 +62,13 @@ def tiny_exports(tmp_path_factory, tiny_tokenizer):
             attention=kind,
         )
         model = Transformer(cfg).eval()
-        folder = tmp_path_factory.mktemp(kind)
-        if kind in CACHED_KINDS:
-            cached_export(model, tiny_tokenizer, folder)
-        else:
-            export_model(model, folder, tiny_tokenizer)
-        return model, folder
+        def write(folder):
+            if kind in CACHED_KINDS:
+                cached_export(model, tiny_tokenizer, folder)
+            else:
+                export_model(model, folder, tiny_tokenizer)
+
+        return model, built_once(tmp_path_factory, f"tiny_exports_{kind}", write)
 
     return LazyExports(ATTENTION_KINDS, build)
 
@@ -87,9 +91,10 @@ def tiny_seq2seq(tmp_path_factory):
     """Tiny random translation models of each kind exported into one folder:
     ``(folder, kind -> (torch model, vocabularies))`` (``tests/helpers/seq2seq.py``)."""
     from tests.helpers.seq2seq import tiny_translators
+    from tests.helpers.shared import built_once
 
-    folder = tmp_path_factory.mktemp("seq2seq")
-    return folder, tiny_translators(folder)
+    folder = built_once(tmp_path_factory, "seq2seq", tiny_translators)
+    return folder, tiny_translators(folder, export=False)
 
 
 @pytest.fixture(scope="session")
@@ -97,10 +102,13 @@ def hf_exports(tmp_path_factory):
     """Issue #23's six exports of one random Hugging Face GPT-2, made once per session
     (``tests/helpers/hf_exports.py``): (the transformers model, label -> model.onnx path)."""
     from tests.helpers.hf_exports import SIX, export, hf_gpt2
+    from tests.helpers.shared import built_once
 
-    model = hf_gpt2()
-    folder = tmp_path_factory.mktemp("hf_exports")
-    return model, {how.label: export(model, how, folder) for how in SIX}
+    model = hf_gpt2()  # the same random weights in every worker (seed 0)
+    folder = built_once(
+        tmp_path_factory, "hf_exports", lambda f: [export(model, h, f) for h in SIX]
+    )
+    return model, {how.label: folder / how.label / "model.onnx" for how in SIX}
 
 
 @pytest.fixture(scope="session")

@@ -41,7 +41,7 @@ class EpsShare:
         phi = attn.mixing.phi  # the layer's own feature map
         z = phi(k).cumsum(dim=2)  # (B, H, T, d_head)
         normalizer = (phi(q) * z).sum(-1)  # (B, H, T): phi(q_i)^T z_i
-        eps = attn.cfg.eps
+        eps = attn.cfg.attn_eps
         self.log_shares.append(math.log(eps) - torch.log(normalizer + eps))  # (B, H, T)
 
     def pop_penalty(self, floor: float = EPS_SHARE_FLOOR) -> torch.Tensor:

@@ -2,7 +2,8 @@
 
     python -m training.evaluate_seq2seq      # -> exported/seq2seq_card.json
 
-Every figure is measured on the ONNX graphs the app runs (``inference/seq2seq.py``),
+Every figure is measured on the ONNX graphs the app runs, through the app's own path from
+text to translation (``inference.seq2seq.translate_text``: the same reading, the same cut),
 on ``corpus.translation.splits()``'s held-out sets: ``heldout`` (training lengths,
 sentences never trained on) and ``longer`` (longer than any training sentence).
 
@@ -25,7 +26,7 @@ import numpy as np
 from safetensors import safe_open
 
 from corpus import translation
-from inference.seq2seq import decode, load_translator
+from inference.seq2seq import load_translator, translate_text
 from inference.translation_metrics import bleu, gold_weights
 from models.checkpoint import SHIPPED_DIR
 from models.seq2seq.config import SEQ2SEQ_KINDS
@@ -38,7 +39,7 @@ def translation_scores(model, pairs) -> dict:
     by_length = defaultdict(list)
     exact, scores = [], []
     for pair in pairs:
-        words = decode(model, list(pair.source)).words
+        words = translate_text(model, " ".join(pair.source)).decoding.words
         ok = words == list(pair.target)
         exact.append(ok)
         scores.append(bleu(words, list(pair.target)))
@@ -61,7 +62,8 @@ def alignment_scores(model, pairs) -> dict | None:
         return None
     weights, roles = [], []  # per target word: (…) weights on gold, its role
     for pair in pairs:
-        attn = decode(model, list(pair.source), gold=list(pair.target), teacher=True).attention()
+        text, gold = " ".join(pair.source), list(pair.target)
+        attn = translate_text(model, text, gold=gold, teacher=True).decoding.attention()
         if kind == "transformer":  # (L, H, T, S) -> (T', L, H) on the gold words
             n = len(pair.alignment)
             weights += list(attn[:, :, np.arange(n), list(pair.alignment)].transpose(2, 0, 1))

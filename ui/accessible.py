@@ -7,7 +7,10 @@ Two of Streamlit's own defaults failed on the app's elements (#20 item 20):
 * a disabled control's label (the Temperature slider while decoding is greedy) is
   drawn in #9fa2aa too: drawn in #6b7280 (contrast 4.8), still lighter than the rest;
 * a displayed formula (st.latex) is a scrollable box that the keyboard cannot reach
-  when its fraction is a pixel taller than the box: it shows whole instead.
+  when its fraction is a pixel taller than the box: it shows whole instead;
+* on a phone (390 px wide) plotly's toolbar, drawn over the figure's top right corner,
+  covered the heatmap's title: below 640 px it is not drawn (pinch to zoom instead;
+  the PNG download stays on wider screens).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ CSS = """
 div:has(> input:disabled), [data-testid="stWidgetLabel"]:has(~ * [disabled]) p,
 [data-testid="stWidgetLabel"]:has(~ * [aria-disabled="true"]) p { color: #6b7280 !important; }
 .katex-display { overflow: visible !important; }
+@media (max-width: 640px) { .js-plotly-plot .modebar-container { display: none !important; } }
 </style>
 """
 

@@ -6,6 +6,9 @@ carry an invisible scatter point on every cell (``viz.attention.click_layer``), 
 callback writes the query into the controls that show one (the attention view's query
 token, the Predictions position) before the rerun draws them, so the row bars, the
 walk-through and the predictions follow, and the dropdown shows the same token.
+The mask view's panels carry the same layer (``viz.mask.with_click_layers``); the row bars
+under the attention heatmap carry each key's index, so a click on a bar makes that token
+the query at any length (the cell layers stop at 128 tokens).
 """
 
 from __future__ import annotations
@@ -34,13 +37,18 @@ def keep_query() -> None:
     st.session_state[QUERY] = st.session_state["query_token"]
 
 
-def on_click(chart_key: str):
-    """The ``on_select`` callback of the chart ``chart_key``."""
+def on_click(chart_key: str, tokens: tuple[str, ...] | None = None):
+    """The ``on_select`` callback of the chart ``chart_key``; with the sentence's
+    ``tokens``, the clicked query is also :func:`remember`-ed for it (views without the
+    Query token control: the mask view, the block view)."""
 
     def picked() -> None:
         row = clicked_row(st.session_state.get(chart_key))
-        if row is not None:
-            select_query(row)
+        if row is None or (tokens is not None and not 0 <= row < len(tokens)):
+            return
+        select_query(row)
+        if tokens is not None:
+            remember(tokens, row)
 
     return picked
 

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from inference.analysis import visible
 from inference.sampling import MAX_SEED, Sampling, distribution
+from inference.text_input import visible
 from models.tokenizer import decode, token_text
 from ui import loaders
 from ui.selection import Selection

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import sys
 
-from ui import served
+from ui import served, served_cache
 
-APP = str(served.ROOT / "app.py")
+APP = str(served_cache.ROOT / "app.py")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -20,14 +20,14 @@ from inference.analysis import (
     LEAN_OUTPUTS,
     Analysis,
     analyze,
-    id_to_token,
     induction_probe,
     positional_encoding,
-    visible,
     with_recurrent,
 )
 from inference.memory import release_freed
+from inference.predictions import id_to_token
 from inference.runtime import OnnxModel, load_shipped
+from inference.text_input import visible
 from models.config import SHIPPED_KINDS
 from ui import served
 from ui.shared import SharedCache
@@ -191,7 +191,7 @@ def get_analysis(name: str, text: str) -> Analysis:
     The returned Analysis may be shared with other sessions: never modify it.
 
     Raises:
-        inference.analysis.EmptyInput: for text without tokens.
+        inference.text_input.EmptyInput: for text without tokens.
         inference.runtime.ModelRunError: if onnxruntime fails on this input.
     """
     if name in SHIPPED_KINDS:
@@ -286,7 +286,7 @@ def get_induction(name: str) -> np.ndarray:
 
 
 def shown_vocab(model: OnnxModel) -> list[str]:
-    """Every id's token as drawn (``inference.analysis.visible``: ␣, ⏎, ⇥, ``\\xNN``)."""
+    """Every id's token as drawn (``inference.text_input.visible``: ␣, ⏎, ⇥, ``\\xNN``)."""
     return [visible(t) for t in id_to_token(model)]
 
 

@@ -20,6 +20,7 @@ CSS = """<style>
 [data-testid="stMain"] h1 { display: none; }
 [data-testid="stHeader"] { height: 2.5rem; background: transparent; }
 [data-testid="stMain"] h2 { padding-top: 0.2rem; padding-bottom: 0.2rem; }
+[data-testid="stMetricLabel"] p { font-size: 1.25rem; }
 </style>"""
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from inference.analysis import Analysis, has_head_scores, visible
+from inference.analysis import Analysis, has_head_scores
+from inference.text_input import visible
 from ui import click, downloads, loaders, specs
 from ui.figures import plot
 from ui.generation import generation_panel, sampled_bars
@@ -23,13 +24,13 @@ def _linear(sel: Selection) -> tuple[str, Analysis]:
     return "linear", loaders.get_recurrent("linear", loaders.get_analysis("linear", sel.text))
 
 
-def mask_options(sel: Selection) -> dict:
-    """The token i after which the recurrent state is shown."""
-    _, lin = _linear(sel)
+def step_slider(lin: Analysis) -> int:
+    """The token i after which the recurrent state is shown: a slider drawn in the
+    recurrent section it controls (#20 item 9: above the mask panels it read as theirs)."""
     if lin.T == 1:
-        return {"step": 0}
-    label = "Token i of the recurrent state (below)"
-    return {"step": st.slider(label, 0, lin.T - 1, lin.T - 1, key="rec_step", format="%d")}
+        return 0
+    label = "Token i: show the state after it"
+    return int(st.slider(label, 0, lin.T - 1, lin.T - 1, key="rec_step", format="%d"))
 
 
 def _scores_and_mask(sel: Selection) -> None:
@@ -46,7 +47,13 @@ def _scores_and_mask(sel: Selection) -> None:
         )
     )
     panels = specs.get(specs.mask_panels, sel.name, sel.result, layer, head)
-    plot(_outlined(panels, sel.result), key="mask_panels")
+    _clickable(_outlined(panels, sel.result), sel.result)
+
+
+def _clickable(panels: dict, result: Analysis) -> None:
+    """The panels; a click on a cell picks its query (``ui.click``), outlined here."""
+    tokens = tuple(result.tokens)
+    plot(panels, key="mask_panels", on_select=click.on_click("mask_panels", tokens))
 
 
 def _outlined(panels: dict, result: Analysis) -> dict:
@@ -55,7 +62,9 @@ def _outlined(panels: dict, result: Analysis) -> dict:
     query = click.chosen(tuple(result.tokens))
     if query is None or not 0 <= query < result.T:
         return panels
-    st.caption(f"Outlined: the row of query {query} (pick it in the attention view).")
+    st.caption(
+        f"Outlined: the row of query {query} (click a cell, or pick it in the attention view)."
+    )
     return vm.with_row_outline(panels, query)
 
 
@@ -79,7 +88,7 @@ def _foreign_mask(sel: Selection) -> None:
         "the Softmax output, the attention weights."
     )
     panels = specs.get(specs.softmax_input_panels, sel.name, sel.result, layer, head)
-    plot(_outlined(panels, sel.result), key="mask_panels")
+    _clickable(_outlined(panels, sel.result), sel.result)
 
 
 def mask_view(sel: Selection) -> None:
@@ -112,7 +121,7 @@ def mask_view(sel: Selection) -> None:
         r"S_i = S_{i-1} + \phi(k_i)v_i^\top,\quad z_i = z_{i-1} + \phi(k_i),\quad "
         r"y_i = \frac{\phi(q_i)^\top S_i}{\phi(q_i)^\top z_i + \epsilon}"
     )
-    rec, i = lin.recurrent, sel.options["step"]
+    rec, i = lin.recurrent, step_slider(lin)
     st.markdown(
         f"After token {i}: **{plain(visible(lin.tokens[i]))}** — the state has the same "
         f"size, {cfg.d_head}×{cfg.d_head}, whatever i is."
@@ -123,17 +132,21 @@ def mask_view(sel: Selection) -> None:
     with c2:
         z = specs.get(specs.recurrent_vector, lin_name, lin, lay, hd, i, "normalizer")
         plot(z, key="rec_z")
+    c1, c2 = st.columns([3, 2])  # the output beside the check that both forms agree
+    with c1:
+        st.metric(
+            "max |recurrent − parallel| (y, S, z and logits, all layers and heads)",
+            f"{lin.recurrent_max_diff:.2e}",
+        )
+        st.caption(
+            f"y_{i} is the head's output at token {i}, from S_{i} and z_{i} alone. "
+            "Measured now: the step graph was rolled over your sentence token by token "
+            "and compared with the parallel (T×T) graph."
+        )
+    with c2:
         plot(specs.get(specs.recurrent_vector, lin_name, lin, lay, hd, i, "y"), key="rec_y")
     with st.expander("▶ Play S_i and z_i token by token (in your browser)"):
         plot(specs.get(recurrent_play, lin_name, lin, lay, hd), key="rec_play")
-    st.metric(
-        "max |recurrent − parallel| (y, S, z and logits, all layers and heads)",
-        f"{lin.recurrent_max_diff:.2e}",
-    )
-    st.caption(
-        "Measured now: the step graph was rolled over your sentence token by token "
-        "and compared with the parallel (T×T) graph."
-    )
     downloads.arrays(
         "recurrent",
         {"state": rec["state"], "normalizer": rec["normalizer"], "y": rec["y"]},
@@ -155,17 +168,25 @@ def _percent_columns(k: int) -> dict:
     return {f"p #{r + 1}": st.column_config.NumberColumn(format="percent") for r in range(k)}
 
 
+def opening_position(t: int) -> int:
+    """Where the Predictions view opens: the last position whose next token is in the
+    sentence (T - 2), so the bars can be read against the word that follows (#20 item
+    11: after the final token, usually the full stop, there is nothing to compare with;
+    on the default sentence T - 2 is "to", predicting "mary")."""
+    return max(0, t - 2)
+
+
 def predict_options(sel: Selection) -> dict:
     """The position whose next-token distribution is drawn."""
     result = sel.result
     if st.session_state.get("pred_pos", 0) >= result.T:  # a click on a longer sentence
         del st.session_state["pred_pos"]
     # a clicked query (ui.click) is in session state: then no default besides it
-    last = {} if "pred_pos" in st.session_state else {"value": result.T - 1}
+    opening = {} if "pred_pos" in st.session_state else {"value": opening_position(result.T)}
     pos = st.select_slider(
         "Position",
         options=list(range(result.T)),
-        **last,
+        **opening,
         format_func=lambda i: f"{i}: {plain(visible(result.tokens[i]))}",  # renders markdown
         key="pred_pos",
     )
@@ -175,14 +196,14 @@ def predict_options(sel: Selection) -> dict:
 def predict_view(sel: Selection) -> None:
     """Top-k next tokens at each position, and the generation panel."""
     name, result, pos = sel.name, sel.result, sel.options["position"]
-    c1, c2 = st.columns([3, 2])
-    bars = c1.empty()  # drawn after the decoding rule below: its bars follow the rule
-    with c2:
-        k = min(3, result.probs.shape[1])
-        table = specs.table(specs.top_next, name, result, k)
-        st.caption(f"Top {k} next tokens at every position, with their probabilities.")
-        st.dataframe(table, hide_index=True, column_config=_percent_columns(k),
-                     height="content" if table.num_rows <= 48 else 900)  # fmt: skip
+    bars = st.empty()  # drawn after the decoding rule below: its bars follow the rule
+    # the table across the page, every row in view: in a side column at 1280 px its
+    # columns were cut at the right and its rows scrolled (#20 item 11)
+    k = min(3, result.probs.shape[1])
+    table = specs.table(specs.top_next, name, result, k)
+    st.caption(f"Top {k} next tokens at every position, with their probabilities.")
+    st.dataframe(table, hide_index=True, column_config=_percent_columns(k),
+                 height="content" if table.num_rows <= 48 else 900)  # fmt: skip
     sampling = generation_panel(sel)
     with bars.container():
         if sampling.greedy:  # the model's own distribution

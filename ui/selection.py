@@ -42,7 +42,7 @@ class Selection:
         behind the slowest one in the server. A Selection lives in one run's thread.
 
         Raises:
-            inference.analysis.EmptyInput: for text without tokens.
+            inference.text_input.EmptyInput: for text without tokens.
             inference.runtime.ModelRunError: if onnxruntime fails on this input.
         """
         kept = self.__dict__.get(_RESULT)

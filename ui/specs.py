@@ -23,8 +23,10 @@ import numpy as np
 import pyarrow as pa
 import streamlit as st
 
-from inference.analysis import Analysis, head_scores, head_table, top_next_columns, visible
+from inference.analysis import Analysis, head_scores, head_table
 from inference.memory import release_freed
+from inference.predictions import top_next_columns
+from inference.text_input import visible
 from ui import loaders, served
 from ui.shared import SharedCache
 from viz import attention as va
@@ -86,7 +88,7 @@ def shape_flow(name, result, layer) -> dict:
     """The multi-head reshape of ``layer`` as a flow of boxes with this model's sizes."""
     cfg = loaders.get_model(name).config
     stages = vs.reshape_stages(
-        1, result.T, cfg.d_model, cfg.n_head, cfg.d_head, attention=cfg.attention, eps=cfg.eps,
+        1, result.T, cfg.d_model, cfg.n_head, cfg.d_head, attention=cfg.attention, eps=cfg.attn_eps,
         layer=layer,
     )  # fmt: skip
     title = (
@@ -113,7 +115,7 @@ def mask_panels(name, result, layer, head) -> dict:
         out["attn"][layer, head],
         result.display_tokens,
         cfg.attention,
-        cfg.eps,
+        cfg.attn_eps,
     )
 
 

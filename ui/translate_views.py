@@ -195,8 +195,20 @@ def context_view(words: list[str], gold) -> None:
     for kind, entry in measured["models"].items():
         scores[kind] = {**entry["heldout"]["by_length"], **entry["longer"]["by_length"]}
     plot(vs.accuracy_by_length(scores, measured["train_max_words"]), key="acc_len")
-    same = np.array_equal(out.steps[0].context, out.steps[-1].context)
-    st.caption(f"Same vector at the first and last step: {same}.")
+    first, last = out.steps[0].context, out.steps[-1].context
+    st.caption(same_vector_note(first, last, len(out.steps)))
+
+
+def same_vector_note(first: np.ndarray, last: np.ndarray, steps: int) -> str:
+    """Whether the first and last steps read the same context vector, in words (#20
+    item 10: a raw Python ``True`` was printed)."""
+    if np.array_equal(first, last):
+        return (
+            f"The first and the last of the {steps} steps read the same vector: all "
+            f"{first.size} numbers are identical."
+        )
+    diff = float(np.max(np.abs(first - last)))
+    return f"The first and the last step read different vectors (largest difference {diff:.3g})."
 
 
 RENDERERS = {"alignment": alignment_view, "steps": steps_view, "self-attention": self_view,

@@ -7,7 +7,7 @@ import json
 
 import streamlit as st
 
-from inference.seq2seq import Decoding, decode, load_translator
+from inference.seq2seq import Decoding, load_translator, translate_text
 from ui import loaders
 
 
@@ -28,5 +28,8 @@ def decoding(
     kind: str, words: tuple[str, ...], gold: tuple[str, ...] | None, teacher: bool
 ) -> Decoding:
     """Greedy decoding of ``words`` (free running, or teacher forced on ``gold``), once
-    per server for a sentence: shared between sessions, never modified."""
-    return decode(translator(kind), list(words), gold=list(gold) if gold else None, teacher=teacher)
+    per server for a sentence: shared between sessions, never modified. Through
+    :func:`~inference.seq2seq.translate_text`, the path the card and the bench measure
+    (``words`` are the page's reading of the text, so reading them again changes nothing)."""
+    model, gold_words = translator(kind), list(gold) if gold else None
+    return translate_text(model, " ".join(words), gold=gold_words, teacher=teacher).decoding

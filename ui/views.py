@@ -12,11 +12,12 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from inference.analysis import Analysis, visible
-from ui import click, downloads, loaders, presenter, specs, walkthrough
+from inference.analysis import Analysis
+from inference.text_input import visible
+from ui import block_view, click, downloads, loaders, presenter, specs, walkthrough
 from ui.figures import plot, vega_lite
 from ui.lacking import lacks
-from ui.recurrence import mask_options, mask_view, predict_options, predict_view
+from ui.recurrence import mask_view, predict_options, predict_view
 from ui.selection import Selection
 from ui.text import plain
 from viz import positional as vp
@@ -84,7 +85,7 @@ def attention_view(sel: Selection) -> None:
                 else row_sum_note(
                     specs.head_weights(result, layer, one, mode),
                     sel.model.config.attention,
-                    sel.model.config.eps,
+                    sel.model.config.attn_eps,
                 )
             )
             + " Tokens marked * are pieces of unknown words."
@@ -260,12 +261,26 @@ def stats_view(sel: Selection) -> None:
     st.dataframe(table, hide_index=True, height="content" if table.num_rows <= 48 else 900)
 
 
+def block_numbers_view(sel: Selection) -> None:
+    """The block view: the selected layer's transformer block in numbers from the graph (#21
+    item 2): what attention and the MLP add to every token's residual stream, one
+    token's in + attention + MLP = out, and the block diagram with this model's shapes."""
+    with presenter.notes():
+        st.caption(
+            "A pre-LN block: x + attention(LayerNorm(x)), then + MLP(LayerNorm(·)). The "
+            "residual stream keeps its shape (B, T, d_model); attention and the MLP only add "
+            "to it. Every number is the exported graph's own block output for this sentence."
+        )
+    block_view.draw(sel)
+
+
 RENDERERS = {
     "attention": attention_view,
     "compare": compare_view,
     "shapes": shapes_view,
     "positional": positional_view,
     "mask": mask_view,
+    "block": block_numbers_view,
     "predict": predict_view,
     "stats": stats_view,
 }
@@ -273,6 +288,5 @@ OPTIONS = {  # views with controls of their own; the others take no_options
     "attention": attention_options,
     "shapes": shapes_options,
     "positional": positional_options,
-    "mask": mask_options,
     "predict": predict_options,
 }

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from inference.analysis import EmptyInput
 from inference.runtime import ModelRunError
+from inference.text_input import EmptyInput
 from ui import link, presenter, views
 from ui.selection import Selection
 from ui.text import plain
@@ -24,6 +24,7 @@ VIEWS = {
     "shapes": "Q/K/V shapes",
     "positional": "Positional encoding",
     "mask": "Causal mask & recurrence",
+    "block": "Transformer block",
     "predict": "Predictions",
     "stats": "Head statistics",
 }
@@ -108,7 +109,7 @@ def page(sel: Selection) -> None:
         return
     view = view_picker()
     if not presenter.is_on():  # presenting: the view's name is in the control above
-        st.subheader(VIEWS[view])
+        st.header(VIEWS[view])  # h2 under the page title (h1): no level skipped
     try:
         sel = sel.on_view(view, views.OPTIONS.get(view, views.no_options)(sel))
         views.RENDERERS[view](sel)

@@ -39,7 +39,7 @@ def section(sel: Selection, query: int) -> None:
     st.subheader(f"One query, step by step: query {query}, layer {sel.layer}, head {sel.head}")
     if lacks(sel, needs, "The step-by-step walk-through"):
         return
-    walk = walkthrough(sel.result, sel.layer, sel.head, query, cfg.attention, cfg.eps)
+    walk = walkthrough(sel.result, sel.layer, sel.head, query, cfg.attention, cfg.attn_eps)
     frame = table(walk, sel.tokens)
     last = frame.columns[-1]
     with st.container(key="walkthrough"):
@@ -63,7 +63,7 @@ def section(sel: Selection, query: int) -> None:
             "exp(s − max s) subtracts the row's largest score first: the same weights, "
             "without overflow."
             if cfg.attention == "softmax"
-            else f"z = Σ φ(k_j) over the keys up to the query, ε = {cfg.eps:g}."
+            else f"z = Σ φ(k_j) over the keys up to the query, ε = {cfg.attn_eps:g}."
         )
         + f" Query token: {plain(sel.tokens[query])}."
     )

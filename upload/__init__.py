@@ -9,6 +9,6 @@ talks to workers), ``protocol`` (the bounded wire format), ``isolated`` (an uplo
 ONNX graph that runs only in its worker), ``tokenizer_spec`` (tokenizers rebuilt by our
 code), ``limits`` and ``errors``.
 Worker side (imported only inside the worker process): ``worker``, ``intake`` (sizes,
-formats, zips, pickles), ``formats/`` (our safetensors, nanoGPT), ``onnx_checks``,
-``onnx_contract``. ``convert`` is the command line.
+formats, zips), ``pickles`` (plain unpickling, ``torch.load``), ``formats/`` (our
+safetensors, nanoGPT), ``onnx_checks``, ``onnx_contract``. ``convert`` is the command line.
 """

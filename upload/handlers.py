@@ -19,9 +19,10 @@ import numpy as np
 from inference.sampling import Sampling
 from models import contract
 from upload.errors import UploadError
-from upload.intake import EXTENSIONS, expect_format, expect_zip_file
+from upload.intake import EXTENSIONS, expect_format
 from upload.limits import BROWSER, MAX_FILES, Limits
 from upload.onnx_session import upload_session
+from upload.pickles import expect_zip_file
 from upload.sizes import check_file_size, check_size
 
 if TYPE_CHECKING:

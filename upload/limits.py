@@ -75,7 +75,7 @@ WORKER_IDLE_S = _env("WORKER_IDLE_S", 600.0)  # an idle ONNX worker exits (resta
 # The server's worker runs at SCHED_IDLE: time it waits for a CPU the server uses does not
 # count against a request's seconds above, up to this many times them on the wall clock.
 # The command line's worker (normal priority, the user's own computer) has this many times
-# them plus every second it waited for a CPU (``upload.client.Deadline``).
+# them plus every second it waited for a CPU (``upload.deadline.Deadline``).
 WAIT_FACTOR = _env("WORKER_WAIT_FACTOR", 3.0)
 
 
@@ -91,6 +91,9 @@ def _machine_bytes() -> int:
 WORKER_SLOTS = int(_env("WORKER_SLOTS", max(2, os.cpu_count() or 2)))
 WORKERS_MEMORY_BYTES = int(_env("WORKERS_MEMORY_MB", _machine_bytes() / 2 / 2**20) * 2**20)
 QUEUE_WAIT_S = _env("QUEUE_WAIT_S", 300.0)
+# Uploaded models open in the server at once (upload/opened.py: identical uploads share
+# one), a quarter of the machine by default; past it a new upload is refused in one line.
+OPEN_UPLOADS_BYTES = int(_env("OPEN_UPLOADS_MB", _machine_bytes() / 4 / 2**20) * 2**20)
 MAX_REPLY_BYTES = 4 * MAX_ACTIVATION_ELEMENTS + 4 * MAX_PARAMS  # one answer's arrays (bytes)
 MAX_HEADER_BYTES = 32 * 2**20  # one answer's JSON header (a vocabulary and merges)
 

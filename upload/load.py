@@ -15,34 +15,32 @@ Only names and sizes are looked at here. Every byte of a file goes to a worker
 from __future__ import annotations
 
 import math
-import re
 from pathlib import PurePath
 from typing import NamedTuple
 
-from inference.runtime import OnnxModel, load_graphs
+from inference.runtime import OnnxModel
 from models.card import ModelCard
 from models.config import ModelConfig
 from upload.budget import SERVER, in_line
 from upload.client import Worker
 from upload.errors import UploadError, shown
 from upload.export_cache import EXPORTS, export_key
+from upload.files import check_files, main_file
 from upload.isolated import IsolatedModel
 from upload.limits import (
     BROWSER,
     CONVERT_TIMEOUT_S,
     EXPORT_TIMEOUT_S,
-    MAX_FILES,
     MAX_PARAMS,
-    MAX_UPLOAD_BYTES,
     WORKER_MEMORY_BYTES,
     Limits,
 )
-from upload.sizes import check_config_size, check_foreign_size, check_size, shrink_advice
-from upload.tokenizer_spec import build, check_spec, vocab_note
+from upload.opened import check_room, open_shared, shared
+from upload.sizes import check_config_size, check_foreign_size
+from upload.token_rows import vocab_note
+from upload.tokenizer_spec import build, check_spec
 from upload.training_info import context_note, plain_training, training_note
 
-EXTENSIONS = (".safetensors", ".pt", ".pth", ".ckpt", ".pkl", ".json", ".onnx")
-VOCABULARY_SUFFIXES = (".pkl", ".json")  # a nanoGPT checkpoint's meta.pkl or tokenizer.json
 FOREIGN = "ONNX (foreign)"
 ONNX_SOURCES = ("ONNX", FOREIGN)  # a contract graph's, a foreign graph's
 # A foreign graph's config: its activations checked by check_foreign_size instead.
@@ -91,41 +89,6 @@ def card(
         parameters=parameters,
         training=training,
         notes=[n for n in notes if n],
-    )
-
-
-def check_files(files: dict[str, bytes]) -> None:
-    """What the server checks itself: a count, sizes and extensions (no content is read).
-
-    Raises:
-        UploadError: no files, too many, empty or too large, an unsupported extension,
-            or only a vocabulary (the uploader refuses a ckpt.pt over the limit before
-            this code sees it, so the message says which command shrinks one).
-    """
-    if not files:
-        raise UploadError("no files were uploaded")
-    if len(files) > MAX_FILES:
-        raise UploadError(f"too many files ({len(files)}); upload at most {MAX_FILES}")
-    for name, data in files.items():
-        check_size(name, data)
-        if PurePath(name).suffix.lower() not in EXTENSIONS:
-            raise UploadError(
-                f"{name}: unsupported file type; upload a .safetensors file, a nanoGPT "
-                "ckpt.pt with its meta.pkl or tokenizer.json, .onnx graphs, or an .onnx "
-                "language model with its tokenizer.json"
-            )
-    if all(PurePath(n).suffix.lower() in VOCABULARY_SUFFIXES for n in files):
-        raise UploadError(vocabulary_only(list(files)))
-
-
-def vocabulary_only(names: list[str]) -> str:
-    """The refusal of a vocabulary uploaded without its checkpoint: most often the
-    uploader refused the ckpt.pt beside it as too large, so it says how to shrink one."""
-    return (
-        f"{' and '.join(names)}: only a vocabulary; upload it together with its ckpt.pt. "
-        f"The uploader refuses files over {MAX_UPLOAD_BYTES // 1_000_000} MB, and a nanoGPT "
-        "ckpt.pt holds its optimizer state too: shrink it on your computer with "
-        + shrink_advice("ckpt.pt", names[0])
     )
 
 
@@ -252,14 +215,16 @@ def _export_and_open(name: str, converted: Converted, report) -> OnnxModel:
     ours, built by our exporter from arrays our code checked."""
     cfg, spec, weights, training = converted
     report(0.4, "exporting to ONNX (this takes a few seconds)…")
-    graphs = export(name, cfg, spec, weights, report)
-    report(0.9, "opening the graphs…")
     source = "safetensors checkpoint" if name.endswith(".safetensors") else "nanoGPT checkpoint"
     info = card(cfg, cfg.num_parameters(), source, name, spec, training=training)
-    result = load_graphs(graphs["inspect"], graphs.get("fast"), graphs.get("step"), name, info)
-    result.name = f"upload: {name}"
-    result.weights = weights  # float32 by our parameter names, as the shipped models'
-    return result
+    # identical uploads of other sessions share one opened model (upload/opened.py)
+    key = export_key(cfg.to_dict(), spec, weights)
+    if (model := shared(key, name, info)) is not None:
+        return model
+    check_room(name, weights)  # a server too full to open it: refused before the export
+    graphs = export(name, cfg, spec, weights, report)
+    report(0.9, "opening the graphs…")
+    return open_shared(key, graphs, weights, name, info)
 
 
 def _open_isolated(files: dict[str, bytes], what: str, report) -> IsolatedModel:
@@ -325,15 +290,3 @@ def load_upload(files: dict[str, bytes], progress=None):
     model.name = shown(model.name)  # a file's name on one line, however it was spelled
     report(1.0, "ready")
     return model
-
-
-def main_file(files: dict) -> str:
-    """The name of the model file among ``files`` (not the meta.pkl or tokenizer.json)."""
-    model_files = (n for n in files if not n.lower().endswith(VOCABULARY_SUFFIXES))
-    return next(model_files, next(iter(files)))
-
-
-def safe_filename(name: str, suffix: str) -> str:
-    """A file name made of ``[A-Za-z0-9_.-]`` from a user's ``name``, plus ``suffix``."""
-    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", PurePath(name).stem)[:80] or "upload"
-    return stem.lstrip(".") + suffix

@@ -28,6 +28,7 @@ from tqdm import tqdm
 
 from upload.client import Worker
 from upload.errors import UploadError
+from upload.files import main_file, safe_filename
 from upload.folder_layout import SOURCE as FOLDER_SOURCE
 from upload.limits import (
     MAX_REPLY_BYTES,
@@ -36,7 +37,7 @@ from upload.limits import (
     local_file_limits,
     local_worker_memory,
 )
-from upload.load import Converted, main_file, request_conversion
+from upload.load import Converted, request_conversion
 
 SOURCES = ("nanoGPT checkpoint", "safetensors checkpoint", FOLDER_SOURCE)
 
@@ -250,7 +251,6 @@ def _write(read: LocalRead, name: str, out: Path, bar, stages: list[str], onnx=F
     import torch
 
     from models.checkpoint import build_model, save_checkpoint
-    from upload.load import safe_filename
     from upload.tokenizer_spec import build
 
     cfg, spec, weights, training = read.converted
@@ -285,7 +285,6 @@ def fold_onnx(path: Path, out: Path) -> Path:
             the input, or WorkerError.
     """
     from upload.limits import CONVERT_TIMEOUT_S
-    from upload.load import safe_filename
 
     target = out / safe_filename(path.name, ".onnx")
     if target.resolve() == path.resolve():

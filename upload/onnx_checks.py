@@ -17,20 +17,17 @@ import math
 
 import numpy as np
 import onnx
-from google.protobuf.descriptor import FieldDescriptor
-from google.protobuf.message import DecodeError, Message
 from onnx import numpy_helper
 
 from models.config import ModelConfig
 from upload.errors import UploadError
-from upload.limits import MAX_ONNX_DIM, MAX_ONNX_PARTS, MAX_UPLOAD_BYTES
+from upload.limits import MAX_ONNX_DIM, MAX_UPLOAD_BYTES
 from upload.onnx_contract import check_contract
-from upload.onnx_wire import check_wire
+from upload.onnx_parse import check_parts, itemsize, nodes, parse_graph, tensors, walk
 from upload.sizes import check_size
 from upload.tokenizer_spec import read_metadata
 
 MAX_INITIALIZER_BYTES = 2 * MAX_UPLOAD_BYTES  # varint-packed ints grow when decoded
-MAX_PARTS = MAX_ONNX_PARTS
 STANDARD_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
 # What torch.onnx.export (TorchScript and dynamo, opset 17 and 18) writes for Hugging Face
 # GPT-2, GPT-Neo and Llama models beyond the lists below, listed from real exports
@@ -42,7 +39,7 @@ EXPORTER_OPS = frozenset(
     "Add Cast Clip Concat Cos CumSum Div Erf Exp Expand Gather Greater LayerNormalization "
     "MatMul Mul Not Pow Range ReduceSum Reshape Shape Sin Slice Softmax Squeeze Tanh "
     "Transpose Trilu Unsqueeze Where".split()
-)
+) | {"Identity"}  # the inspect graph's blocks.{l}.resid_post is blocks.{l+1}.resid_pre
 # ...plus the plain tensor operators other exporters use for the same architecture.
 # No control flow (If, Loop, Scan), no sequences, no random numbers, no custom domains.
 ALLOWED_OPS = (
@@ -68,48 +65,8 @@ _FLOAT_TYPES = {
 }
 
 
-def _walk(message: Message, node: onnx.NodeProto | None = None):
-    """(message, nearest enclosing node) for every protobuf message inside ``message``.
-
-    Generic over the schema, so nothing is missed: graphs and subgraphs (If, Loop,
-    Scan), FunctionProto bodies and attribute defaults, training_info graphs,
-    sparse tensors. TensorProto is a leaf (it holds no other tensor).
-    """
-    for field, value in message.ListFields():
-        if field.type != FieldDescriptor.TYPE_MESSAGE:
-            continue
-        for item in [value] if isinstance(value, Message) else value:
-            owner = item if isinstance(item, onnx.NodeProto) else node
-            yield item, owner
-            if not isinstance(item, onnx.TensorProto):
-                yield from _walk(item, owner)
-
-
-def _tensors(model: onnx.ModelProto):
-    """(tensor, label) for every TensorProto anywhere in the model."""
-    for item, node in _walk(model):
-        if isinstance(item, onnx.TensorProto):
-            owner = f"a constant of node '{node.name or node.op_type}'" if node else "unnamed"
-            yield item, item.name or owner
-
-
-def _nodes(model: onnx.ModelProto):
-    """Every NodeProto anywhere: graph, subgraphs, functions, training_info."""
-    return (item for item, _ in _walk(model) if isinstance(item, onnx.NodeProto))
-
-
-def _check_parts(name: str, model: onnx.ModelProto) -> None:
-    """Bound the work of every later pass (each walks the whole model in Python)."""
-    for count, _ in enumerate(_walk(model)):
-        if count >= MAX_PARTS:
-            raise UploadError(
-                f"{name}: refused: the model has more than {MAX_PARTS:,} parts (nodes, "
-                "tensors, value descriptions); graphs exported here have a few thousand"
-            )
-
-
 def _check_external_data(name: str, model: onnx.ModelProto) -> None:
-    for t, label in _tensors(model):
+    for t, label in tensors(model):
         if t.data_location == onnx.TensorProto.EXTERNAL or len(t.external_data):
             where = {e.key: e.value for e in t.external_data}.get("location", "?")
             raise UploadError(
@@ -121,7 +78,7 @@ def _check_external_data(name: str, model: onnx.ModelProto) -> None:
 
 def _check_operators(name: str, model: onnx.ModelProto) -> None:
     local = {(f.domain, f.name) for f in model.functions}
-    for node in _nodes(model):
+    for node in nodes(model):
         if node.domain not in STANDARD_DOMAINS and (node.domain, node.op_type) not in local:
             raise UploadError(
                 f"{name}: refused: it uses the custom operator '{node.op_type}' from "
@@ -162,29 +119,22 @@ def _check_value_dependent_sizes(name: str, model: onnx.ModelProto) -> None:
             tainted.update(node.output)
 
 
-def _itemsize(data_type: int) -> int:
-    try:
-        return onnx.helper.tensor_dtype_to_np_dtype(data_type).itemsize
-    except (KeyError, TypeError, ValueError):
-        return 8
-
-
 def _check_sizes(name: str, model: onnx.ModelProto) -> None:
     """Declared tensor dims and bytes, and every declared value dimension."""
     total = 0
-    for t, label in _tensors(model):
+    for t, label in tensors(model):
         if any(d < 0 or d > MAX_ONNX_DIM**2 for d in t.dims):
             raise UploadError(f"{name}: refused: tensor '{label}' declares dims {list(t.dims)}")
-        total += math.prod(t.dims) * _itemsize(t.data_type)
+        total += math.prod(t.dims) * itemsize(t.data_type)
     if total > MAX_INITIALIZER_BYTES:
         raise UploadError(
             f"{name}: refused: its weights declare {total / 2**20:.0f} MB "
             f"(limit {MAX_INITIALIZER_BYTES // 2**20} MB)"
         )
-    for value, _ in _walk(model):
+    for value, _ in walk(model):
         if not isinstance(value, onnx.ValueInfoProto):
             continue
-        for d, _ in _walk(value):
+        for d, _ in walk(value):
             if isinstance(d, onnx.TensorShapeProto.Dimension) and d.HasField("dim_value"):
                 if not 0 <= d.dim_value <= MAX_ONNX_DIM:
                     raise UploadError(
@@ -199,7 +149,7 @@ def _check_finite(name: str, model: onnx.ModelProto) -> None:
     A single ±inf value is allowed: exporters store the causal mask's fill value as a
     scalar -inf constant (ours does). Runs after ``_check_sizes`` bounded the bytes.
     """
-    for t, label in _tensors(model):
+    for t, label in tensors(model):
         if t.data_type not in _FLOAT_TYPES:
             continue
         try:
@@ -211,7 +161,7 @@ def _check_finite(name: str, model: onnx.ModelProto) -> None:
             ) from None
         if np.isnan(values).any() or (values.size > 1 and np.isinf(values).any()):
             raise UploadError(f"{name}: refused: tensor '{label}' contains NaN or inf")
-    for node in _nodes(model):
+    for node in nodes(model):
         for attr in node.attribute if node.op_type == "Constant" else ():
             values = np.asarray([attr.f] if attr.name == "value_float" else attr.floats)
             if np.isnan(values).any() or (values.size > 1 and np.isinf(values).any()):
@@ -243,16 +193,10 @@ def check_graph(data: bytes, name: str = "model.onnx") -> onnx.ModelProto:
         UploadError: naming the file and the problem.
     """
     check_size(name, data)
-    if not check_wire(name, data):
-        raise UploadError(f"{name}: not an ONNX model (it has no graph)")
-    model = onnx.ModelProto()
-    try:
-        model.ParseFromString(data)
-    except (DecodeError, RuntimeWarning, ValueError):
-        raise UploadError(f"{name}: truncated or corrupt (not a readable ONNX file)") from None
+    model = parse_graph(name, data)
     if not model.HasField("graph") or not model.graph.node:
         raise UploadError(f"{name}: not an ONNX model (it has no graph)")
-    _check_parts(name, model)
+    check_parts(name, model)
     _check_external_data(name, model)  # before anything that could resolve a path
     _check_operators(name, model)
     _check_sizes(name, model)

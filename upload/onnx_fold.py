@@ -16,18 +16,17 @@ import math
 from pathlib import Path, PurePosixPath
 
 import onnx
-from google.protobuf.message import DecodeError
 
 from upload.errors import UploadError
-from upload.onnx_checks import _check_parts, _itemsize, _tensors, check_graph
-from upload.onnx_wire import check_wire
+from upload.onnx_checks import check_graph
+from upload.onnx_parse import check_parts, itemsize, parse_graph, tensors
 from upload.sizes import check_file_size
 
 
 def _external(model: onnx.ModelProto) -> list[tuple[onnx.TensorProto, str]]:
     return [
         (t, label)
-        for t, label in _tensors(model)
+        for t, label in tensors(model)
         if t.data_location == onnx.TensorProto.EXTERNAL or len(t.external_data)
     ]
 
@@ -52,7 +51,7 @@ def _source(folder: Path, info: dict, label: str, name: str) -> Path:
 
 def _span(t: onnx.TensorProto, info: dict, size: int, label: str, name: str) -> tuple[int, int]:
     """(offset, length) of a tensor's bytes in a file of ``size`` bytes."""
-    want = math.prod(t.dims) * _itemsize(t.data_type)
+    want = math.prod(t.dims) * itemsize(t.data_type)
     try:
         offset = int(info.get("offset", 0))
         length = int(info.get("length", want))
@@ -78,16 +77,10 @@ def fold_external_data(path: Path) -> bytes:
     name, folder = path.name, path.parent.resolve()
     check_file_size(name, path.stat().st_size)
     data = path.read_bytes()
-    if not check_wire(name, data):
-        raise UploadError(f"{name}: not an ONNX model (it has no graph)")
-    model = onnx.ModelProto()
-    try:
-        model.ParseFromString(data)
-    except (DecodeError, RuntimeWarning, ValueError):
-        raise UploadError(f"{name}: truncated or corrupt (not a readable ONNX file)") from None
-    _check_parts(name, model)
+    model = parse_graph(name, data)
+    check_parts(name, model)
     external = _external(model)
-    total = len(data) + sum(math.prod(t.dims) * _itemsize(t.data_type) for t, _ in external)
+    total = len(data) + sum(math.prod(t.dims) * itemsize(t.data_type) for t, _ in external)
     check_file_size(f"{name} with its weights folded in", total)
     for t, label in external:
         info = {e.key: e.value for e in t.external_data}

@@ -13,7 +13,7 @@ for a reader of user bytes, which reads everything from memory and writes only i
 stderr log; more for the exporter, which writes graphs), no core dumps, and CPU seconds
 (RLIMIT_CPU: the soft limit is each request's budget, the hard one a lifetime's). The
 server keeps a deadline on every request (the worker's CPU time, up to three times that
-on the wall clock: ``upload.client.Deadline``) and kills the worker past it. It imports torch,
+on the wall clock: ``upload.deadline.Deadline``) and kills the worker past it. It imports torch,
 onnx or onnxruntime only when a request needs them. All parsing of a
 user's bytes happens here: unpickling, safetensors headers, tokenizer JSON, ONNX
 protobuf, checks, trial runs, and every run of an uploaded ONNX graph.

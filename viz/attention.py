@@ -54,6 +54,7 @@ def attention_heatmap(
     labels = style.token_labels(tokens)
     fig = _heatmap(w, labels, title, 0, colors, colorbar_title, width_px)
     fig["data"] += click_layer(labels, w)
+    pin_cells(fig["layout"], len(labels))
     return fig
 
 
@@ -61,20 +62,41 @@ CLICK_MAX_T = 128  # a click layer up to T = 128: 16,384 invisible points
 CLICK = "click"  # the click layer's trace name
 
 
-def click_layer(labels: list[str], weights: np.ndarray) -> list[dict]:
-    """An invisible scatter point on every cell of a (T, T) heatmap drawn on the axes
-    ``x`` and ``y`` with these category ``labels``: clicking a cell selects its point
-    (Streamlit returns no selection for heatmaps, streamlit issue 8760), whose
-    ``customdata`` is the query (row) index. None above ``CLICK_MAX_T`` tokens (a
-    list of no traces): the query is then picked in its control only.
+def pin_cells(layout: dict, t: int, axes: tuple[str, str] = ("x", "y")) -> None:
+    """Give a (T, T) heatmap that carries a click layer (:func:`click_layer`) the ranges
+    the heatmap alone would have (each token one category, the first row on top): the
+    layer's markers otherwise widen the autorange by their size, which squeezed the cells
+    and made the mask view's upright key labels touch at 1280 px. Nothing above
+    ``CLICK_MAX_T`` tokens (no layer there)."""
+    if t > CLICK_MAX_T:
+        return
+    x, y = "xaxis" + axes[0][1:], "yaxis" + axes[1][1:]
+    layout[x] = {**layout.get(x, {}), "range": [-0.5, t - 0.5], "autorange": False}
+    layout[y] = {**layout.get(y, {}), "range": [t - 0.5, -0.5], "autorange": False}
 
-    The points hover as the heatmap's cells do (query, key, the ``weights`` (T, T)),
-    since the nearest point takes the hover from the cell under it.
+
+def click_layer(
+    labels: list[str],
+    values: np.ndarray,
+    axes: tuple[str, str] = ("x", "y"),
+    what: str = "weight",
+    max_t: int = CLICK_MAX_T,
+) -> list[dict]:
+    """An invisible scatter point on every cell of a (T, T) heatmap drawn on the axes
+    ``axes`` with these category ``labels``: clicking a cell selects its point
+    (Streamlit returns no selection for heatmaps, streamlit issue 8760), whose
+    ``customdata`` is the query (row) index. None above ``max_t`` tokens (a list of no
+    traces): the query is then picked in its control, or by its bar (``_row_bars``).
+
+    The points hover as the heatmap's cells do (query, key, ``what``: the ``values``
+    (T, T)), since the nearest point takes the hover from the cell under it.
     """
     t = len(labels)
-    if t > CLICK_MAX_T:
+    if t > max_t:
         return []
     rows, cols = np.divmod(np.arange(t * t), t)  # (T*T,) each
+    flat = np.asarray(values, dtype=float).reshape(-1)  # (T*T,)
+    text = [f"{v:.0f}" for v in flat] if what == "mask" else [f"{v:.3f}" for v in flat]
     return [
         {
             "type": "scatter",
@@ -82,12 +104,14 @@ def click_layer(labels: list[str], weights: np.ndarray) -> list[dict]:
             "name": CLICK,
             "x": [labels[j] for j in cols],
             "y": [labels[i] for i in rows],
+            "xaxis": axes[0],
+            "yaxis": axes[1],
             "customdata": rows.astype(np.int32),
-            "text": [f"{v:.3f}" for v in np.asarray(weights, dtype=float).reshape(-1)],
+            "text": text,
             "marker": {"opacity": 0, "size": 12},
             "selected": {"marker": {"opacity": 0}},
             "unselected": {"marker": {"opacity": 0}},
-            "hovertemplate": "query: %{y}<br>key: %{x}<br>weight: %{text}<extra></extra>",
+            "hovertemplate": f"query: %{{y}}<br>key: %{{x}}<br>{what}: %{{text}}<extra></extra>",
             "showlegend": False,
         }
     ]
@@ -153,28 +177,33 @@ def attention_with_row(
     labels = style.token_labels(tokens)
     room = ROW_GAP_PX + ROW_PX
     fig = _heatmap(w, labels, title, room, colors, "attention weight", fit.COLUMN_PX)
-    plot_px = fig["layout"]["height"] - style.MARGIN["t"] - style.MARGIN["b"]  # both plots
+    layout = fig["layout"]
+    if t <= play.MAX_FRAMES:  # ▶ play steps through the queries in the browser
+        layout.update(play.controls())
+        play.make_room(layout, max_height=fit.MAX_HEIGHT_PX)
+    margin = {**style.MARGIN, **layout.get("margin", {})}
+    plot_px = layout["height"] - margin["t"] - margin["b"]  # both plots
     row_top = ROW_PX / plot_px  # paper y where the bars end and the gap begins
     heat_bottom = (ROW_PX + ROW_GAP_PX) / plot_px
     bars = _row_bars(w[query_index], labels, query_index)  # (T,) weights of one query
     fig["data"].append(bars)
     fig["data"] += click_layer(labels, w)
+    pin_cells(layout, len(labels))
     fig["data"][0]["colorbar"].update(y=(1 + heat_bottom) / 2, len=1 - heat_bottom)
-    layout = fig["layout"]
     layout["xaxis"] = {**layout["xaxis"], "anchor": "y2"}  # key labels under the bars
     layout["yaxis"] = {**layout["yaxis"], "domain": [heat_bottom, 1.0]}
     layout["yaxis2"] = {
         **spec.titled("weight"),
         "domain": [0.0, row_top],
-        "range": [0.0, 1.15],
+        "range": [0.0, 1.22],  # room above a bar of 1 for its value
         "anchor": "x",
         "automargin": True,
     }
+    layout["uniformtext"] = {"minsize": style.SMALL_TICK_SIZE, "mode": "show"}  # never shrunk
     layout["shapes"] = [_row_outline(query_index, t)]
     layout["annotations"] = [_row_title(labels, query_index, row_top)]
-    if t <= play.MAX_FRAMES:  # ▶ play steps through the queries in the browser
+    if t <= play.MAX_FRAMES:
         fig["frames"] = [_query_frame(w, labels, i, row_top) for i in range(t)]
-        layout.update(play.controls())
     return fig
 
 
@@ -210,10 +239,14 @@ def _row_bars(row: np.ndarray, labels: list[str], query_index: int) -> dict:
         "yaxis": "y2",
         "marker": {"color": colors},
         "showlegend": False,
+        "customdata": np.arange(len(row), dtype=np.int32),  # a click makes this key the query
+        "unselected": {"marker": {"opacity": 1}},  # a clicked bar dims no other
         "hovertemplate": "key: %{x}<br>weight: %{y:.3f}<extra></extra>",
     }
     if fit.bars_fit_text(len(row)):  # each bar's weight on it; thinner bars: in the hover
-        text = {"text": [f"{v:.2f}" for v in row], "textposition": "outside"}
+        # upright text across a bar 14 px wide at 1280 px: plotly shrank "0.52" to fit
+        # the bar's width, ~6 px (#20 item 11); rotated it keeps 13 px (uniformtext)
+        text = {"text": [f"{v:.2f}" for v in row], "textposition": "outside", "textangle": -90}
         bars.update(text, textfont={"size": style.SMALL_TICK_SIZE}, cliponaxis=False)
     return bars
 

@@ -33,11 +33,71 @@ def loglog_fit(x, y) -> tuple[float, float]:
     return float(slope), float(intercept)
 
 
+MAX_TICKS = 7  # tick labels per axis: ~70 px apart on a half-width chart
+
+
+def tick_text(value: float) -> str:
+    """A tick label with one SI prefix at most: ``0.5``, ``20``, ``1000``, ``20k``, ``5M``."""
+    for scale, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= max(scale, 1e4):
+            return f"{value / scale:g}{prefix}"
+    return f"{value:g}"
+
+
+def log_ticks(values) -> list[float]:
+    """Tick values for a log axis over ``values``: 1-2-5 steps per decade, or 1-3, or
+    whole decades, or every second decade, whichever first gives at most ``MAX_TICKS`` ticks
+    (at least the two around the data)."""
+    v = np.asarray([x for x in values if x and x > 0], float)
+    if v.size == 0:
+        return []
+    lo, hi = np.floor(np.log10(v.min())), np.ceil(np.log10(v.max()))
+    decades = 10.0 ** np.arange(lo, hi + 1)
+    for mantissas, step in (((1, 2, 5), 1), ((1, 3), 1), ((1,), 1), ((1,), 2)):
+        ticks = [m * d for d in decades[::step] for m in mantissas]
+        inside = [t for t in ticks if v.min() <= t <= v.max()]
+        below = [t for t in ticks if t < v.min()][-1:]
+        above = [t for t in ticks if t > v.max()][:1]
+        ticks = below + inside + above
+        if len(ticks) <= MAX_TICKS:
+            return ticks
+    return ticks
+
+
+def _axis(ticks: list[float], title: str) -> dict:
+    """A log axis labelled at ``ticks`` only, each written out at full size (plotly's own
+    log ticks add small 2…9 labels between decades, ~6 px on a projector, that overlap)."""
+    return {
+        "type": "log",
+        "title": {"text": title, "font": {"size": style.FONT_SIZE}},
+        "tickmode": "array",
+        "tickvals": ticks,
+        "ticktext": [tick_text(t) for t in ticks],
+        "tickfont": {"size": style.TICK_SIZE},
+        "showgrid": True,
+        "gridcolor": "#d1d5db",
+    }
+
+
 def _loglog(fig: go.Figure, x_title: str, y_title: str, title: str) -> go.Figure:
-    fig.update_xaxes(type="log", title=x_title)
-    fig.update_yaxes(type="log", title=y_title)
-    fig.update_layout(legend={"orientation": "h", "y": -0.25})
-    return style.apply_layout(fig, title=title, height=480)
+    """Log-log axes labelled at the lengths measured when they double (x; every k-th
+    when there are more than ``MAX_TICKS``; else at :func:`log_ticks`) and at
+    :func:`log_ticks` (y, its range the outer ticks)."""
+    xs = sorted({float(x) for t in fig.data for x in (t.x if t.x is not None else ())})
+    ys = [y for t in fig.data for y in (t.y if t.y is not None else ())]
+    doublings = all(b >= 1.5 * a for a, b in zip(xs, xs[1:], strict=False))
+    x_ticks = xs[:: max(1, -(-len(xs) // MAX_TICKS))] if doublings else log_ticks(xs)
+    fig.update_xaxes(_axis(x_ticks, x_title))  # lengths 128 and 135 side by side overlapped
+    y_ticks = log_ticks(ys)
+    y_range = [float(np.log10(y_ticks[0])), float(np.log10(y_ticks[-1]))] if y_ticks else None
+    fig.update_yaxes(_axis(y_ticks, y_title) | ({"range": y_range} if y_range else {}))
+    fig.update_layout(legend={"orientation": "h", "y": -0.3, "font": {"size": style.TICK_SIZE}})
+    style.apply_layout(fig, title=title, height=520)
+    # room for the x title and the legend under the plot; the title under the toolbar
+    # that plotly draws over the figure's top while the pointer is on it
+    fig.update_layout(margin={"b": 150}, title={"yref": "container", "y": 1.0,
+                                                "yanchor": "top", "pad": {"t": 36}})  # fmt: skip
+    return fig
 
 
 def _with_fit(fig: go.Figure, key: str, x, y, unit: str) -> None:

@@ -22,7 +22,7 @@ MARGINS_PX = 260  # title, margins and the key labels under a heatmap (style.MAR
 # view's wide column, and in half the page (the compare view).
 COLUMN_PX = 400
 HALF_PX = 320
-BAR_TEXT_PX = 25  # the narrowest bar that still carries its value ("0.12") as text
+BAR_TEXT_PX = 14  # the narrowest bar that carries its value ("0.12", upright, 13 px) as text
 
 
 def heat_height(t: int, room_px: int = 0, width_px: int = HALF_PX, floor_px: int = 480) -> int:
@@ -114,7 +114,7 @@ def shown_labels(n: int, axis_px: float) -> int:
     return math.ceil(n / step)
 
 
-def bars_fit_text(n: int, axis_px: float = COLUMN_PX) -> bool:
+def bars_fit_text(n: int, axis_px: float = HALF_1280_PX) -> bool:
     """Whether n bars on ``axis_px`` px are wide enough to carry their values as text."""
     return n * BAR_TEXT_PX <= axis_px
 

@@ -89,13 +89,17 @@ def side_by_side(
             "yanchor": "top",
             "len": domain[1] - domain[0],
             "thickness": 14,
+            "exponentformat": "power",  # 5×10⁻⁷, not SI's "500n" (a difference, not a unit)
         }
         fig.add_trace(
             go.Heatmap(z=z, x=labels, y=labels, hovertemplate=_HOVER, colorbar=bar, **colors),
             row=1,
             col=col,
         )
-        fig.update_yaxes(autorange="reversed", type="category", row=1, col=col)
+        # the panels share their rows: labels on the first only (beside the others they
+        # ran over the neighbouring panel at 1280 px)
+        fig.update_yaxes(autorange="reversed", type="category", showticklabels=col == 1,
+                         row=1, col=col)  # fmt: skip
         fig.update_xaxes(type="category", tickangle=-45, title_text="key", row=1, col=col)
     fig.update_yaxes(title_text="query", row=1, col=1)
     style.apply_layout(fig, height=height)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from viz import fit, spec, style
+from viz.attention import click_layer, pin_cells
 from viz.heat import check_tokens, heat_trace, square
 
 MASK_PANELS = {
@@ -71,7 +72,7 @@ def causal_mask_panels(
         weights: (T, T) attention weights after masking + softmax (0..1).
         tokens: T token strings.
         attention: ``"softmax"`` or ``"linear"``.
-        eps: linear attention's normalizer epsilon (the model's ``cfg.eps``).
+        eps: linear attention's normalizer epsilon (the model's ``cfg.attn_eps``).
 
     Returns:
         Spec with three heatmaps: scores, mask (1 = allowed, 0 = blocked, key j > query i;
@@ -105,7 +106,29 @@ def causal_mask_panels(
         heat_trace(mask, labels, labels, **grey_green, showscale=False, hovertemplate=mask_hover),
         heat_trace(w, labels, labels, zmin=0.0, zmax=1.0, colorscale=style.SEQUENTIAL),
     ]
-    return _three_panels(panels, titles)
+    return with_click_layers(_three_panels(panels, titles), (s, mask, w), ("score", "mask"))
+
+
+PANEL_CLICK_MAX_T = 64  # all three panels clickable: 3 x 4,096 points; then the weights alone
+
+
+def with_click_layers(fig: spec.Spec, values: tuple, what: tuple[str, str]) -> spec.Spec:
+    """``fig`` (three panels, ``x``/``y``, ``x2``/``y2``, ``x3``/``y3``) with a click layer
+    (``viz.attention.click_layer``: a click on a cell picks its query) on each panel up to
+    ``PANEL_CLICK_MAX_T`` tokens, on the third (weights) alone up to ``CLICK_MAX_T``: the
+    page's invisible points stay at most 16,384. ``values`` are the three (T, T) panels,
+    ``what`` the first two's hover names (the third's is the weight)."""
+    labels = fig["data"][0]["x"]
+    layers = click_layer(labels, values[2], ("x3", "y3"))
+    panels = [("x3", "y3")]
+    if len(labels) <= PANEL_CLICK_MAX_T:
+        layers = [*click_layer(labels, values[0], ("x", "y"), what[0]),
+                  *click_layer(labels, values[1], ("x2", "y2"), what[1]), *layers]  # fmt: skip
+        panels += [("x", "y"), ("x2", "y2")]
+    fig["data"] += layers
+    for axes in panels:
+        pin_cells(fig["layout"], len(labels), axes)
+    return fig
 
 
 def _three_panels(panels: list[dict], titles: Sequence[str]) -> spec.Spec:
@@ -234,7 +257,8 @@ def softmax_input_panels(
         ),  # fmt: skip
         heat_trace(w, labels, labels, zmin=0.0, zmax=1.0, colorscale=style.SEQUENTIAL),
     ]
-    return _three_panels(panels, SOFTMAX_INPUT_TITLES)
+    fig = _three_panels(panels, SOFTMAX_INPUT_TITLES)
+    return with_click_layers(fig, (shown, ~blocked, w), ("Softmax input", "mask"))
 
 
 def with_row_outline(panels: spec.Spec, query_index: int) -> spec.Spec:

@@ -24,16 +24,38 @@ def _animate(names: list[str] | None, duration: int) -> list:
                     "transition": {"duration": 0}}]  # fmt: skip
 
 
+# The title at the top of the figure and the buttons in a band of their own under it
+# (#20: centred over a narrow plot, the title sat behind ▶ play ❚❚ pause).
+TITLE_PLACE = {"yref": "container", "y": 1.0, "yanchor": "top", "pad": {"t": 8}}
+# The margin above the plot (style.MARGIN's 80 px) holds the title (8-35 px) and the
+# buttons (~28 px tall, 6 px above the plot); BUTTONS_PX more keeps them apart.
+BUTTONS_PX = 6
+
+
 def controls() -> dict:
     """The layout's ``updatemenus``: ▶ play (every frame from the one shown, one step
-    every ``FRAME_MS``) and ❚❚ pause, above the figure's top left corner."""
+    every ``FRAME_MS``) and ❚❚ pause, just above the plot's top left corner (call
+    :func:`make_room` on the layout too)."""
     buttons = [
         {"label": "▶ play", "method": "animate", "args": _animate(None, FRAME_MS)},
         {"label": "❚❚ pause", "method": "animate", "args": _animate([None], 0)},
     ]
     menu = {"type": "buttons", "direction": "left", "buttons": buttons, "showactive": False,
-            "x": 0.0, "xanchor": "left", "y": 1.0, "yanchor": "bottom", "pad": {"b": 30}}  # fmt: skip
+            "x": 0.0, "xanchor": "left", "y": 1.0, "yanchor": "bottom", "pad": {"b": 6},
+            "font": {"size": style.TICK_SIZE}}  # fmt: skip
     return {"updatemenus": [menu]}
+
+
+def make_room(layout: dict, max_height: int | None = None) -> dict:
+    """``layout`` (changed in place and returned) with the title at the figure's top and
+    ``BUTTONS_PX`` more top margin and height (at most ``max_height``), so the plot keeps
+    its size where it can and the buttons sit between the title and the plot."""
+    margin = {**style.MARGIN, **layout.get("margin", {})}
+    layout["margin"] = {**margin, "t": margin["t"] + BUTTONS_PX}
+    layout["title"] = {**layout.get("title", {}), **TITLE_PLACE}
+    if "height" in layout:
+        layout["height"] = min(layout["height"] + BUTTONS_PX, max_height or 1 << 30)
+    return layout
 
 
 def state_steps(states: object, normalizers: object, tokens: Sequence[object]) -> dict:
@@ -58,7 +80,7 @@ def state_steps(states: object, normalizers: object, tokens: Sequence[object]) -
     last = n - 1
 
     def title(i: int) -> dict:
-        return {"text": f"After token {labels[i]}: state S_{i} and normalizer z_{i}"}
+        return {"text": f"After token {labels[i]}: state S_{i} and normalizer z_{i}", **TITLE_PLACE}
 
     heat = {"type": "heatmap", "z": S[last], "zmin": lo, "zmax": hi, "zmid": 0.0,
             "colorscale": style.colorscale(style.DIVERGING), "xaxis": "x", "yaxis": "y",
@@ -78,6 +100,7 @@ def state_steps(states: object, normalizers: object, tokens: Sequence[object]) -
     }
     fig = spec.figure([heat, bars], layout, height=520)
     fig["layout"]["title"] = {**fig["layout"].get("title", {}), **title(last)}
+    make_room(fig["layout"])
     fig["frames"] = frames
     return fig
 
@@ -98,7 +121,7 @@ def bar_steps(rows: object, labels: Sequence[str], titles: Sequence[str]) -> dic
     n = min(w.shape[0], MAX_FRAMES)
 
     def title(i: int) -> dict:
-        return {"text": style.escape(titles[i])}
+        return {"text": style.escape(titles[i]), **TITLE_PLACE}
 
     bars = {"type": "bar", "x": x, "y": w[0], "marker": {"color": style.BAR_COLOR},
             "hovertemplate": "%{x}: %{y:.3f}<extra></extra>"}  # fmt: skip
@@ -111,5 +134,6 @@ def bar_steps(rows: object, labels: Sequence[str], titles: Sequence[str]) -> dic
     }
     fig = spec.figure([bars], layout, height=380)
     fig["layout"]["title"] = {**fig["layout"].get("title", {}), **title(0)}
+    make_room(fig["layout"])
     fig["frames"] = frames
     return fig

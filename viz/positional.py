@@ -173,7 +173,7 @@ def pe_heatmap(pos_enc: object) -> alt.Chart:
     """
     pe = _pos_enc(pos_enc)  # (T, C)
     chart = _rect_heatmap(pe, "position", "dimension", "value", "value")
-    return _finish(chart, "Positional encoding (position x dimension)")
+    return _finish(chart, "Positional encoding")  # axes: position × dimension
 
 
 def pe_similarity(pos_enc: object) -> alt.Chart:

@@ -85,15 +85,23 @@ def step_attention(weights: object, source: Sequence[str], title: str = "") -> g
     return fig
 
 
+CONTEXT_BAR_PX = 240  # the colour bar under a vector strip: room for five 16 px labels
+
+
 def context_vector(context: object, title: str = "") -> go.Figure:
     """A vector (d,) (a context vector, a query) as one row of coloured cells (diverging
     around 0)."""
     c = np.asarray(context, dtype=float).reshape(1, -1)  # (1, d)
     lo, hi = style.symmetric_range(c)
-    fig = go.Figure(go.Heatmap(z=c, zmin=lo, zmax=hi, colorscale=style.DIVERGING,
-                               colorbar={"thickness": 12, "len": 1.2},
+    # The colour bar lies under the strip, as long as a half-width plot (#20 item 10: a
+    # vertical bar beside a 40 px strip was 40 px long, its five labels on top of each other).
+    bar = {"orientation": "h", "lenmode": "pixels", "len": CONTEXT_BAR_PX, "thickness": 14,
+           "x": 0.5, "xanchor": "center", "yref": "container", "y": 0.02, "yanchor": "bottom",
+           "nticks": 5, "tickfont": {"size": style.TICK_SIZE}}  # fmt: skip
+    fig = go.Figure(go.Heatmap(z=c, zmin=lo, zmax=hi, colorscale=style.DIVERGING, colorbar=bar,
                                hovertemplate="dimension %{x}: %{z:.3f}<extra></extra>"))  # fmt: skip
-    style.apply_layout(fig, title, height=200)
+    style.apply_layout(fig, title, height=280)
+    fig.update_layout(margin={"b": 130})
     fig.update_yaxes(showticklabels=False)
     fig.update_xaxes(title=f"dimension (d = {c.shape[1]})")
     return fig
@@ -126,11 +134,12 @@ def kernel_regression(x, y, grid, truth, pred, query: float | None = None) -> go
                              line={"color": style.HIGHLIGHT_COLOR, "width": 3}))  # fmt: skip
     if query is not None:
         fig.add_vline(x=query, line_dash="dash", annotation_text="query")
-    style.apply_layout(fig, "Nadaraya–Watson regression", 460)
-    # The legend above the plot, across its width: at its default place (right) it took
-    # most of a half-width column and squeezed the plot to ~80 px.
-    fig.update_layout(legend={"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
-                      margin={"t": 130})  # fmt: skip
+    style.apply_layout(fig, "Nadaraya–Watson regression", 560)
+    # The legend across the figure's foot: at its default place (right) it took most of a
+    # half-width column and squeezed the plot to ~80 px; above the plot its three lines
+    # (a half-width column at 1280 px) ran into the title.
+    fig.update_layout(legend={"orientation": "h", "x": 0, "yref": "container", "y": 0,
+                              "yanchor": "bottom"}, margin={"b": 190})  # fmt: skip
     fig.update_xaxes(title="x")
     fig.update_yaxes(title="y")
     return fig

@@ -97,7 +97,7 @@ def _delta_stages(B: int, T: int, H: int, D: int, eps: float) -> tuple[list[dict
             "state",
             "S_t = S_(t−1) + β_t k_t (v_t − S_(t−1)ᵀ k_t)ᵀ",
             (B, H, D, D),
-            f"erase, then write: a {D} × {D} state per head, no {T} × {T} matrix",
+            f"erase, then write: a {D} × {D} state per head",
             "BHDD",
         ),
     ]
@@ -124,7 +124,7 @@ def reshape_stages(
         B: batch size, T: tokens, C: d_model, H: heads, D: d_head (default C // H).
         attention: ``"softmax"`` (T x T score matrix) or ``"linear"`` (feature map
             phi(x) = elu(x) + 1 and a (D, D) state per head instead of T x T).
-        eps: linear attention's normalizer epsilon (the model's ``cfg.eps``), shown in
+        eps: linear attention's normalizer epsilon (the model's ``cfg.attn_eps``), shown in
             its formulas.
         layer: the layer shown, named in the input stage (its input x is the
             LayerNorm'd residual stream entering that layer; only layer 0's residual
@@ -184,8 +184,8 @@ def reshape_stages(
             "merge heads",
             "transpose(1, 2).reshape(B, T, d_model)",
             (B, T, C),
-            "concatenate heads (reshape copies: the transposed tensor is not contiguous, "
-            "so .view would fail)",
+            # short: a longer note ran past the figure's edge at 1280 px
+            "concatenate heads (not contiguous: .view fails)",
             "BTC",
         ),
         _stage("output", "· W_O", (B, T, C), "Linear(d_model, d_model) mixes the heads", "BTC"),
@@ -291,7 +291,10 @@ def shape_flow_figure(stages: list[dict], title: str = "Multi-head reshape") -> 
         name = style.escape(TENSORS.get(s["step"], s["step"]))
         if s["step"] == "input":
             name += " = LayerNorm'd residual stream"
-        annotations.append(_box(f"<b>{name}</b>   {dims} = {format_shape(s['shape'])}", -i))
+        text = f"<b>{name}</b>   {dims} = {format_shape(s['shape'])}"
+        if "value" in s:  # one token's number at this stage (``viz.block``)
+            text += f"   <span style='color:#b45309'><b>{style.escape(s['value'])}</b></span>"
+        annotations.append(_box(text, -i))
         if i + 1 < n:
             nxt = stages[i + 1]
             annotations += _arrow(nxt["op"], nxt["note"], -i - 0.3, -i - 0.7)

@@ -6,14 +6,14 @@ Used by ``bench/report.py``. Each ``<section>(data, results)`` reads that sectio
 Sections written by older versions of the suite render too (missing fields say n/a).
 
 One module per section (``latency``, ``speed``: inference and scaling, ``generation``:
-generation and memory, ``concurrency`` and ``browser``: a real server, ``isolation``,
+generation and memory, ``concurrency``, ``browser`` and ``classroom``: a real server, ``isolation``,
 ``fair_share``: attacks on a real server,
 ``translation``: the encoder-decoder lesson's models, ``checkpoints``: real checkpoints,
 ``served``: issue #24's busy computer, ``--context`` and served memory);
 ``format`` holds what they share.
 """
 
-from bench.sections.browser import browser, browser_notes
+from bench.sections.browser import browser, browser_notes, classroom, classroom_notes
 from bench.sections.checkpoints import checkpoints, checkpoints_notes
 from bench.sections.concurrency import concurrency, concurrency_method, concurrency_notes
 from bench.sections.fair_share import fair_share, fair_share_notes
@@ -29,6 +29,8 @@ __all__ = [
     "browser_notes",
     "checkpoints",
     "checkpoints_notes",
+    "classroom",
+    "classroom_notes",
     "concurrency",
     "concurrency_method",
     "concurrency_notes",

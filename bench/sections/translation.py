@@ -40,7 +40,8 @@ def translation_notes(data: dict) -> list[str]:
     return [
         "Translation: training times are the wall times `make seq2seq` recorded in "
         "`exported/seq2seq_card.json` (the two RNNs trained at once, one thread each, "
-        "then the transformer on two); latency is `inference.seq2seq.decode` (encoder "
+        "then the transformer on two); latency is `inference.seq2seq.translate_text` "
+        "(the app's path: the text read as the app reads it, the encoder "
         f"once, the step graph per output word, greedy) over {data.get('sentences', '?')} "
         f"held-out sentences of {data.get('length', '?')} words, round-robin."
     ]

@@ -129,7 +129,7 @@ def test_isolation_section_runs_and_renders(tiny_folder, tmp_path, monkeypatch):
     ):
         assert row in summary, summary
     # the slow graph is stopped either way: by its CPU budget, or, on a machine other jobs
-    # keep busy, by the wall-clock cap on waiting for a CPU (upload/client.py Deadline)
+    # keep busy, by the wall-clock cap on waiting for a CPU (upload/deadline.py)
     assert (
         "stopped: it took longer than 2 s" in summary
         or "too busy to give it 2 s of CPU time" in summary

@@ -178,6 +178,25 @@ def test_browser_section_times_clicks_and_sentences_in_the_page(server):
     assert "| Browser (softmax model): a new sentence → the view painted (n = 1) |" in table
 
 
+def test_classroom_section_times_a_cell_click_a_lecture_step_and_presenter_mode(server):
+    """#21's bench rows run against the real server and browser (numbers not asserted)."""
+    from bench.classroom import classroom
+
+    out = classroom(cells=1, steps=1, presenter_reruns=2, warmup=0, server=server)
+    for key in ("cell_click", "lecture_step"):
+        s = out[key]
+        assert s["n_failed"] == 0 and s["paint"]["n"] == 1, s["errors"]
+        assert all(0 < t < 60_000 for t in s["paint_ms"])
+    assert out["lecture_step"]["steps"] == [2]
+    assert out["head_click_same_run"]["paint"]["n"] == 1  # the same run's baseline
+    for mode in ("off", "on"):
+        assert out["presenter"][mode]["rerun"]["n"] == 2
+    table = render({"machine": {}, "classroom": out})
+    assert "click a heatmap cell → the row bars painted (n = 1) |" in table
+    assert "lecture path, Next or Previous → the step painted (n = 1) |" in table
+    assert "| Presenter mode: a head change's rerun on the server, present=1 vs off" in table
+
+
 SEGMENTED_APP = """
 import numpy as np
 import plotly.graph_objects as go

@@ -29,13 +29,59 @@ def violations(page) -> list[dict]:
     return [v for v in found if v.get("impact") in SERIOUS]
 
 
+# The level of every heading on the page, in document order.
+HEADINGS_JS = """() => Array.from(document.querySelectorAll('h1, h2, h3, h4, h5, h6'))
+  .map(h => [Number(h.tagName[1]), h.textContent.slice(0, 40)])"""
+
+
+def heading_faults(levels: list[list]) -> list[str]:
+    """What is wrong with a page's outline: not exactly one h1, first, or a heading more
+    than one level below the one before it (axe's "heading-order", a moderate rule)."""
+    faults = [] if [n for n, _ in levels].count(1) == 1 and levels[0][0] == 1 else ["one h1"]
+    for (before, _), (level, text) in zip(levels, levels[1:], strict=False):
+        if level > before + 1:
+            faults.append(f"h{before} then h{level}: {text}")
+    return faults
+
+
 @pytest.mark.parametrize("path", PAGES)
 def test_no_serious_accessibility_violation(page, server_url, path):
+    """... and the outline has one h1 and skips no level (#20 item 20)."""
     page.goto(f"{server_url}/{path}")
     wait_idle(page)
     page.wait_for_selector("h1")
+    assert heading_faults(page.evaluate(HEADINGS_JS)) == [], path
     found = violations(page)
     assert found == [], [
         (v["id"], v["impact"], [(n["target"], n["failureSummary"][:160]) for n in v["nodes"]][:3])
         for v in found
     ]
+
+
+# Per plot: the title's box and the toolbar's (None when it is not drawn).
+TOOLBAR_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(el => {
+  const box = e => { if (!e) return null; const b = e.getBoundingClientRect();
+    return b.width && b.height ? [b.left, b.top, b.right, b.bottom] : null; };
+  return {title: box(el.querySelector('.gtitle')), bar: box(el.querySelector('.modebar'))};
+})"""
+
+
+def test_the_toolbar_leaves_titles_readable_on_a_phone(browser, server_url):
+    """#20 item 20: at 390 × 844 plotly's toolbar covered the heatmap's title."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True)
+    phone = context.new_page()
+    try:
+        phone.goto(f"{server_url}/visualizer")
+        wait_idle(phone)
+        phone.wait_for_selector(".js-plotly-plot .gtitle")
+        plots = phone.evaluate(TOOLBAR_JS)
+        phone.hover(".js-plotly-plot")  # the toolbar shows while the pointer is over it
+        plots += phone.evaluate(TOOLBAR_JS)
+    finally:
+        context.close()
+    titled = [p for p in plots if p["title"]]
+    assert titled
+    for p in titled:
+        if p["bar"]:
+            (l1, t1, r1, b1), (l2, t2, r2, b2) = p["title"], p["bar"]
+            assert min(r1, r2) <= max(l1, l2) or min(b1, b2) <= max(t1, t2), p

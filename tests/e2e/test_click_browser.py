@@ -1,4 +1,5 @@
-"""End to end in headless Chromium: clicking a heatmap cell picks its query token, and
+"""End to end in headless Chromium: clicking a heatmap cell (the attention view's, the mask
+view's panels) picks its query token, and
 ▶ play steps through the queries in the browser, with no rerun of the script."""
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ PLAYED_TITLES_JS = """(key) => {
   window.__titles.add(gd.layout.title.text);
   return [...window.__titles];
 }"""
-CELL_JS = """([key, row, col]) => {
+CELL_JS = """([key, row, col, panel]) => {
   const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
-  const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, box = gd.getBoundingClientRect();
+  const s = panel || '', full = gd._fullLayout, box = gd.getBoundingClientRect();
+  const xa = full['xaxis' + s], ya = full['yaxis' + s];
   return [box.left + xa._offset + xa.l2p(col), box.top + ya._offset + ya.l2p(row)];
 }"""
 
@@ -63,3 +65,15 @@ def test_clicking_a_cell_of_row_5_selects_query_5_everywhere(page, server_url):
     page.locator(".st-key-rec_play .updatemenu-button").first.click()
     page.wait_for_function(f"({PLAYED_TITLES_JS})('rec_play').length >= 4", polling=100)
     assert page.evaluate("window.__reruns") == 0
+    # a click on a cell of the mask view's weights panel (row 3) picks query 3 there too
+    page.locator(".st-key-mask_panels").scroll_into_view_if_needed()
+    x, y = page.evaluate(CELL_JS, ["mask_panels", 3, 1, "3"])
+    page.mouse.click(x, y)
+    wait_idle(page)
+    page.get_by_text("Outlined: the row of query 3").wait_for()
+    outlined = page.evaluate(
+        "() => document.querySelector('.st-key-mask_panels .js-plotly-plot')"
+        ".layout.shapes.map(s => s.y0 + 0.5)"
+    )
+    assert outlined == [3, 3, 3]
+    assert not page.locator('[data-testid="stException"]').count()

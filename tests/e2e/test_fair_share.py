@@ -29,7 +29,6 @@ import threading
 import time
 
 import psutil
-from streamlit.proto.BackMsg_pb2 import BackMsg
 
 from bench.stclient import Session
 from tests.helpers.browser import SCREENSHOTS
@@ -102,18 +101,7 @@ async def _typist(ws: str, seconds: float, seed: int) -> int:
 async def _flood(ws: str, seconds: float, rate: float = 500.0) -> int:
     async with Session(ws, dict(QUERY), timeout_s=120) as s:
         await s.open()
-        text = s.last.widget("text", "Type a sentence")
-        sent, start = 0, time.monotonic()
-        while (elapsed := time.monotonic() - start) < seconds:
-            if sent < elapsed * rate:
-                msg = BackMsg()
-                msg.rerun_script.query_string = s.query_string
-                msg.rerun_script.page_script_hash = s.page_script_hash
-                msg.rerun_script.widget_states.widgets.append(text.state(f"flood {sent}"))
-                await s._ws.send(msg.SerializeToString())
-                sent += 1
-            else:
-                await asyncio.sleep(0.002)
+        sent = await s.flood("Type a sentence", rate, seconds)
         await s.rerun()  # it still gets an answer afterwards
     return sent
 

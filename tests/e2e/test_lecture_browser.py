@@ -15,6 +15,17 @@ FIGURE = (
 )
 
 
+BAR_JS = """([key, col]) => {
+  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, box = gd.getBoundingClientRect();
+  return [box.left + xa._offset + xa.l2p(col - 0.2), box.top + ya._offset + ya.l2p(1.0)];
+}"""
+SHADED_JS = """(key) => {
+  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  return gd.layout.shapes[0].x0 + 0.5;
+}"""
+
+
 def _step_shown(page, n: int) -> None:
     page.get_by_role("heading", name=f"{n}. {STEPS[n - 1].title}", level=2).wait_for()
     figure = page.locator(FIGURE).first
@@ -37,6 +48,16 @@ def test_walk_the_lecture_with_next_and_open_a_step_from_its_link(page, server_u
             wait_idle(page)
         _step_shown(page, n)
     assert page.get_by_role("button", name="Next").is_disabled()
+    page.goto(f"{server_url}/lecture?step=7")  # the block: click token 3's attention bar
+    wait_idle(page)
+    page.get_by_text("Token 15 ").wait_for()  # nothing picked: the last token
+    page.locator(".st-key-block_contributions").scroll_into_view_if_needed()
+    x, y = page.evaluate(BAR_JS, ["block_contributions", 3])
+    page.mouse.click(x, y)
+    wait_idle(page)
+    page.get_by_text("Token 3 ").wait_for()
+    shaded = page.evaluate(SHADED_JS, "block_contributions")
+    assert shaded == 3, shaded
     page.goto(f"{server_url}/lecture?step=4")
     wait_idle(page)
     _step_shown(page, 4)

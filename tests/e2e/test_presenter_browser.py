@@ -35,6 +35,26 @@ def _presented(page, key: str, tokens: int) -> dict:
     return m
 
 
+def _block_step_presented(page, server_url: str) -> None:
+    """The block step's main figure (the graph's numbers, #21 item 2) at 1280×720: above
+    the fold, every token labelled, text at least 20 px."""
+    page.goto(f"{server_url}/lecture?present=1&step=7")
+    wait_idle(page)
+    page.locator(".st-key-block_contributions .js-plotly-plot .main-svg").first.wait_for()
+    m = page.evaluate(MEASURE, "block_contributions")
+    assert 0 <= m["top"] and m["bottom"] <= m["height"], m
+    assert m["font"] >= 20 and m["hover"] >= 20, m
+    assert sorted(int(label.split("·")[0]) for label in m["x"]) == list(range(SIXTEEN)), m
+    metrics = page.locator('[data-testid="stMetric"]')  # the token's shares, label and value
+    assert metrics.count() == 3
+    sizes = metrics.evaluate_all(
+        """els => els.flatMap(e => [...e.querySelectorAll('[data-testid="stMetricLabel"] p,'
+        + ' [data-testid="stMetricValue"]')].map(t => parseFloat(getComputedStyle(t).fontSize)))"""
+    )
+    assert len(sizes) == 6 and min(sizes) >= 20, sizes
+    assert not page.locator('[data-testid="stException"]').count()
+
+
 @pytest.mark.parametrize(("width", "height"), [(1920, 1080), (1280, 720)])
 def test_presenter_mode_on_a_projector(browser, server_url, width, height):
     context = browser.new_context(viewport={"width": width, "height": height})
@@ -51,6 +71,9 @@ def test_presenter_mode_on_a_projector(browser, server_url, width, height):
             m = page.evaluate(MEASURE, "attn_big")
             assert len(m["x"]) == len(m["y"]) == 40 and m["font"] >= 20, m
             return
+        _block_step_presented(page, server_url)
+        page.goto(f"{server_url}/lecture?present=1")
+        wait_idle(page)
         page.get_by_role("button", name="Next").click()  # a rerun keeps presenting
         wait_idle(page)
         assert "present=1" in page.url and "step=2" in page.url, page.url

@@ -86,3 +86,28 @@ def test_every_word_is_labelled_on_translate_at_1280_px(narrow, server_url):
     narrow.wait_for_selector(".js-plotly-plot")
     narrow.wait_for_timeout(500)
     _check_axes(narrow.evaluate(TICKS_JS), 11, "translate")
+
+
+# Text that CSS cuts with an ellipsis: the sidebar's page names and metric labels.
+CUT_JS = r"""() => Array.from(document.querySelectorAll(
+    '[data-testid="stSidebarNav"] *, [data-testid="stMetricLabel"], [data-testid="stMetricLabel"] *'))
+  .filter(e => getComputedStyle(e).textOverflow === 'ellipsis' && e.scrollWidth > e.clientWidth + 1)
+  .map(e => e.textContent)"""
+# Each table's scroller: content beyond its box means rows or columns out of sight.
+TABLES_JS = r"""() => Array.from(document.querySelectorAll('[data-testid="stDataFrame"] .dvn-scroller'))
+  .map(e => [e.scrollHeight - e.clientHeight, e.scrollWidth - e.clientWidth])"""
+
+
+@pytest.mark.parametrize("path", ["/kernel", "/visualizer?view=predict", "/visualizer?view=stats"])
+def test_no_label_or_table_is_cut_at_1280_px(narrow, server_url, path):
+    """#20 item 11: no page name in the sidebar ("From encoder-decoder to transf…") and
+    no metric label ("max |softmax kernel − model's atte…") is cut; the Predictions and
+    Head statistics tables show every row and column without an inner scroll."""
+    narrow.goto(f"{server_url}{path}")
+    wait_idle(narrow)
+    if "view=" in path:  # the grid draws a moment after the run
+        narrow.wait_for_selector('[data-testid="stDataFrame"] .dvn-scroller')
+    narrow.wait_for_timeout(500)
+    assert narrow.evaluate(CUT_JS) == [], path
+    tables = narrow.evaluate(TABLES_JS)
+    assert all(h <= 2 and w <= 2 for h, w in tables), (path, tables)

@@ -139,6 +139,22 @@ def test_linear_fast_graph_has_no_t_by_t_tensor(tiny_exports):
     assert sequence_square(linear / contract.graph_file("linear", "inspect"))  # attn, scores
 
 
+def test_the_softmax_fast_graph_is_its_inspect_graph_pruned_to_the_logits(tiny_exports):
+    """export.graphs.prune_to_logits: one output, fewer nodes and no initializer that only
+    the analysis outputs need; its logits equal the inspect graph's to float32 rounding
+    (onnxruntime fuses more where the weights are no graph output)."""
+    model, folder = tiny_exports["softmax"]
+    inspect = onnx.load(str(folder / contract.graph_file("softmax", "inspect")))
+    fast = onnx.load(str(folder / contract.graph_file("softmax", "fast")))
+    assert [o.name for o in fast.graph.output] == ["logits"]
+    assert len(inspect.graph.output) > 1 and len(fast.graph.node) < len(inspect.graph.node)
+    assert {i.name for i in fast.graph.initializer} <= {i.name for i in inspect.graph.initializer}
+    onnx_model = open_model(folder, "softmax")
+    ids = random_ids(model, 16)[0].tolist()
+    fast_logits, logits = onnx_model.logits(ids), onnx_model.inspect(ids)["logits"][0]
+    assert max_abs_diff(fast_logits, logits) <= 1e-6
+
+
 def test_graphs_are_self_contained_and_dynamic(tiny_exports):
     for _, folder in tiny_exports.values():
         for path in folder.glob("*.onnx"):

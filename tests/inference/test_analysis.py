@@ -69,14 +69,14 @@ def test_the_recurrent_form_is_computed_on_request_and_equals_the_full_analysis(
 
 
 def test_whitespace_and_control_tokens_are_drawn_visibly():
-    from inference.analysis import visible
+    from inference.text_input import visible
 
     shown = [visible(t) for t in [" ", "\n", "\t", "\x00", "\x1b", "", "a b", "the", "é"]]
     assert shown == ["␣", "⏎", "⇥", "\\x00", "\\x1b", "∅", "a␣b", "the", "é"]
 
 
 def test_text_keeps_its_newlines_and_tabs_and_every_change_is_stated():
-    from inference.analysis import clean_text, left_out_notice
+    from inference.text_input import clean_text, left_out_notice
 
     assert clean_text("ROMEO:\n\tO, speak") == ("ROMEO:\n\tO, speak", [])
     text, notices = clean_text("a\x00b\r\nc")
@@ -115,7 +115,7 @@ def test_an_analysis_that_keeps_fewer_outputs_draws_the_same_scores(exported_dir
 def test_top_next_tokens_are_a_stable_sort_of_each_row():
     """Partition first, then sort the few ids at or above each row's k-th value: the same
     columns as a stable argsort of every row, ties in id order."""
-    from inference.analysis import top_next_columns
+    from inference.predictions import top_next_columns
 
     rng = np.random.default_rng(0)
     probs = np.round(rng.random((40, 30)), 1).astype(np.float32)  # (T, V), many ties

@@ -13,7 +13,8 @@ import time
 
 import pytest
 
-from inference.analysis import SUGGEST_BUDGET_S, SUGGESTED_WORDS, analyze, suggest
+from inference.analysis import analyze
+from inference.text_input import SUGGEST_BUDGET_S, SUGGESTED_WORDS, suggest
 from models.tokenizer import ALPHABET, UNK, encode, wordpiece_tokenizer
 from models.word_index import WordIndex, word_index
 from tests.helpers import EXPORTED

@@ -151,7 +151,7 @@ def test_kernels_reproduce_every_head_of_the_shipped_model(exported_dir: Path, k
     for layer in range(cfg.n_layer):
         for head in range(cfg.n_head):
             q, k = out["q"][layer, head], out["k"][layer, head]  # (T, D)
-            w = ml.kernel_weights(q, k, cfg.eps)
+            w = ml.kernel_weights(q, k, cfg.attn_eps)
             assert np.isfinite(w["exp"]).all() and np.isfinite(w["phi"]).all()
             own = w["exp"] if kind == "softmax" else w["phi"]
             diff = np.abs(own - out["attn"][layer, head]).max()
@@ -178,7 +178,7 @@ def test_shipped_linear_rows_sum_to_one_but_eps_share(exported_dir: Path):
     shipped linear model's went down to 0.007 here), and the exactly normalized kernel
     (eps = 0) is off the model's weights by at most s_i on row i."""
     model, out = _shipped(exported_dir, "linear")
-    eps = model.config.eps
+    eps = model.config.attn_eps
     sums = out["attn"].sum(-1)  # (L, H, T)
     share = eps / ((out["phi_q"] * out["normalizer"]).sum(-1) + eps)  # (L, H, T)
     assert sums.min() >= 0.99

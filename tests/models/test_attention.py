@@ -20,7 +20,7 @@ from models.config import ATTENTION_KINDS, ModelConfig
 from models.contract import inspect_outputs
 from models.feature_maps import FEATURE_MAPS, elu_feature_map
 
-CFG = ModelConfig(vocab_size=10, attention="linear", eps=1e-6)
+CFG = ModelConfig(vocab_size=10, attention="linear", attn_eps=1e-6)
 LINEAR = LinearAttention(CFG)
 SOFTMAX = SoftmaxAttention(ModelConfig(vocab_size=10))
 

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from models.config import ATTENTION_KINDS, ModelConfig
-from models.contract import inspect_outputs
+from models.contract import block_outputs, inspect_outputs
 from models.transformer import Transformer, sinusoidal_encoding
 
 
@@ -28,7 +28,11 @@ def test_inspect_cache_follows_contract(kind):
     model = make(kind)
     ids = torch.randint(0, 50, (1, 7))
     logits, cache = model(ids, inspect=True)
-    assert set(cache) | {"logits"} == set(inspect_outputs(kind))
+    assert set(cache) | {"logits"} == set(inspect_outputs(kind) + block_outputs(2))
+    assert cache["blocks.1.mlp.hidden"].shape == (7, model.cfg.d_mlp)
+    post = cache["blocks.0.resid_pre"] + cache["blocks.0.attn.out"] + cache["blocks.0.mlp.out"]
+    assert torch.allclose(cache["blocks.0.resid_post"], post, atol=1e-6)
+    assert torch.equal(cache["blocks.0.resid_post"], cache["blocks.1.resid_pre"])
     assert logits.shape == (1, 7, 50)
     assert cache["attn"].shape == (2, 2, 7, 7)
     assert cache["q"].shape == (2, 2, 7, 8)

@@ -259,3 +259,55 @@ def test_compare_says_heads_do_not_correspond():
     no_errors(at)
     captions = " ".join(c.value for c in at.caption)
     assert "heads do not correspond" in captions
+
+
+def test_the_recurrence_slider_sits_in_the_section_it_controls():
+    """#20 item 9: the slider of token i is drawn under the recurrent section's heading,
+    after the mask panels it does not control; y_i is not alone in its row (beside it:
+    the measured equivalence of the two forms)."""
+    at = new_app(model="linear", view="mask")
+    no_errors(at)
+    order = [
+        el.key or el.value if el.type in ("slider", "subheader") else getattr(el, "key", None)
+        for el in at.main
+        if el.type in ("slider", "subheader", "plotly_chart")
+    ]
+    rnn = next(o for o in order if str(o).startswith("Linear attention as an RNN"))
+    assert order.index("mask_panels") < order.index(rnn) < order.index("rec_step")
+    assert order.index("rec_step") < order.index("rec_state")
+    rows = [b for b in at.main if b.type == "flex_container"]
+    row_of_y = next(r for r in rows if any(getattr(e, "key", None) == "rec_y" for e in r))
+    assert [e for e in row_of_y if e.type == "metric"], "y_i shares its row with the check"
+
+
+def test_predictions_open_on_the_last_position_with_a_next_word():
+    """#20 item 11: the view opens at T - 2 (default sentence: "to", predicting "mary"),
+    not after the final full stop, where there is no next word to compare with."""
+    at = new_app(view="predict")
+    no_errors(at)
+    slider = at.select_slider(key="pred_pos")
+    tokens = at.dataframe[0].value["token"].tolist()
+    assert slider.value == len(tokens) - 2
+    table = at.dataframe[0].value
+    assert table["#1 next"].iloc[slider.value] == tokens[-2 + 1]  # it predicts the next word
+
+
+def test_the_block_view_draws_the_chosen_layers_numbers_from_the_graph():
+    """#21 item 2 as a visualizer view (``?view=block``): layer 1's bars are the norms of
+    the graph's ``blocks.1.attn.out`` and ``mlp.out``; another layer draws other numbers."""
+    from inference.analysis import analyze
+    from inference.block import block_numbers, block_outputs
+    from ui import loaders
+
+    at = new_app(view="block", model="linear", layer=1)
+    no_errors(at)
+    bars = plotly_specs(at)[0]
+    assert bars["layout"]["title"]["text"].startswith("Block 1")
+    model = loaders.shipped_model("linear")
+    result = analyze(model, at.text_area(key="text").value, recurrent=False)
+    nums = block_numbers(block_outputs(model, result.ids, 1))
+    np.testing.assert_allclose(decode(bars["data"][0]["y"]), nums.norms["attn.out"], rtol=1e-5)
+    np.testing.assert_allclose(decode(bars["data"][1]["y"]), nums.norms["mlp.out"], rtol=1e-5)
+    at.selectbox(key="layer").set_value(0).run()
+    no_errors(at)
+    assert differ(decode(plotly_specs(at)[0]["data"][0]["y"]), nums.norms["attn.out"])

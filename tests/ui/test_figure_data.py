@@ -83,6 +83,10 @@ def run_case(model: str, view: str, extra: dict) -> dict:
     ]
     for fig in data["plotly"]:  # the click layer and play (#21) are new: the rest is compared
         fig["data"] = [trace for trace in fig["data"] if trace.get("name") != CLICK]
+        for trace in fig["data"]:  # clickable bars (#21): a key's bar picks it as the query
+            if trace.get("type") == "bar":
+                trace.pop("customdata", None)
+                trace.pop("unselected", None)
         fig.pop("frames", None)
         fig["layout"].pop("updatemenus", None)
     data["tables"] = [t for t in data["tables"] if t["columns"][0] != WALKTHROUGH_KEY]

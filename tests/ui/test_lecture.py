@@ -3,12 +3,18 @@ step is the URL's, Previous / Next walk the path."""
 
 from __future__ import annotations
 
+import json
 import urllib.parse
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from inference.analysis import analyze
+from inference.block import block_numbers, block_outputs
 from tests.helpers.pages import APP, open_page
+from tests.ui import figure_data as fd
+from ui import loaders
 from ui.lecture.story import STEPS
 
 
@@ -105,3 +111,38 @@ def test_a_link_to_a_step_that_is_not_one_says_so_and_opens_step_1():
     at2.query_params["step"] = "4"
     open_page("lecture", at2.run())
     assert at2.header[0].value.startswith("4. ") and not at2.warning
+
+
+BLOCK_STEP = next(n for n, s in enumerate(STEPS, start=1) if s.title == "The transformer block")
+
+
+@pytest.mark.parametrize("model", ["softmax", "linear"])
+def test_the_block_step_shows_the_graphs_numbers(model):
+    """#21 item 2: the block step of layer 1 draws what attention and the MLP add to each
+    token (bars = the norms of the graph's ``blocks.1.attn.out`` / ``mlp.out``), the
+    last token's in + attention + MLP = out (row 4 = rows 1-3 summed), and the diagram
+    with that token's norm in each of its 8 boxes."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update(step=str(BLOCK_STEP), model=model, layer="1")
+    open_page("lecture", at.run())
+    assert not at.exception, [e.value for e in at.exception]
+    bars, token_sum, flow = (fd.decoded(json.loads(c.proto.spec)) for c in at.get("plotly_chart"))
+    sel_text = at.text_area(key="text").value
+    shipped = loaders.shipped_model(model)
+    result = analyze(shipped, sel_text, recurrent=False)
+    nums = block_numbers(block_outputs(shipped, result.ids, 1))
+    assert bars["layout"]["title"]["text"].startswith("Block 1")
+    np.testing.assert_allclose(bars["data"][0]["y"], nums.norms["attn.out"], rtol=1e-5)
+    np.testing.assert_allclose(bars["data"][1]["y"], nums.norms["mlp.out"], rtol=1e-5)
+    rows = np.asarray(token_sum["data"][0]["z"])  # (4, C)
+    np.testing.assert_allclose(rows[3], rows[:3].sum(0), atol=1e-4)
+    np.testing.assert_allclose(rows[0], nums.tensors["resid_pre"][-1], atol=1e-6)
+    boxes = [a["text"] for a in flow["layout"]["annotations"] if "‖x‖" in a["text"]]
+    assert len(boxes) == 8
+    assert f"‖x‖ = {nums.norms['resid_post'][-1]:.2f}" in boxes[-1]
+    assert any("max |out − (in + attention + MLP)|" in c.value for c in at.caption)
+    share = nums.added_share(result.T - 1)  # the last token's shares, as large metrics
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["attention wrote"] == f"{share['attn.out']:.0%}"
+    assert metrics["the MLP wrote"] == f"{share['mlp.out']:.0%}"
+    assert token_sum["layout"]["title"]["text"].startswith("Block 1, token “")

@@ -71,15 +71,15 @@ def test_beta_slider_moves_from_uniform_to_one_hot():
 
 def test_softmax_model_check_on_soft_hard_page():
     at = open_page("soft-hard")
-    assert float(metric(at, "model's attention")) <= 1e-5
+    assert float(metric(at, "softmax₁(scores) − model|")) <= 1e-5
 
 
 def test_kernel_and_reordering_measurements():
     at = open_page("kernel")
     assert float(metric(at, "max |left − right|")) <= 1e-9
-    assert float(metric(at, "kernel − model's attention")) <= 1e-6
+    assert float(metric(at, "− model|")) <= 1e-6
     at.radio(key="model").set_value("linear").run()
-    assert float(metric(at, "kernel − model's attention")) <= 1e-6
+    assert float(metric(at, "− model|")) <= 1e-6
     captions = " ".join(c.value for c in at.caption)
     assert "φ(qᵢ)ᵀzᵢ / (φ(qᵢ)ᵀzᵢ + ε)" in captions and "below 1" in captions
 
@@ -105,13 +105,13 @@ def test_kernel_page_on_every_head(kind):
         for head in range(cfg.n_head):
             at.selectbox(key="head").set_value(head).run()
             no_errors(at)
-            assert float(metric(at, "kernel − model's attention")) <= 1e-6, (layer, head)
+            assert float(metric(at, "− model|")) <= 1e-6, (layer, head)
             exp_w, phi_w = heatmaps(at)[:2]
             assert np.isfinite(exp_w).all() and np.isfinite(phi_w).all(), (layer, head)
             assert np.allclose(exp_w.sum(1), 1.0)
             if kind == "linear":
                 sums = out["attn"][layer, head].sum(-1)  # (T,)
-                shown = float(metric(at, "smallest row sum"))
+                shown = float(metric(at, "smallest φ row sum"))
                 assert shown == pytest.approx(sums.min(), rel=2e-3, abs=1e-6)
                 assert np.allclose(phi_w, out["attn"][layer, head], atol=1e-6)
 

@@ -37,6 +37,8 @@ def _expected(at, sampling: Sampling) -> np.ndarray:
 def test_temperature_and_top_p_reshape_the_next_token_bars():
     at = open_page("visualizer")
     at.segmented_control(key="view").set_value("predict").run()
+    last = at.select_slider(key="pred_pos").options[-1]  # the view opens at T - 2
+    at.select_slider(key="pred_pos").set_value(int(last.split(":")[0])).run()
     names, greedy = _bars(at)  # the model's own distribution
     at.radio(key="gen_mode").set_value("sample").run()
     at.slider(key="gen_top_p").set_value(0.5).run()

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from inference.analysis import EmptyInput
+from inference.text_input import EmptyInput
 from tests.helpers import EXPORTED
 from ui.selection import Selection
 

@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 from tests.helpers import ROOT
 from tests.helpers.gpt2_folder import gpt2_model, save_folder
 from tests.helpers.pages import open_page
-from ui import served
+from ui import served, served_cache
 from ui.shared import SharedCache
 from ui.text import plain
 from ui.visualizer import VIEWS
@@ -117,7 +117,7 @@ def app_with_served(served_models, monkeypatch):
 
     _, folder, models = served_models
     monkeypatch.setattr(sys, "argv", ["app.py", "--model", str(folder), "--model", "x/broken"])
-    monkeypatch.setenv(served.CACHE_VARIABLE, str(models.root))
+    monkeypatch.setenv(served_cache.CACHE_VARIABLE, str(models.root))
     loaders.served_models.clear()
     yield
     loaders.served_models.clear()
@@ -203,7 +203,7 @@ def test_half_written_conversions_of_a_stopped_server_are_removed(tmp_path):
     mine = tmp_path / f".gpt2-0123.{os.getpid()}.tmp"  # still converting
     for folder in (gone, mine, tmp_path / "gpt2-0123"):
         folder.mkdir()
-    served.remove_stale(tmp_path)
+    served_cache.remove_stale(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [mine.name, "gpt2-0123"]
 
 
@@ -214,7 +214,7 @@ def test_a_served_model_is_ready_without_any_visitor(served_models):
     from deploy.launch import free_port
 
     _, folder, models = served_models
-    env = {**os.environ, served.CACHE_VARIABLE: str(models.root), "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, served_cache.CACHE_VARIABLE: str(models.root), "PYTHONPATH": str(ROOT)}
     cmd = [sys.executable, "-m", "ui.launch", "--server.port", str(free_port())]
     cmd += ["--server.headless", "true", "--", "--model", str(folder)]
     with tempfile.TemporaryFile() as log:

@@ -40,10 +40,16 @@ def test_three_translations_beside_the_gold_one(page):
 
 
 def test_every_view_draws(page):
+    """... and says what it shows in words: no raw Python True / False (#20 item 10)."""
+    import re
+
     for view in ("alignment", "steps", "self-attention", "context"):
         page.segmented_control(key="tview").set_value(view).run()
         no_errors(page)
         assert page.get("plotly_chart"), view
+        texts = [e.value for kind in ("markdown", "caption", "info") for e in page.get(kind)]
+        assert not [t for t in texts if re.search(r"\b(True|False|None)\b", str(t))], view
+    assert any("read the same vector: all 128 numbers" in c.value for c in page.caption)
 
 
 def test_the_alignment_matrix_overlays_the_gold_alignment(page):
@@ -80,7 +86,7 @@ def test_bad_input_is_one_clear_note(text, note):
 def test_the_lesson_walks_the_path_on_live_numbers():
     at = open_page("encoder-decoder")
     no_errors(at)
-    titles = [h.value for h in at.subheader]
+    titles = [h.value for h in at.header]  # h2 under the page title (#20 item 20)
     assert titles[0].startswith("1. An encoder-decoder") and titles[-1].startswith("6.")
     before = [c.value for c in at.caption if "Mean |f̂ − f|" in c.value]
     at.slider(key="nw_width").set_value(1.5).run()

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import ROOT, hostile_gen
-from upload.client import Deadline, Worker, run_queue_wait
+from upload.client import Worker
+from upload.deadline import Deadline, run_queue_wait
 from upload.errors import UploadError, WorkerError
 from upload.limits import WAIT_FACTOR
 from upload.load import load_upload

@@ -3,9 +3,15 @@ export; any change of the data is a new export; the cache stays within its bytes
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import numpy as np
+import pytest
 
 from tests.helpers.checkpoints import tiny_checkpoint
+from upload import opened
+from upload.errors import UploadError
 from upload.export_cache import EXPORTS, ExportCache, export_key
 from upload.load import load_upload
 
@@ -50,17 +56,41 @@ def test_least_recently_used_graphs_leave_first_and_big_ones_are_not_kept():
     assert (cache.hits, cache.misses) == (3, 2)
 
 
-def test_a_second_upload_of_the_same_weights_is_not_exported_again(tmp_path):
+def test_a_second_upload_of_the_same_weights_is_not_exported_again(tmp_path, monkeypatch):
+    """Identical uploads share one opened model (upload/opened.py) while a session holds
+    it; after the last one lets go it is freed, and the next identical upload's graphs
+    come from the export cache. Other weights are exported and opened anew."""
     first = tiny_checkpoint(tmp_path / "teacher.safetensors", seed=11)
     other = tiny_checkpoint(tmp_path / "other.safetensors", seed=12)
-    hits = EXPORTS.hits
+    gc.collect()  # an earlier test's dropped upload must not be freed in the middle of this one
+    hits, held = EXPORTS.hits, opened.open_bytes()
     a = load_upload({"teacher.safetensors": first.read_bytes()})
-    assert EXPORTS.hits == hits  # exported
+    assert EXPORTS.hits == hits and opened.open_bytes() > held  # exported, opened
+    one = opened.open_bytes() - held
     b = load_upload({"student-copy.safetensors": first.read_bytes()})  # same bytes, new name
-    assert EXPORTS.hits == hits + 1
-    assert b.name == "upload: student-copy.safetensors"
+    assert b.name == "upload: student-copy.safetensors" and a.name == "upload: teacher.safetensors"
+    assert b.card.checkpoint == "student-copy.safetensors"
+    assert b.inspect_session is a.inspect_session and b.weights is a.weights  # shared
+    assert opened.open_bytes() == held + one  # no second copy
     ids = [1, 2, 3]
     np.testing.assert_array_equal(a.inspect(ids)["attn"], b.inspect(ids)["attn"])
     c = load_upload({"other.safetensors": other.read_bytes()})
-    assert EXPORTS.hits == hits + 1  # other weights: exported
+    assert EXPORTS.hits == hits  # other weights: exported
+    assert c.inspect_session is not a.inspect_session
     assert not np.array_equal(a.inspect(ids)["attn"], c.inspect(ids)["attn"])
+    teachers = weakref.ref(a.shared)
+    del a, b
+    gc.collect()
+    assert teachers() is None  # the last session let go: the teacher's model was freed
+    assert opened.open_bytes() == held + one  # c's only
+    again = load_upload({"teacher.safetensors": first.read_bytes()})
+    assert EXPORTS.hits == hits + 1  # opened again from the cached graphs, not exported
+    # Past the server's budget for open uploads, a new one is one line, before any export
+    # (no worker's CPU spent on a model that cannot be opened); the open ones work.
+    monkeypatch.setattr(opened, "OPEN_UPLOADS_BYTES", opened.open_bytes() + 1)
+    third = tiny_checkpoint(tmp_path / "t.safetensors", 13).read_bytes()
+    misses = EXPORTS.misses
+    with pytest.raises(UploadError, match=r"^third.safetensors: the server holds .* MB"):
+        load_upload({"third.safetensors": third})
+    assert EXPORTS.misses == misses  # refused before the export cache was even asked
+    assert again.inspect(ids)["attn"].shape[-1] == 3

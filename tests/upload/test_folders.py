@@ -25,6 +25,8 @@ from upload.convert import main
 from upload.errors import UploadError
 from upload.folder_layout import folder_files
 from upload.folders import read_folder
+from upload.formats.hf_gpt2 import gpt2_config
+from upload.limits import local_file_limits
 from upload.load import load_upload
 
 LOGITS_RTOL, ATTN_ATOL = 1e-4, 1e-5
@@ -200,19 +202,35 @@ def test_sharded_weights_are_named(tmp_path):
         folder_files(tmp_path)
 
 
+CONFIG_REFUSALS = [
+    ({"activation_function": "relu"}, "activation_function 'relu' is not supported"),
+    ({"n_layer": "2"}, "'n_layer' must be a positive integer, got '2'"),
+    ({"layer_norm_epsilon": 2}, "layer_norm_epsilon must be a number in (0, 1), got 2"),
+    ({"n_inner": -1}, "'n_inner' must be a positive integer or null"),
+    ({"scale_attn_by_inverse_layer_idx": True}, "'scale_attn_by_inverse_layer_idx' is true"),
+    ({"reorder_and_upcast_attn": True}, "'reorder_and_upcast_attn' is true"),
+    ({"scale_attn_weights": False}, "'scale_attn_weights' is false"),
+    ({"model_type": "llama"}, "model_type 'llama'"),
+    ({"n_head": 0}, "'n_head' must be a positive integer"),
+    ({"n_head": 3}, "n_embd=16 is not divisible by n_head=3"),
+]
+
+
+@pytest.mark.parametrize("change, message", CONFIG_REFUSALS)
+def test_a_refused_config_names_the_file_and_the_field(good_folder, change, message):
+    """The worker's reading of config.json (``gpt2_config``), called here directly: one
+    case per refusal. The command line's path to it is the next test's."""
+    config = json.loads((good_folder / "config.json").read_text())
+    with pytest.raises(UploadError) as refusal:
+        gpt2_config({**config, **change}, "gpt2/config.json", local_file_limits(10**6))
+    line = str(refusal.value)
+    assert line.startswith("gpt2/config.json") and message in line and "\n" not in line, line
+
+
 @pytest.mark.parametrize(
     "change, message",
     [
-        ({"activation_function": "relu"}, "activation_function 'relu' is not supported"),
-        ({"n_layer": "2"}, "'n_layer' must be a positive integer, got '2'"),
-        ({"layer_norm_epsilon": 2}, "layer_norm_epsilon must be a number in (0, 1), got 2"),
-        ({"n_inner": -1}, "'n_inner' must be a positive integer or null"),
-        ({"scale_attn_by_inverse_layer_idx": True}, "'scale_attn_by_inverse_layer_idx' is true"),
-        ({"reorder_and_upcast_attn": True}, "'reorder_and_upcast_attn' is true"),
-        ({"scale_attn_weights": False}, "'scale_attn_weights' is false"),
-        ({"model_type": "llama"}, "model_type 'llama'"),
-        ({"n_head": 0}, "'n_head' must be a positive integer"),
-        ({"n_head": 3}, "n_embd=16 is not divisible by n_head=3"),
+        CONFIG_REFUSALS[0],
         (
             {"vocab_size": 301},
             "the tokenizer has 300 tokens (largest id 299) but the model has 301",

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from upload.errors import MAX_MESSAGE_CHARS, UploadError, WorkerError, shown
-from upload.intake import load_weights_only
+from upload.pickles import load_weights_only
 
 
 @pytest.mark.parametrize(

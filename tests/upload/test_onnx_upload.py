@@ -26,12 +26,14 @@ from models.tokenizer import build_tokenizer, wordpiece_tokenizer
 from models.transformer import Transformer
 from tests.helpers import EXPORTED, hostile, hostile_onnx
 from tests.helpers.nanogpt_layout import ARGS, ckpt_bytes, meta_bytes, nanogpt_state
+from tests.helpers.shared import built_once
 from upload.client import Worker
 from upload.convert import main
 from upload.formats.ours import read_ours
 from upload.limits import MAX_ONNX_NODES, WAIT_FACTOR
 from upload.load import load_upload
-from upload.onnx_checks import EXPORTER_OPS, MAX_PARTS, validate_onnx
+from upload.onnx_checks import EXPORTER_OPS, validate_onnx
+from upload.onnx_parse import MAX_PARTS
 from upload.sizes import activation_elements
 
 
@@ -50,8 +52,11 @@ def linear(tmp_path_factory):
         context_length=16, attention="linear",
     )  # fmt: skip
     model = Transformer(cfg).eval()
-    folder = tmp_path_factory.mktemp("linear")
-    export_model(model, folder, tokenizer, prefix="lin")
+
+    def build(folder):
+        export_model(model, folder, tokenizer, prefix="lin")
+
+    folder = built_once(tmp_path_factory, "onnx_upload_linear", build)  # read-only to tests
     graphs = {
         role: onnx.load(str(folder / f"lin.{role}.onnx")) for role in ("inspect", "fast", "step")
     }

@@ -9,7 +9,8 @@ import pytest
 
 from tests.helpers.gpt2_tokenizer import gpt2_style_tokenizer
 from upload.errors import UploadError
-from upload.tokenizer_spec import check_rows, check_spec, padding_rows, spec_from_json, vocab_note
+from upload.token_rows import check_rows, padding_rows, vocab_note
+from upload.tokenizer_spec import check_spec, spec_from_json
 
 
 def refused(match: str):

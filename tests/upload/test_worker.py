@@ -26,6 +26,7 @@ from models.transformer import Transformer
 from tests.helpers import ROOT, hostile_onnx
 from tests.helpers.checkpoints import tiny_checkpoint
 from tests.helpers.nanogpt_layout import ARGS, ckpt_bytes, nanogpt_state
+from tests.helpers.shared import built_once
 from upload import protocol
 from upload.errors import UploadError, WorkerError
 from upload.limits import MAX_UPLOAD_BYTES, UPLOAD_MEGABYTES
@@ -45,8 +46,11 @@ def graphs(tmp_path_factory) -> dict[str, onnx.ModelProto]:
         vocab_size=tokenizer.get_vocab_size(), n_layer=1, n_head=2, d_model=16, d_mlp=32,
         context_length=CONTEXT,
     )  # fmt: skip
-    folder = tmp_path_factory.mktemp("worker")
-    export_model(Transformer(cfg).eval(), folder, tokenizer, prefix="w")
+
+    def build(folder):
+        export_model(Transformer(cfg).eval(), folder, tokenizer, prefix="w")
+
+    folder = built_once(tmp_path_factory, "worker_graphs", build)  # xdist workers share it
     return {role: onnx.load(str(folder / f"w.{role}.onnx")) for role in ("inspect", "fast")}
 
 
@@ -166,7 +170,7 @@ i.inspect([1, 2]); i.close()
 f = load_upload({{"lm.onnx": open({str(foreign)!r}, "rb").read(),
                  "tokenizer.json": open({str(tok)!r}, "rb").read()}})
 f.inspect([1, 2]); f.close()
-readers = ["upload.intake", "upload.handlers", "upload.onnx_checks", "upload.formats.nanogpt",
+readers = ["upload.intake", "upload.pickles", "upload.handlers", "upload.onnx_checks", "upload.formats.nanogpt",
            "upload.formats.ours", "upload.onnx_wire", "upload.onnx_attention",
            "upload.onnx_foreign", "onnx", "torch"]
 print([name for name in readers if name in sys.modules])

@@ -43,7 +43,9 @@ def test_attention_heatmap_contents():
     np.testing.assert_allclose(np.asarray(hm.z), w)
     assert fig.layout.xaxis.title.text == "key"
     assert fig.layout.yaxis.title.text == "query"
-    assert fig.layout.yaxis.autorange == "reversed"  # first token at top
+    # first token at top; the cells' own ranges, whatever the click layer's markers pad
+    assert list(fig.layout.yaxis.range) == [T - 0.5, -0.5] and not fig.layout.yaxis.autorange
+    assert list(fig.layout.xaxis.range) == [-0.5, T - 0.5]
     assert (hm.zmin, hm.zmax) == (0.0, 1.0)
     assert hm.colorbar.title.text
     assert "query" in hm.hovertemplate and "key" in hm.hovertemplate

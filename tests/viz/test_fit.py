@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.viz.test_attention import causal, figure, heatmaps
-from viz import attention, fit, mask, style, tensors
+from viz import attention, fit, mask, play, style, tensors
 
 LENGTHS = (8, 64, 129, 256, 1024)
 D_HEAD = 64
@@ -85,11 +85,17 @@ def test_hover_stays_per_cell_with_both_tokens_and_the_weight(t):
 def test_the_main_heatmap_shrinks_its_rows_not_the_page(t):
     spec = attention.attention_with_row(causal(t), tokens(t), t - 1)
     height = spec["layout"]["height"]
-    assert height == min(fit.MAX_HEIGHT_PX, max(480, 22 * t + 260) + 260)  # as before, capped
-    heat_px = height - fit.MARGINS_PX - attention.ROW_GAP_PX - attention.ROW_PX
+    band = play.BUTTONS_PX if t <= play.MAX_FRAMES else 0  # ▶ play under the title
+    expected = min(fit.MAX_HEIGHT_PX, max(480, 22 * t + 260) + 260)  # as before, capped
+    assert height == min(fit.MAX_HEIGHT_PX, expected + band)
+    heat_px = height - band - fit.MARGINS_PX - attention.ROW_GAP_PX - attention.ROW_PX
     assert heat_px <= fit.COLUMN_PX  # cells about square in the attention view's column
     bars = spec["data"][1]
-    assert ("text" in bars) == (t * fit.BAR_TEXT_PX <= fit.COLUMN_PX)  # values on wide bars only
+    # values on bars wide enough at 1280 px (#20 item 11: upright, never shrunk below 13 px)
+    assert ("text" in bars) == (t * fit.BAR_TEXT_PX <= fit.HALF_1280_PX)
+    if "text" in bars:
+        assert bars["textangle"] == -90 and bars["textfont"]["size"] >= 13
+        assert spec["layout"]["uniformtext"] == {"minsize": 13, "mode": "show"}
     figure(spec)  # a valid plotly figure at every T
 
 
@@ -97,7 +103,7 @@ def test_short_sentences_look_as_before():
     """Up to 17 tokens every row keeps its 22 px and every token labels both axes."""
     for t in range(1, 18):
         spec = attention.attention_with_row(causal(t), tokens(t), 0)
-        assert spec["layout"]["height"] == max(480, 22 * t + 260) + 260
+        assert spec["layout"]["height"] == max(480, 22 * t + 260) + 260 + play.BUTTONS_PX
         axes = (spec["layout"]["xaxis"], spec["layout"]["yaxis"])
         assert all("nticks" not in axis for axis in axes)
     # beside another figure at a 1280 px window: square cells of HALF_1280_PX

@@ -44,6 +44,10 @@ def test_side_by_side_panels():
     assert np.array_equal(np.asarray(heats[1].z), b)
     assert heats[1].zmin == -1 and heats[1].zmax == 1  # symmetric diverging range
     assert [a.text for a in fig.layout.annotations] == ["A", "B", "A−B"]
+    # one set of row labels, on the first panel: beside the others they overlapped
+    shown = [fig.layout[f"yaxis{i or ''}"].showticklabels for i in ("", 2, 3)]
+    assert shown == [True, False, False]
+    assert all(h.colorbar.exponentformat == "power" for h in heats)  # no "500n" ticks
     seq = vl.side_by_side([a, a], ["x", "y"], TOKENS, diverging=False)
     assert _heatmaps(seq)[0].colorscale == go.Heatmap(colorscale=style.SEQUENTIAL).colorscale
     with pytest.raises(ValueError):

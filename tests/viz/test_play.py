@@ -41,3 +41,26 @@ def test_decoding_steps_play_one_bar_chart_per_step_with_escaped_titles():
     assert "&lt;b&gt;dog&lt;/b&gt;" in list(fig.data[0].x)
     with pytest.raises(ValueError, match="titles"):
         play.bar_steps(w, ["a", "b", "c"], ["one"])
+
+
+def test_the_title_stays_clear_of_the_play_buttons():
+    """#20 (seen at 1280 px): centred over a narrow plot the title sat behind ▶ play ❚❚
+    pause. The title hangs from the figure's top, the buttons stand on the plot, and the
+    top margin holds both (title line 1.25 × its size, buttons ~28 px)."""
+    import numpy as np
+
+    from viz import attention, play, style
+
+    w = np.tril(np.ones((6, 6))) / np.arange(1, 7)[:, None]
+    figures = [
+        attention.attention_with_row(w, list("abcdef"), 5, title="Layer 0, head 0"),
+        play.bar_steps(w, list("abcdef"), [f"step {i}" for i in range(6)]),
+        play.state_steps(np.ones((3, 4, 4)), np.ones((3, 4)), ["a", "b", "c"]),
+    ]
+    for fig in figures:
+        layout = fig["layout"]
+        title, menu = layout["title"], layout["updatemenus"][0]
+        assert (title["yref"], title["y"], title["yanchor"]) == ("container", 1.0, "top")
+        assert (menu["y"], menu["yanchor"]) == (1.0, "bottom")
+        title_px = title["pad"]["t"] + 1.25 * title.get("font", {}).get("size", style.TITLE_SIZE)
+        assert layout["margin"]["t"] >= title_px + 28 + menu["pad"]["b"] + 4

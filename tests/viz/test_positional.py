@@ -75,3 +75,11 @@ def test_pe_similarity():
     r = next(d for d in data if d["position i"] == 2 and d["position j"] == 5)
     assert r["similarity"] == pytest.approx(PE[2] @ PE[5])
     assert enc["color"]["scale"]["domain"][1] == pytest.approx(np.abs(PE @ PE.T).max())
+
+
+def test_titles_fit_a_half_width_chart():
+    """#20 item 11: at 1280 px the two heatmaps side by side have ~340 px for a title;
+    Vega cut "Positional encoding (position x di…" after 34 characters."""
+    for chart in (positional.pe_heatmap(PE.tolist()), positional.pe_similarity(PE.tolist())):
+        title = chart.to_dict()["title"]
+        assert len(title["text"]) <= 32, title["text"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import plotly.graph_objects as go
 import pytest
 
@@ -71,6 +73,10 @@ def test_shape_flow_draws_a_box_per_tensor_with_this_models_numbers(attention):
         assert not any("17, 17)" in t for t in texts)
     assert "W_O" in labels[-1].text and "W_Q" in labels[0].text
     assert len(fig.data) == 0 and fig.layout.font.size >= 16
+    # every line fits the figure at 1280 px (~100 characters; "concatenate heads (reshape
+    # copies: the transposed tensor is…" ran past its edge)
+    for text in [a.text for a in fig.layout.annotations]:
+        assert len(re.sub("<[^>]+>", "", text)) <= 92, text
 
 
 @pytest.mark.parametrize("n_stages", [9, 10, 30])

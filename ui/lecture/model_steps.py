@@ -9,14 +9,12 @@ import numpy as np
 import streamlit as st
 
 from lessons.architectures import layer_costs
-from ui import loaders, presenter, specs
+from ui import block_view, loaders, presenter, specs
 from ui.figures import plot, vega_lite
 from ui.lecture.step import Deeper, state
 from ui.lessons.scoring import scores_figure
 from ui.selection import Selection
 from ui.sidebar import EXAMPLES
-from viz.block import block_stages
-from viz.shapes import shape_flow_figure
 
 COPYING = EXAMPLES["Copying (induction)"]
 
@@ -62,15 +60,11 @@ def self_attention(sel: Selection) -> Deeper:
 
 
 def block(sel: Selection) -> Deeper:
-    """The pre-LN block as boxes and arrows with this model's shapes."""
-    cfg = sel.model.config
-    stages = block_stages(1, sel.result.T, cfg.d_model, cfg.d_mlp, cfg.n_head, cfg.attention)
-    title = (
-        f"One block of the {cfg.attention} model (× {cfg.n_layer}): d_model = {cfg.d_model}, "
-        f"d_mlp = {cfg.d_mlp}, H = {cfg.n_head}"
-    )
-    plot(shape_flow_figure(stages, title=title), key="lecture_block")
-    return Deeper("visualizer", "Q/K/V shapes inside the attention", state(sel, view="shapes"))
+    """The selected layer's block in numbers from the graph: what attention and the MLP
+    add to each token, one token's in + attention + MLP = out, and the block diagram with
+    this model's shapes and that token's norms (``ui.block_view``)."""
+    block_view.draw(sel)
+    return Deeper("visualizer", "The transformer block in the visualizer", state(sel, view="block"))
 
 
 def induction(sel: Selection) -> Deeper:

@@ -23,7 +23,7 @@ LONG = (
 
 
 def _fixed_context() -> None:
-    st.subheader("1. An encoder-decoder with a fixed context vector")
+    st.header("1. An encoder-decoder with a fixed context vector")
     st.markdown(
         "An RNN **encoder** reads the source word by word; its last hidden state, the "
         "**context vector** c, is all the **decoder** gets: it writes the translation one "
@@ -39,7 +39,7 @@ def _fixed_context() -> None:
 
 
 def _bleu() -> None:
-    st.subheader("2. Machine translation and its BLEU score")
+    st.header("2. Machine translation and its BLEU score")
     st.latex(
         r"\mathrm{BLEU} = \exp\Big(\min\big(0, 1 - \tfrac{\mathrm{len}_{\text{label}}}"
         r"{\mathrm{len}_{\text{pred}}}\big)\Big) \prod_{n=1}^{k} p_n^{1/2^n}"
@@ -62,7 +62,7 @@ def _bleu() -> None:
 
 
 def _kernel_regression() -> None:
-    st.subheader("3. Attention as kernel regression (Nadaraya–Watson)")
+    st.header("3. Attention as kernel regression (Nadaraya–Watson)")
     st.latex(
         r"f(x) = \sum_i \alpha(x, x_i)\, y_i,\qquad "
         r"\alpha(x, x_i) = \frac{K(x - x_i)}{\sum_j K(x - x_j)},\quad K(u) = e^{-u^2 / 2w^2}"
@@ -85,13 +85,13 @@ def _kernel_regression() -> None:
 
 
 def _scoring_and_attention() -> None:
-    st.subheader("4. Scoring functions")
+    st.header("4. Scoring functions")
     st.markdown(
         "Learned scores replace the fixed kernel: **additive** a(q, k) = w_vᵀ tanh(W_q q + "
         "W_k k) (Bahdanau et al. 2015) or **scaled dot product** qᵀk/√d."
     )
     link("scoring", "Scoring functions, on the model's own q and k", ":material/functions:")
-    st.subheader("5. Seq2seq with attention")
+    st.header("5. Seq2seq with attention")
     words, gold = LONG.split(), translate(LONG.split())
     out = decoding("bahdanau", tuple(words), None, False)
     st.markdown(
@@ -111,7 +111,7 @@ def _scoring_and_attention() -> None:
 
 
 def _transformer() -> None:
-    st.subheader("6. Self-attention, positions, heads: the transformer")
+    st.header("6. Self-attention, positions, heads: the transformer")
     st.markdown(
         "Let every word attend to every word of the same sentence (**self-attention**), "
         "add **positional encoding** (attention itself ignores order), run several "

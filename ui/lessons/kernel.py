@@ -21,7 +21,7 @@ INTRO = (
 
 
 def _similarities(sel) -> None:
-    eps = sel.model.config.eps
+    eps = sel.model.config.attn_eps
     st.latex(
         r"y_i = \frac{\sum_{j \le i} \operatorname{sim}(q_i, k_j)\, v_j}"
         r"{\sum_{j \le i} \operatorname{sim}(q_i, k_j) + \varepsilon},\qquad "
@@ -37,15 +37,21 @@ def _similarities(sel) -> None:
     kind = sel.model.config.attention
     own = exp_attn if kind == "softmax" else phi_attn
     c1, c2, c3 = st.columns(3)
+    # short labels: a metric's label is one line, cut at a third of the page at 1280 px
     c1.metric(
-        f"max |{kind} kernel − model's attention|",
+        f"max |{kind} − model|",
         f"{np.abs(own - sel.head_array('attn')).max():.1e}",
-        help="The kernel this model was trained with, recomputed in float64 from its q "
-        "and k" + (f", with the model's ε = {eps:g}." if kind == "linear" else "."),
+        help=f"max |{kind} kernel − model's attention|: the kernel this model was trained "
+        "with, recomputed in float64 from its q and k"
+        + (f", with the model's ε = {eps:g}." if kind == "linear" else "."),
     )
-    c2.metric("max |exp kernel − φ kernel| (weights)", f"{np.abs(exp_attn - phi_attn).max():.3f}")
+    c2.metric(
+        "max |exp − φ|",
+        f"{np.abs(exp_attn - phi_attn).max():.3f}",
+        help="max |exp kernel − φ kernel| over the normalized weights.",
+    )
     c3.metric(
-        "smallest row sum of the φ weights",
+        "smallest φ row sum",
         f"{phi_attn.sum(axis=1).min():.3g}",
         help="Over the queries of this head on this sentence.",
     )
@@ -62,7 +68,7 @@ def _similarities(sel) -> None:
 
 
 def _reordering(sel) -> None:
-    st.subheader("Reordering the products")
+    st.header("Reordering the products")
     st.latex(
         r"\underbrace{\big(\varphi(Q)\,\varphi(K)^\top\big)}_{T \times T}\,V"
         r"\;=\;\varphi(Q)\,\underbrace{\big(\varphi(K)^\top V\big)}_{d \times d}"

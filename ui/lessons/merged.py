@@ -64,7 +64,7 @@ def _parameters(sel) -> None:
     else:
         counts = ml.weight_parameter_counts(weights, sel.layer, sel.head, cfg.n_head)
         where = f"Counted on the model's weight arrays (L{sel.layer} H{sel.head})."
-    st.subheader("Parameters per head")
+    st.header("Parameters per head")
     st.latex(
         r"\underbrace{d_\text{model} \times 3\, d_\text{head}}_{Q,\,K,\,V}"
         rf" = {cfg.d_model} \times {3 * cfg.d_head} = {3 * cfg.d_model * cfg.d_head:,}"
@@ -103,12 +103,12 @@ def page(sel: Selection) -> None:
     n_head, C = sel.model.config.n_head, sel.model.config.d_model
     W_QK = ml.merged_qk(weights, sel.layer, sel.head, n_head)  # (C + 1, C + 1)
     _scores_check(sel, W_QK)
-    st.subheader("W_QK is low-rank")
+    st.header("W_QK is low-rank")
     labels = [*map(str, range(C)), "bias"]  # unique: drawn as they are, no position prefix
     title = f"W_QK of L{sel.layer} H{sel.head} ({C + 1} × {C + 1}, last row/column: the bias)"
     plot(vt.matrix_heatmap(W_QK, labels, labels, title, "key side", "query side"), key="lesson_wqk")
     _rank(sel, "W_QK", W_QK, "lesson_sv_qk")
-    st.subheader("W_OV: what the head writes")
+    st.header("W_OV: what the head writes")
     W_OV = ml.merged_ov(weights, sel.layer, sel.head, n_head)  # (C, C)
     _rank(sel, "W_OV", W_OV, "lesson_sv_ov")
     _parameters(sel)

@@ -60,7 +60,7 @@ def _compare_scores(sel) -> None:
 
 
 def _why_sqrt_d(sel) -> None:
-    st.subheader("Why divide by √d?")
+    st.header("Why divide by √d?")
     st.markdown(
         "If the entries of q and k are independent with mean 0 and variance 1, then "
         "q·k is a sum of d such products: its variance is **d** (Vaswani et al. 2017, "

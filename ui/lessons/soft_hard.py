@@ -80,10 +80,11 @@ def page(sel: Selection) -> None:
     if sel.model.config.attention == "softmax":
         model_attn = sel.head_array("attn")  # (T, T)
         diff = float(np.abs(ml.softmax_beta(scores, 1.0) - model_attn).max())
-        st.metric("max |softmax₁(scores) − model's attention|", f"{diff:.1e}")
+        st.metric("max |softmax₁(scores) − model|", f"{diff:.1e}",
+                  help="max |softmax₁(scores) − model's attention| over this head's weights.")  # fmt: skip
     else:
         st.caption(
             "This model uses linear attention, so its own weights are "
-            f"φ(qᵢ)·φ(kⱼ) / (φ(qᵢ)ᵀzᵢ + ε), ε = {sel.model.config.eps:g}, "
+            f"φ(qᵢ)·φ(kⱼ) / (φ(qᵢ)ᵀzᵢ + ε), ε = {sel.model.config.attn_eps:g}, "
             "not a softmax: here the softmax is applied to its q·k/√d as a what-if."
         )

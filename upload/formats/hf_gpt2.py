@@ -36,7 +36,8 @@ from upload.folder_layout import CONFIG, TOKENIZER, folder_files
 from upload.formats.local_weights import read_safetensors, read_torch_zip
 from upload.limits import MAX_JSON_BYTES, Limits
 from upload.sizes import check_config_size
-from upload.tokenizer_spec import check_rows, spec_from_json
+from upload.token_rows import check_rows
+from upload.tokenizer_spec import spec_from_json
 
 if TYPE_CHECKING:
     import torch

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from upload.errors import UploadError
-from upload.intake import check_state_dict, load_weights_only
 from upload.limits import MAX_ZIP_MEMBERS, Limits
+from upload.pickles import check_state_dict, load_weights_only
 
 if TYPE_CHECKING:
     import torch

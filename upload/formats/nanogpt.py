@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 from models.config import ModelConfig
 from upload.errors import UploadError
-from upload.intake import plain_unpickle, safe_torch_load
 from upload.limits import BROWSER, Limits
+from upload.pickles import plain_unpickle, safe_torch_load
 from upload.sizes import check_config_size, check_size
 from upload.tokenizer_spec import check_spec, spec_from_json
 from upload.training_info import plain_training

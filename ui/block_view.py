@@ -1,0 +1,103 @@
+"""The transformer block in numbers (#21 item 2): for the chosen layer and token, the
+residual stream in and out, what attention and the MLP add, and the block diagram with
+this model's shapes and the token's norm at every stage. Every number is the inspect
+graph's own block output (``inference.block``); the lecture's block step draws this.
+
+Click a token's bars to choose it (``ui.click``: the same query as the attention view's).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from inference.analysis import Analysis
+from inference.block import BlockNumbers, block_numbers, block_outputs, has_block_outputs
+from models import contract
+from ui import click, loaders, presenter, specs
+from ui.figures import plot
+from ui.selection import Selection
+from ui.text import plain
+from viz import block as vb
+from viz.shapes import shape_flow_figure
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _shared_numbers(name: str, text: str, layer: int, _ids: tuple[int, ...]) -> BlockNumbers:
+    return block_numbers(block_outputs(loaders.get_model(name), list(_ids), layer))
+
+
+def numbers(name: str, result: Analysis, layer: int) -> BlockNumbers:
+    """Block ``layer``'s numbers on ``result``'s sentence: cached across sessions for a
+    shipped or served model, computed for this session's upload.
+
+    Raises:
+        LookupError: if the model's graph has no block outputs.
+    """
+    if loaders.is_shared(name):
+        return _shared_numbers(name, result.text, layer, tuple(result.ids))
+    return block_numbers(block_outputs(loaders.get_model(name), result.ids, layer))
+
+
+def contributions(name, result, layer, token) -> dict:
+    """What attention and the MLP add to each token of block ``layer`` (``token`` shaded)."""
+    norms = numbers(name, result, layer).norms
+    return vb.contributions_figure(norms, result.display_tokens, token, layer)
+
+
+def token_sum(name, result, layer, token) -> dict:
+    """Token ``token``'s residual in + attention + MLP = residual out, by dimension."""
+    vec = numbers(name, result, layer).token(token)
+    return vb.token_sum_figure(vec, result.display_tokens[token], layer)
+
+
+def flow(name, result, layer, token) -> dict:
+    """The block diagram with this model's shapes and token ``token``'s norms."""
+    cfg = loaders.get_model(name).config
+    nums = numbers(name, result, layer)
+    norms = tuple(float(nums.norms[h][token]) for h in contract.BLOCK_HOOKS)
+    stages = vb.block_stages(1, result.T, cfg.d_model, cfg.d_mlp, cfg.n_head, cfg.attention,
+                             norms)  # fmt: skip
+    title = (
+        f"Block {layer} of {cfg.n_layer} ({cfg.attention}): d_model = {cfg.d_model}, "
+        f"d_mlp = {cfg.d_mlp}, H = {cfg.n_head}"
+    )
+    return shape_flow_figure(stages, title=title)
+
+
+CHART = "block_contributions"
+
+
+def chosen_token(result: Analysis) -> int:
+    """The token picked for this sentence (a clicked cell or bar, the attention view's
+    query), else the last one."""
+    t = click.chosen(tuple(result.tokens))
+    return t if t is not None and 0 <= t < result.T else result.T - 1
+
+
+def draw(sel: Selection, flow_too: bool = True) -> bool:
+    """The block view of ``sel``'s layer; False (and a one-line note) when the model's
+    graph has no block outputs."""
+    model, result, layer = sel.model, sel.result, sel.layer
+    if not has_block_outputs(model):
+        st.info(f"{sel.name}: its graph has no block outputs (blocks.{{l}}.resid_pre, ...).")
+        return False
+    t = chosen_token(result)
+    picked = click.on_click(CHART, tuple(result.tokens))
+    plot(specs.get(contributions, sel.name, result, layer, t), key=CHART, on_select=picked)
+    nums = numbers(sel.name, result, layer)
+    share = nums.added_share(t)
+    st.markdown(f"**Token {t} “{plain(result.display_tokens[t])}”: its residual stream out**")
+    cols = st.columns(3)  # big enough to read from the back row (st.caption is not)
+    cols[0].metric("was already in the stream", f"{share['resid_pre']:.0%}")
+    cols[1].metric("attention wrote", f"{share['attn.out']:.0%}")
+    cols[2].metric("the MLP wrote", f"{share['mlp.out']:.0%}")
+    with presenter.notes():
+        st.caption(
+            "Click a token's bars to pick another. Shares are projections on the residual "
+            f"out's direction. Measured from the graph: max |out − (in + attention + MLP)| "
+            f"= {nums.residual_gap:.1e}."
+        )
+    plot(specs.get(token_sum, sel.name, result, layer, t), key="block_token_sum")
+    if flow_too:
+        plot(specs.get(flow, sel.name, result, layer, t), key="block_flow")
+    return True
