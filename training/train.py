@@ -25,11 +25,13 @@ from tokenizers import Tokenizer
 from tqdm import tqdm
 
 from corpus.heldout import TRAIN_LINES, TRAIN_SEED, training_lines, validation_lines
+from inference import behaviour
 from models.checkpoint import save_checkpoint, shipped_checkpoint
 from models.config import ATTENTION_KINDS, ModelConfig
 from models.tokenizer import build_tokenizer
 from models.transformer import Transformer
 from training.eps_share import EPS_SHARE_WEIGHT, EpsShare
+from training.recall_rows import recall_batch
 
 
 def corpus_lines(corpus: Path | None) -> tuple[list[str], list[str], str]:
@@ -124,6 +126,7 @@ def train(
     on_checkpoint=None,
     checkpoint_every: int = 0,
     eps_share_weight: float = 0.0,
+    recall_share: float = 0.0,
 ) -> tuple[Transformer, dict]:
     """Train ``Transformer(cfg)`` with AdamW; returns the model and a training record.
 
@@ -134,6 +137,9 @@ def train(
     The record holds steps, batch size, tokens seen, wall time (s), the loss
     curve and the final validation loss (nats/token) and perplexity.
     ``on_checkpoint(model, step)`` is called every ``checkpoint_every`` steps (0: never).
+    ``recall_share`` (0..1) of each batch's rows are synthetic recall rows
+    (``training/recall_rows.py``: associative recall and repeated random words, Zoology's
+    recipe) instead of corpus windows.
     """
     torch.manual_seed(seed)
     random.seed(seed)
@@ -152,6 +158,8 @@ def train(
         betas=(0.9, 0.95),
     )
     data = batches(stream, batch_size, cfg.context_length, generator)
+    words = torch.tensor(behaviour.word_ids(tokenizer.get_vocab()), dtype=torch.long)  # (W,)
+    n_recall = round(batch_size * recall_share)
     penalty = EpsShare(model) if cfg.attention == "linear" and eps_share_weight > 0 else None
     curve, start = [], time.perf_counter()
     bar = tqdm(range(steps), desc=f"train {cfg.attention}", disable=not progress)
@@ -160,6 +168,9 @@ def train(
         for group in opt.param_groups:
             group["lr"] = lr_at(step, steps, lr, warmup=max(1, steps // 20))
         x, y = next(data)  # (B, T), (B, T)
+        if n_recall:
+            rx, ry = recall_batch(words, n_recall, cfg.context_length, generator)  # (R, T)
+            x, y = torch.cat([x[n_recall:], rx]), torch.cat([y[n_recall:], ry])  # (B, T)
         logits = model(x)  # (B, T, V)
         loss = F.cross_entropy(logits.flatten(0, 1), y.flatten())
         total = loss if penalty is None else loss + eps_share_weight * penalty.pop_penalty()
@@ -192,6 +203,8 @@ def train(
     }
     if penalty is not None:
         record["eps_share_weight"] = eps_share_weight
+    if n_recall:
+        record["recall_share"] = recall_share
     return model.eval(), record
 
 
@@ -226,6 +239,12 @@ def main(argv: list[str] | None = None) -> None:
         default=EPS_SHARE_WEIGHT,
         help="linear attention: weight of the penalty on eps's share of the normalizer",
     )
+    p.add_argument(
+        "--recall-share",
+        type=float,
+        default=0.0,
+        help="share of each batch's rows that are synthetic recall rows (0..1)",
+    )
     args = p.parse_args(argv)
     args.out = args.out or shipped_checkpoint(args.attention)
     args.tokenizer_out = args.tokenizer_out or args.out.parent / "tokenizer.json"
@@ -259,8 +278,11 @@ def main(argv: list[str] | None = None) -> None:
         on_checkpoint=on_checkpoint,
         checkpoint_every=args.checkpoint_every,
         eps_share_weight=args.eps_share_weight,
+        recall_share=args.recall_share,
     )
-    record["data"] = description
+    record["data"] = description + (
+        f" + {args.recall_share:.0%} synthetic recall rows" if args.recall_share else ""
+    )
     record["torch"] = torch.__version__
     record["cpu_threads"] = torch.get_num_threads()
     save_checkpoint(args.out, model, tokenizer, record)
