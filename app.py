@@ -13,6 +13,7 @@ from ui import (
     navigation,
     presenter,
     rerun_gate,
+    server_start,
     sidebar,
     translate,
     visualizer,
@@ -59,7 +60,7 @@ HOME = st.Page(
     visibility="hidden",
 )
 
-loaders.on_server_start()
+server_start.on_server_start()
 rerun_gate.notice()
 # (renderer, title, icon, url_path) of the lesson pages that share the visualizer's sidebar
 LESSON_PAGES = [

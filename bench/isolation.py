@@ -32,7 +32,8 @@ from bench import hostile
 from bench.common import cpu_model, sentence_of, trim_memory
 from inference.analysis import analyze
 from inference.measure import peak_rss_bytes, reset_peak_rss, rss_bytes, summarize
-from inference.runtime import ModelRunError, OnnxModel, load_graphs
+from inference.runtime import OnnxModel, load_graphs
+from inference.sessions import ModelRunError
 from models import contract
 from models.config import SHIPPED_KINDS
 from upload.client import Worker

@@ -26,6 +26,7 @@ import torch
 from tokenizers import Tokenizer
 from torch import nn
 
+from export.checks import check_graph, square_sequence_tensors
 from models import contract
 from models.attention import ATTENTION_REGISTRY
 from models.checkpoint import SHIPPED_DIR, load_checkpoint, shipped_checkpoint
@@ -75,71 +76,6 @@ class StepGraph(nn.Module):
     def forward(self, token, position, state, carried):
         """See ``Transformer.step``: (1, 1), (1,), (L, H, D, D), carried -> logits (1, V), S, ..."""
         return self.model.step(token, position, state, carried)
-
-
-def check_graph(path: Path, symbolic_inputs: dict[str, int] | None = None) -> onnx.ModelProto:
-    """Validate an exported graph and return it.
-
-    Args:
-        path: the ``.onnx`` file.
-        symbolic_inputs: input name -> axis that must be a symbolic dimension.
-
-    Raises:
-        ValueError: if the graph fails ``onnx.checker``, references external
-            data, or an axis that must be dynamic was frozen to a number.
-    """
-    model = onnx.load(str(path), load_external_data=False)
-    try:
-        onnx.checker.check_model(model, full_check=True)
-    except Exception as exc:  # onnx raises several checker error types
-        raise ValueError(f"{path.name}: onnx.checker failed: {exc}") from exc
-    for tensor in model.graph.initializer:
-        if tensor.data_location == onnx.TensorProto.EXTERNAL:
-            raise ValueError(f"{path.name}: initializer {tensor.name} uses external data")
-    for name, axis in (symbolic_inputs or {}).items():
-        inputs = {i.name: i for i in model.graph.input}
-        dim = inputs[name].type.tensor_type.shape.dim[axis]
-        if not dim.dim_param or dim.HasField("dim_value"):
-            raise ValueError(f"{path.name}: input {name} axis {axis} was frozen to {dim.dim_value}")
-    return model
-
-
-def square_sequence_tensors(model: onnx.ModelProto) -> list[str]:
-    """Names of the tensors whose inferred shape has the sequence axis twice (T x T).
-
-    Runs ``onnx.shape_inference`` (strict, with data propagation) on a copy of
-    ``model``; the sequence axis is the symbolic axis 1 of input ``input_ids``.
-
-    Raises:
-        ValueError: if inference fails, the input has no symbolic axis, or a tensor
-            is left without a full shape or with a symbolic size other than T (a
-            T x T tensor could hide there).
-    """
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
-    except Exception as exc:  # onnx raises several inference error types
-        raise ValueError(f"shape inference failed: {exc}") from exc
-    graph = inferred.graph
-    inputs = {i.name: i for i in graph.input}
-    if contract.INPUT_NAME not in inputs:
-        raise ValueError(f"graph has no input {contract.INPUT_NAME!r}")
-    seq = inputs[contract.INPUT_NAME].type.tensor_type.shape.dim[1].dim_param
-    if not seq:
-        raise ValueError("the sequence axis of input_ids is not symbolic")
-    values = {v.name: v for v in [*graph.input, *graph.value_info, *graph.output]}
-    square = []
-    for name in [o for node in graph.node for o in node.output if o] + [
-        o.name for o in graph.output
-    ]:
-        tensor = values[name].type.tensor_type if name in values else None
-        if tensor is None or not tensor.HasField("shape"):
-            raise ValueError(f"tensor {name!r} has no inferred shape")
-        params = [d.dim_param for d in tensor.shape.dim if not d.HasField("dim_value")]
-        if any(p != seq for p in params):
-            raise ValueError(f"tensor {name!r} has symbolic sizes {params}, expected only {seq}")
-        if len(params) >= 2:
-            square.append(name)
-    return sorted(set(square))
 
 
 def export_module(
@@ -226,11 +162,11 @@ def export_model(
         prefix: file prefix; defaults to the attention kind.
 
     Returns:
-        The written paths, each already validated by :func:`check_graph`.
+        The written paths, each already validated by :func:`export.checks.check_graph`.
 
     Raises:
-        ValueError: if a graph fails :func:`check_graph`, or the linear fast graph
-            has a tensor with the sequence axis twice (:func:`square_sequence_tensors`).
+        ValueError: if a graph fails :func:`export.checks.check_graph`, or the linear fast graph
+            has a tensor with the sequence axis twice (:func:`export.checks.square_sequence_tensors`).
     """
     model = model.eval()
     cfg = model.cfg

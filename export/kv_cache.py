@@ -22,7 +22,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from export.graphs import check_graph, export_module
+from export.checks import check_graph
+from export.graphs import export_module
 from models.attention import merge_heads
 from models.transformer import Transformer
 

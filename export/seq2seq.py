@@ -22,7 +22,7 @@ layers, d hidden width, V target vocabulary; inputs int64, outputs float32):
   ``dec_self_attn`` (L, H, T, T), ``cross_attn`` (L, H, T, S), queries, keys, values).
 
 Each graph carries ``config``, ``src_tokenizer`` and ``tgt_tokenizer`` metadata, passes
-``onnx.checker`` and keeps its sequence axes symbolic (``export.graphs.check_graph``).
+``onnx.checker`` and keeps its sequence axes symbolic (``export.checks.check_graph``).
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ from safetensors.torch import load_file
 from tokenizers import Tokenizer
 from torch import nn
 
-from export.graphs import add_metadata, check_graph, export_module
+from export.checks import check_graph
+from export.graphs import add_metadata, export_module
 from models.checkpoint import SHIPPED_DIR
 from models.seq2seq import build_seq2seq
 from models.seq2seq.config import SEQ2SEQ_KINDS, Seq2SeqConfig

@@ -16,10 +16,12 @@ import numpy as np
 import onnxruntime as ort
 import torch
 
-from export.graphs import FastGraph, check_graph, export_module
+from export.checks import check_graph
+from export.graphs import FastGraph, export_module
 from export.kv_cache import export_kv_cache
 from inference.decode import OnnxKVDecoder
-from inference.runtime import OnnxModel, make_session
+from inference.runtime import OnnxModel
+from inference.sessions import make_session
 from models import contract
 from models.checkpoint import SHIPPED_DIR, load_checkpoint
 from models.transformer import Transformer

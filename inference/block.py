@@ -35,7 +35,7 @@ def block_outputs(model: OnnxModel, ids: list[int], layer: int) -> dict[str, np.
     Raises:
         LookupError: if the graph lacks the block outputs (:func:`has_block_outputs`).
         IndexError: for a layer outside 0..n_layer-1.
-        ValueError / inference.runtime.ModelRunError: as ``OnnxModel.inspect``.
+        ValueError / inference.sessions.ModelRunError: as ``OnnxModel.inspect``.
     """
     if not 0 <= layer < model.config.n_layer:
         raise IndexError(f"layer {layer} is not one of 0..{model.config.n_layer - 1}")

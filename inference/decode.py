@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 
-from inference.runtime import make_session, zero_state
+from inference.runtime import zero_state
+from inference.sessions import make_session
 from models import contract
 
 

@@ -1,24 +1,11 @@
-"""Per-head summary scores of an attention array, and automatic head labels.
+"""Per-head summary scores of an attention array, and the table of them the app shows.
 
 Every function takes ``attn`` of shape (L, H, T, T) (row = query, column = key,
 causal, rows sum to 1, or just under 1 for linear attention: see ``min_row_sum`` and
 ``models/contract.py``) as anything ``np.asarray`` accepts, and returns an (L, H)
 float array. numpy only.
 
-Label thresholds (``label_heads``), first match wins:
-
-==================  ==========================================================
-label               rule
-==================  ==========================================================
-induction           induction score >= ``INDUCTION_MIN`` (0.4), if given
-previous-token      previous-token score >= ``PREVIOUS_MIN`` (0.5)
-first-token (sink)  first-token score >= ``FIRST_MIN`` (0.5)
-broad               entropy >= ``BROAD_FRACTION`` (0.75) x entropy of the
-                    uniform causal pattern over T tokens (if ``n_tokens`` given),
-                    else entropy >= ``BROAD_BITS`` (2.0 bits)
-local               mean attention distance <= ``LOCAL_MAX`` (1.5 tokens)
-mixed               none of the above
-==================  ==========================================================
+Heads are labelled from these scores by ``inference/head_labels.py``.
 """
 
 from __future__ import annotations
@@ -28,12 +15,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-INDUCTION_MIN = 0.4
-PREVIOUS_MIN = 0.5
-FIRST_MIN = 0.5
-BROAD_FRACTION = 0.75
-BROAD_BITS = 2.0
-LOCAL_MAX = 1.5
+from inference.head_labels import label_heads
+
 # The induction probe of the app and of the model card (one setting for both, #20 item 15)
 INDUCTION_PERIOD = 24  # random tokens in the block that is repeated
 INDUCTION_SEQUENCES = 24  # blocks averaged over
@@ -181,13 +164,6 @@ def min_row_sum(attn: object) -> np.ndarray:
     return _attn(attn).sum(axis=-1).min(axis=-1)
 
 
-def uniform_causal_entropy(n_tokens: int) -> float:
-    """Entropy in bits of the uniform causal pattern over ``n_tokens``: ``mean_i log2(i + 1)``."""
-    if n_tokens < 1:
-        raise ValueError(f"n_tokens must be >= 1, got {n_tokens}")
-    return float(np.mean(np.log2(np.arange(1, n_tokens + 1))))
-
-
 def induction_score(attn: object, period: int) -> np.ndarray:
     """Induction score on a repeated random sequence.
 
@@ -239,48 +215,6 @@ def duplicate_token_score(attn: object, token_ids: object) -> np.ndarray:
     if not rows.any():
         raise ValueError("no token repeats, duplicate-token score is undefined")
     return (a * same).sum(axis=-1)[..., rows].mean(axis=-1)
-
-
-def label_heads(scores: dict[str, np.ndarray], n_tokens: int | None = None) -> np.ndarray:
-    """Automatic head labels from per-head scores (thresholds in the module docstring).
-
-    Args:
-        scores: (L, H) arrays keyed ``previous_token``, ``first_token``, ``distance``,
-            ``entropy`` (all required) and ``induction`` (optional).
-        n_tokens: T, to make the "broad" threshold relative to the uniform pattern.
-
-    Returns:
-        (L, H) array of str labels: "induction", "previous-token", "first-token (sink)",
-        "broad", "local" or "mixed".
-
-    Raises:
-        KeyError: if a required score is missing. ValueError: if shapes differ.
-    """
-    required = ("previous_token", "first_token", "distance", "entropy")
-    missing = [k for k in required if k not in scores]
-    if missing:
-        raise KeyError(f"missing scores: {missing}")
-    s = {k: np.asarray(v, dtype=float) for k, v in scores.items()}
-    shape = s["previous_token"].shape
-    if any(v.shape != shape for v in s.values()):
-        raise ValueError(f"all scores must have the same shape {shape}")
-    broad_min = BROAD_FRACTION * uniform_causal_entropy(n_tokens) if n_tokens else BROAD_BITS
-    rules = [
-        ("induction", s["induction"] >= INDUCTION_MIN if "induction" in s else None),
-        ("previous-token", s["previous_token"] >= PREVIOUS_MIN),
-        ("first-token (sink)", s["first_token"] >= FIRST_MIN),
-        ("broad", s["entropy"] >= broad_min),
-        ("local", s["distance"] <= LOCAL_MAX),
-    ]
-    labels = np.full(shape, "mixed", dtype=object)
-    done = np.zeros(shape, dtype=bool)
-    for name, hit in rules:
-        if hit is None:
-            continue
-        take = hit & ~done
-        labels[take] = name
-        done |= take
-    return labels.astype(str)
 
 
 def head_stats_table(

@@ -20,7 +20,7 @@ import numpy as np
 from tokenizers import Tokenizer
 
 from inference.analysis import softmax
-from inference.runtime import ModelRunError, make_session, short_error
+from inference.sessions import ModelRunError, make_session, short_error
 from models.seq2seq.config import Seq2SeqConfig
 from models.seq2seq.vocab import BOS_ID, EOS_ID, UNK_ID, encode_words
 

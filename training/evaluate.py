@@ -46,7 +46,7 @@ from tokenizers import Tokenizer
 from corpus.corpus import generate_corpus
 from corpus.heldout import N_PROBES, probe_set, validation_lines
 from export.card import write_card
-from inference import behaviour, head_stats
+from inference import behaviour, head_labels, head_stats
 from models.card import ModelCard
 from models.checkpoint import SHIPPED_DIR, load_checkpoint, shipped_checkpoint
 from models.config import SHIPPED_KINDS
@@ -113,7 +113,7 @@ def head_scores(model: Transformer, tokenizer: Tokenizer, seed: int = 4) -> dict
         words,
         model.cfg.context_length,
     )  # the app's seed (0), not this function's: the same blocks as the app
-    labels = head_stats.label_heads(scores, n_tokens=round(float(np.mean(lengths))))
+    labels = head_labels.label_heads(scores, n_tokens=round(float(np.mean(lengths))))
     out = {name: np.round(value, 4).tolist() for name, value in scores.items()}
     out["labels"] = np.asarray(labels).tolist()
     return out

@@ -40,54 +40,6 @@ MODELS_DIR_VARIABLE = "ATTNVIZ_MODELS_DIR"  # serve the shipped models from anot
 UPLOAD_KEY = "uploaded_model"
 
 
-@st.cache_resource(show_spinner=False)
-def on_server_start() -> int:
-    """Once per server process: remove upload temp folders that a killed server left, and
-    put the per-session rerun limit (``ui.rerun_gate``) in front of the runtime's messages.
-
-    Returns:
-        How many folders were removed.
-    """
-    from streamlit.runtime import Runtime
-
-    from ui import rerun_gate
-    from upload.tempdirs import remove_stale_workdirs
-
-    if Runtime.exists():  # a served app (AppTest runs the script without a server)
-        rerun_gate.install(Runtime.instance())
-        _start_reaper(Runtime.instance())
-    return remove_stale_workdirs()
-
-
-REAP_EVERY_S = 10.0  # how often closed sessions' upload workers are looked for
-
-
-def _start_reaper(runtime) -> None:
-    """A daemon thread that stops the upload workers of closed sessions and collects the
-    exit status of those that ended (``upload.client.reap``), every ``REAP_EVERY_S``."""
-    import threading
-    import time
-
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    from upload import client
-
-    def session_id() -> str | None:
-        ctx = get_script_run_ctx()
-        return None if ctx is None else ctx.session_id
-
-    def loop() -> None:
-        while True:
-            time.sleep(REAP_EVERY_S)
-            try:
-                client.reap(runtime.is_active_session)
-            except Exception:  # noqa: BLE001 - try again next time; never end the thread
-                pass
-
-    client.caller = session_id
-    threading.Thread(target=loop, name="reap-upload-workers", daemon=True).start()
-
-
 def models_dir() -> Path:
     """The folder the shipped models are served from: ``$ATTNVIZ_MODELS_DIR`` when set
     (the bench serves its own graphs this way), else ``exported/``."""
@@ -192,7 +144,7 @@ def get_analysis(name: str, text: str) -> Analysis:
 
     Raises:
         inference.text_input.EmptyInput: for text without tokens.
-        inference.runtime.ModelRunError: if onnxruntime fails on this input.
+        inference.sessions.ModelRunError: if onnxruntime fails on this input.
     """
     if name in SHIPPED_KINDS:
         return _shipped_analysis(name, text)
@@ -225,7 +177,7 @@ def get_recurrent(name: str, result: Analysis) -> Analysis:
     causal-mask view shows; cached like :func:`get_analysis`.
 
     Raises:
-        inference.runtime.ModelRunError: if onnxruntime fails on the step graph.
+        inference.sessions.ModelRunError: if onnxruntime fails on the step graph.
     """
     if name in SHIPPED_KINDS:
         return _shipped_recurrent(name, result.text, result)

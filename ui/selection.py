@@ -43,7 +43,7 @@ class Selection:
 
         Raises:
             inference.text_input.EmptyInput: for text without tokens.
-            inference.runtime.ModelRunError: if onnxruntime fails on this input.
+            inference.sessions.ModelRunError: if onnxruntime fails on this input.
         """
         kept = self.__dict__.get(_RESULT)
         if kept is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from inference.runtime import ModelRunError
+from inference.sessions import ModelRunError
 from inference.text_input import EmptyInput
 from ui import link, presenter, views
 from ui.selection import Selection

@@ -144,11 +144,41 @@ def _graphs(args: argparse.Namespace) -> None:
         model.close()
 
 
+def fold_onnx(path: Path, out: Path) -> Path:
+    """An .onnx graph whose weights are external data (the dynamo exporter's default:
+    ``model.onnx.data`` beside it) -> ``out/<name>.onnx``, one self-contained graph that
+    passed the upload's checks, folded in a one-shot worker (``upload/onnx_fold.py``).
+
+    Raises:
+        UploadError: the worker's one-line refusal (the result over the upload's size
+            limit, data outside the graph's folder, …), an output that would overwrite
+            the input, or WorkerError.
+    """
+    from upload.client import Worker
+    from upload.files import safe_filename
+    from upload.limits import CONVERT_TIMEOUT_S, MAX_UPLOAD_BYTES
+
+    target = out / safe_filename(path.name, ".onnx")
+    if target.resolve() == path.resolve():
+        raise UploadError(f"{path}: --out would overwrite it; choose another folder")
+
+    def expect(reply: dict):
+        return lambda name, shape: (
+            name == "graph" and len(shape) == 1 and shape[0] <= MAX_UPLOAD_BYTES
+        )
+
+    header = {"op": "fold_onnx", "paths": {path.name: str(path.resolve())}}
+    _, arrays = Worker(path.name).request(header, CONVERT_TIMEOUT_S, expect=expect)
+    out.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(arrays["graph"].tobytes())
+    return target
+
+
 def _fold(args: argparse.Namespace) -> None:
     """One .onnx graph with external data -> one self-contained, checked ``DIR/<name>.onnx``
-    (``upload.local.fold_onnx``); with --tokenizer or --meta, then checked as the
+    (:func:`fold_onnx`); with --tokenizer or --meta, then checked as the
     uploader does and its card printed."""
-    from upload.local import fold_onnx, mb
+    from upload.local import mb
 
     target = fold_onnx(args.files[0], args.out)
     print(f"wrote {target} ({mb(target.stat().st_size)}, self-contained, checked as an upload)")

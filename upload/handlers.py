@@ -247,7 +247,7 @@ def analyse(model: OnnxModel, op: str, header: dict) -> tuple[dict, dict[str, np
     header.
 
     Raises:
-        ValueError / inference.runtime.ModelRunError: a bad request or an onnxruntime error.
+        ValueError / inference.sessions.ModelRunError: a bad request or an onnxruntime error.
     """
     ids = [int(i) for i in header.get("ids", [])]
     if op == "inspect":

@@ -4,7 +4,7 @@
 (``config``, ``tokenizer``, ``card``, ``inspect``, ``logits``, ``recurrent``,
 ``generate``, ``has_step``); each call is one bounded request to the worker (token ids
 in, named arrays out, every shape checked against the config before the server
-allocates it). A failure is a :class:`inference.runtime.ModelRunError` with one line, so
+allocates it). A failure is a :class:`inference.sessions.ModelRunError` with one line, so
 the page reports it like any model error; the next call starts a fresh worker.
 """
 
@@ -15,8 +15,9 @@ import weakref
 import numpy as np
 from tokenizers import Tokenizer
 
-from inference.runtime import ModelRunError, check_length
+from inference.runtime import check_length
 from inference.sampling import GREEDY, Sampling
+from inference.sessions import ModelRunError
 from models import contract
 from models.card import ModelCard
 from models.config import ModelConfig

@@ -272,31 +272,3 @@ def _write(read: LocalRead, name: str, out: Path, bar, stages: list[str], onnx=F
         graphs = export_model(model, out, tokenizer, prefix=stem, inspect_only=onnx == "inspect")
         bar.update()
     return path, graphs, model
-
-
-def fold_onnx(path: Path, out: Path) -> Path:
-    """An .onnx graph whose weights are external data (the dynamo exporter's default:
-    ``model.onnx.data`` beside it) -> ``out/<name>.onnx``, one self-contained graph that
-    passed the upload's checks, folded in a one-shot worker (``upload/onnx_fold.py``).
-
-    Raises:
-        UploadError: the worker's one-line refusal (the result over the upload's size
-            limit, data outside the graph's folder, …), an output that would overwrite
-            the input, or WorkerError.
-    """
-    from upload.limits import CONVERT_TIMEOUT_S
-
-    target = out / safe_filename(path.name, ".onnx")
-    if target.resolve() == path.resolve():
-        raise UploadError(f"{path}: --out would overwrite it; choose another folder")
-
-    def expect(reply: dict):
-        return lambda name, shape: (
-            name == "graph" and len(shape) == 1 and shape[0] <= MAX_UPLOAD_BYTES
-        )
-
-    header = {"op": "fold_onnx", "paths": {path.name: str(path.resolve())}}
-    _, arrays = Worker(path.name).request(header, CONVERT_TIMEOUT_S, expect=expect)
-    out.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(arrays["graph"].tobytes())
-    return target

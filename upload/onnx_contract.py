@@ -20,7 +20,7 @@ import re
 import numpy as np
 import onnx
 
-from inference.runtime import short_error
+from inference.sessions import short_error
 from models import contract
 from models.config import ModelConfig
 from upload.errors import UploadError

@@ -20,9 +20,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from inference.runtime import ModelRunError, OnnxModel, short_error
+from inference.runtime import OnnxModel
+from inference.sessions import ModelRunError, short_error
 from models.config import ModelConfig
 from upload.errors import UploadError
+from upload.foreign_tokenizer import read_tokenizer
 from upload.limits import MAX_ACTIVATION_ELEMENTS, MAX_FOREIGN_CONTEXT
 from upload.onnx_attention import Candidate, classify, instrument, is_logits, not_found_line
 from upload.onnx_inputs import GraphInputs, padding_note
@@ -99,29 +101,6 @@ class ForeignModel(OnnxModel):
 
 def _float32(a: np.ndarray) -> np.ndarray:
     return np.asarray(a, dtype=np.float32)
-
-
-def read_tokenizer(files: dict[str, bytes], formats: dict[str, str]) -> tuple[str, dict]:
-    """(file name, tokenizer spec) of the one ``tokenizer.json`` or nanoGPT ``meta.pkl``.
-
-    Raises:
-        UploadError: none or several, or one ``upload/tokenizer_spec.py`` refuses.
-    """
-    from upload.tokenizer_spec import spec_from_json
-
-    names = [n for n, f in formats.items() if f in ("json", "pickle")]
-    if len(names) != 1:
-        raise UploadError("upload one tokenizer.json (or nanoGPT meta.pkl) with the .onnx graph")
-    name = names[0]
-    if formats[name] == "pickle":
-        from upload.formats.nanogpt import load_meta_pkl
-
-        return name, {"kind": "char", "stoi": dict(load_meta_pkl(files[name], name)["stoi"])}
-    try:
-        text = files[name].decode("utf-8")
-    except UnicodeDecodeError:
-        raise UploadError(f"{name}: the tokenizer is not UTF-8 text") from None
-    return name, spec_from_json(text, name)
 
 
 def _shapes(session, names: list[str], inputs: GraphInputs, lengths: list[int], what: str):

@@ -24,7 +24,7 @@ from typing import Protocol
 import numpy as np
 import onnx
 
-from inference.runtime import ModelRunError
+from inference.sessions import ModelRunError
 from upload.errors import UploadError
 
 

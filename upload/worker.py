@@ -79,7 +79,7 @@ def _one_line(exc: BaseException, op: object) -> str:
     """The reply's one line for an exception raised while handling ``op``."""
     from upload.errors import UploadError
 
-    runtime = sys.modules.get("inference.runtime")  # imported only if a graph was opened
+    runtime = sys.modules.get("inference.sessions")  # imported only if a graph was opened
     if isinstance(exc, UploadError) or (runtime and isinstance(exc, runtime.ModelRunError)):
         text = str(exc)
     elif isinstance(exc, MemoryError):

@@ -4,7 +4,7 @@ view's panels) picks its query token, and
 
 from __future__ import annotations
 
-from tests.helpers.browser import wait_idle
+from tests.helpers.browser import wait_idle, wait_plot
 
 COUNT_RERUNS_JS = """() => {
   const app = document.querySelector('[data-testid="stApp"]');
@@ -55,6 +55,7 @@ def test_clicking_a_cell_of_row_5_selects_query_5_everywhere(page, server_url):
     # ▶ play the linear recurrence: S_i and z_i token by token, in the browser only
     page.locator(".st-key-view").get_by_text("mask", exact=True).click()
     wait_idle(page)
+    wait_plot(page, "mask_panels")
     outlined = page.evaluate(
         "() => document.querySelector('.st-key-mask_panels .js-plotly-plot')"
         ".layout.shapes.map(s => s.y0 + 0.5)"
@@ -67,13 +68,14 @@ def test_clicking_a_cell_of_row_5_selects_query_5_everywhere(page, server_url):
     assert page.evaluate("window.__reruns") == 0
     # a click on a cell of the mask view's weights panel (row 3) picks query 3 there too
     page.locator(".st-key-mask_panels").scroll_into_view_if_needed()
+    wait_plot(page, "mask_panels")
     x, y = page.evaluate(CELL_JS, ["mask_panels", 3, 1, "3"])
     page.mouse.click(x, y)
     wait_idle(page)
     page.get_by_text("Outlined: the row of query 3").wait_for()
-    outlined = page.evaluate(
+    wait_plot(page, "mask_panels")
+    page.wait_for_function(  # the mask view's panels outline row 3 once plotly redraws
         "() => document.querySelector('.st-key-mask_panels .js-plotly-plot')"
-        ".layout.shapes.map(s => s.y0 + 0.5)"
+        ".layout.shapes.map(s => s.y0 + 0.5).join() === '3,3,3'"
     )
-    assert outlined == [3, 3, 3]
     assert not page.locator('[data-testid="stException"]').count()

@@ -13,7 +13,8 @@ import onnx
 import pytest
 import torch
 
-from export.graphs import build_parser, check_graph, square_sequence_tensors, targets
+from export.checks import check_graph, square_sequence_tensors
+from export.graphs import build_parser, targets
 from inference.runtime import load_graphs
 from models import contract
 from models.attention import LinearAttention

@@ -20,7 +20,7 @@ import onnx
 import pytest
 import torch
 
-from export.graphs import square_sequence_tensors
+from export.checks import square_sequence_tensors
 from inference.runtime import load_shipped
 from models import contract
 from models.attention import LinearAttention

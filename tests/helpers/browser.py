@@ -40,3 +40,13 @@ def wait_idle(page, timeout: float | None = None) -> None:
         page.wait_for_selector(idle, timeout=timeout)
         page.wait_for_timeout(300)
     page.wait_for_selector(idle, timeout=timeout)
+
+
+def wait_plot(page, key: str) -> None:
+    """Wait until the plotly figure inside the element keyed ``key`` is drawn: Streamlit can
+    report idle a moment before plotly.js has mounted a chart (``_fullLayout`` unset), most
+    often on a busy machine."""
+    page.wait_for_function(
+        "(key) => document.querySelector(`.st-key-${key} .js-plotly-plot`)?._fullLayout?.xaxis",
+        arg=key,
+    )

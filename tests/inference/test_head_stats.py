@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from inference import head_labels
 from inference import head_stats as hs
 
 
@@ -64,7 +65,7 @@ def test_uniform_causal_entropy_is_mean_log2_row_length():
     attn = stack(uniform_causal(T))
     expected = np.mean(np.log2(np.arange(1, T + 1)))
     assert hs.entropy(attn)[0, 0] == pytest.approx(expected)
-    assert hs.uniform_causal_entropy(T) == pytest.approx(expected)
+    assert head_labels.uniform_causal_entropy(T) == pytest.approx(expected)
     # each row separately: row i has entropy log2(i + 1)
     one_row = np.zeros((1, 1, T, T))
     one_row[0, 0] = uniform_causal(T)[-1]  # every row uniform over all T keys
@@ -160,15 +161,15 @@ def test_label_heads_thresholds_and_errors():
         "entropy": np.array([[0.5, 0.5, 0.5]]),
         "induction": np.array([[0.9, 0.0, 0.0]]),
     }
-    labels = hs.label_heads(scores)
+    labels = head_labels.label_heads(scores)
     assert labels.shape == (1, 3)
     assert labels.tolist() == [["induction", "first-token (sink)", "mixed"]]
     scores.pop("induction")
-    assert hs.label_heads(scores)[0, 0] == "previous-token"
+    assert head_labels.label_heads(scores)[0, 0] == "previous-token"
     with pytest.raises(KeyError):
-        hs.label_heads({"previous_token": z})
+        head_labels.label_heads({"previous_token": z})
     with pytest.raises(ValueError):
-        hs.label_heads({**scores, "entropy": np.zeros((2, 2))})
+        head_labels.label_heads({**scores, "entropy": np.zeros((2, 2))})
 
 
 def test_table_layout_and_list_input():

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import onnxruntime as ort
 
-from inference.runtime import load_shipped, requested_providers
+from inference.runtime import load_shipped
+from inference.sessions import requested_providers
 
 
 def test_requested_providers_follow_the_build():

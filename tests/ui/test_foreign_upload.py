@@ -81,7 +81,7 @@ def test_hugging_face_exports_load_through_the_uploader_and_every_view_draws(hf_
     the app's own uploader, one after the other in one session: each loads, every view
     draws, and a fixed-length graph shows the sentence's own tokens only."""
     from tests.helpers.hf_exports import tokenizer_json
-    from upload.local import fold_onnx
+    from upload.convert import fold_onnx
 
     paths = dict(hf_exports[1])
     for label, path in list(paths.items()):

@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from export.graphs import export_model
-from inference.runtime import ModelRunError
+from inference.sessions import ModelRunError
 from models.config import ModelConfig
 from models.tokenizer import build_tokenizer
 from models.transformer import Transformer
