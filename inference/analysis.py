@@ -149,10 +149,11 @@ def analyze(
 
 
 def with_recurrent(model: OnnxModel, result: Analysis) -> Analysis:
-    """``result`` plus the linear model's recurrent form: the step graph rolled over
-    the same tokens (``state`` (L, H, T, d_head, d_head), ``normalizer``, ``y`` (L, H, T,
-    d_head), ``logits`` (T, V)) and max |recurrent - parallel| over y, state,
-    normalizer and logits.
+    """``result`` plus the recurrent form of a linear or delta model: the step graph
+    rolled over the same tokens (``state`` (L, H, T, d_head, d_head), ``y`` (L, H, T,
+    d_head), ``logits`` (T, V), and the linear model's ``normalizer`` or the delta model's
+    convolution window ``conv``) and max |recurrent - parallel| over y, state, the
+    normalizer (linear) and logits. The delta model reads out y_t = S_tᵀ q_t.
 
     Returns a new Analysis sharing ``result``'s arrays (``result`` is not modified),
     or ``result`` itself when the model has no step graph or no feature map.
@@ -161,18 +162,23 @@ def with_recurrent(model: OnnxModel, result: Analysis) -> Analysis:
         ModelRunError: if onnxruntime fails on the step graph.
     """
     outputs = result.outputs
-    if not (model.has_step and "phi_q" in outputs) or result.recurrent is not None:
+    delta = model.config.attention == "delta" and {"q", "state"} <= set(outputs)
+    if not (model.has_step and ("phi_q" in outputs or delta)) or result.recurrent is not None:
         return result
     rec = model.recurrent(result.ids)
-    rec["y"] = recurrent_readout(
-        outputs["phi_q"], rec["state"], rec["normalizer"], model.config.attn_eps
-    )  # (L, H, T, D)
+    if delta:
+        rec["y"] = np.einsum("lhtd,lhtde->lhte", outputs["q"], rec["state"])  # (L, H, T, D)
+    else:
+        rec["y"] = recurrent_readout(
+            outputs["phi_q"], rec["state"], rec["normalizer"], model.config.attn_eps
+        )  # (L, H, T, D)
     diffs = [
         np.abs(rec["y"] - outputs["head_out"]).max(),
         np.abs(rec["state"] - outputs["state"]).max(),
-        np.abs(rec["normalizer"] - outputs["normalizer"]).max(),
         np.abs(rec["logits"] - outputs["logits"][0]).max(),
     ]
+    if "normalizer" in rec:
+        diffs.append(np.abs(rec["normalizer"] - outputs["normalizer"]).max())
     for array in rec.values():
         array.flags.writeable = False
     return dataclasses.replace(result, recurrent=rec, recurrent_max_diff=float(max(diffs)))

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, fields
 ATTENTION_KINDS = ("softmax", "linear", "delta")
 # The shipped models in exported/: one per attention kind, in this order everywhere (model
 # picker, side-by-side comparison, bench rows, tests). The one spelling of the shipped kinds.
-SHIPPED_KINDS = ("softmax", "linear")
+SHIPPED_KINDS = ("softmax", "linear", "delta")
 POSITION_SCHEMES = ("sinusoidal", "learned")
 # The MLP's GELU (Hendrycks & Gimpel 2016): "gelu" is exact, x Phi(x) (ours, nanoGPT);
 # "gelu_new" its tanh approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))),

@@ -28,7 +28,12 @@ EXAMPLES = {
 DEFAULT_TEXT = EXAMPLES["Repeated names (indirect object)"]
 # The options are the URL's values (a bound widget writes its option's label into
 # the URL), so the labels are the keys and the long names are captions.
-MODEL_LABELS = {"softmax": "Softmax attention", "linear": "Linear attention", "upload": "Uploaded"}
+MODEL_LABELS = {
+    "softmax": "Softmax attention",
+    "linear": "Linear attention",
+    "delta": "Delta rule (DeltaNet)",
+    "upload": "Uploaded",
+}
 _FIXED_TEXT = "_link_fixed_text"
 _OPEN_UPLOADER = "_open_uploader"  # a link asked for an upload this session lacks
 BOUND = {"bind": "query-params", "persist_state": "session"}

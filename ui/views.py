@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from inference.analysis import Analysis
 from inference.text_input import visible
 from ui import block_view, click, downloads, loaders, presenter, specs, walkthrough
 from ui.figures import plot, vega_lite
@@ -118,24 +117,41 @@ NOT_THE_SAME_HEAD = (
 )
 
 
+# Which shipped model stands beside each by default: the one it is usually taught against.
+PARTNER = {"softmax": "linear", "linear": "softmax", "delta": "linear"}
+
+
+def compare_options(sel: Selection) -> dict:
+    """The model shown beside the selected one: any other shipped model (bound to the URL
+    as ``vs``). Its default is :data:`PARTNER` of the selected model's kind."""
+    kind = sel.model.config.attention
+    choices = [k for k in loaders.SHIPPED_KINDS if k != sel.name]
+    default = PARTNER.get(kind, choices[0])
+    if default not in choices:  # an upload of a shipped kind: the shipped twin
+        default = choices[0]
+    if st.session_state.get("vs") not in choices:
+        st.session_state["vs"] = default
+    other = st.selectbox(
+        "Beside",
+        choices,
+        key="vs",
+        format_func=lambda k: f"Shipped {k} model",
+        bind="query-params",
+    )
+    return {"other": other}
+
+
 def compare_view(sel: Selection) -> None:
-    """View 2: a softmax and a linear model on the same sentence, same layer and head:
-    the two shipped models, or an upload beside the shipped model of the other kind."""
-    pair = _compared(sel)
-    if sel.name in loaders.SHIPPED_KINDS:
-        st.caption(
-            "The same sentence through both shipped models, at the same layer and head "
-            f"number. {NOT_THE_SAME_HEAD}"
-        )
-    else:
-        other = pair[1][0]
-        st.caption(
-            f"{plain(_title(sel.name))} ({sel.model.config.attention} attention) beside the "
-            f"shipped {other} "
-            "model on the same sentence, at the same layer and head number (or the nearest "
-            f"one the model has). Each model splits the sentence with its own tokenizer. "
-            f"{NOT_THE_SAME_HEAD}"
-        )
+    """View 2: two models on the same sentence, same layer and head: the selected model
+    (shipped, served or uploaded) beside the shipped model picked under "Beside"."""
+    other = sel.options["other"]
+    pair = [(sel.name, sel.result), (other, loaders.get_analysis(other, sel.text))]
+    st.caption(
+        f"{plain(_title(sel.name))} ({sel.model.config.attention} attention) beside the "
+        f"shipped {other} model on the same sentence, at the same layer and head number "
+        "(or the nearest one the model has). Each model splits the sentence with its own "
+        f"tokenizer. {NOT_THE_SAME_HEAD}"
+    )
     wide = not all(specs.side_by_side(result.T) for _, result in pair)
     places = [st.container() for _ in pair] if wide else st.columns(2)
     for col, (name, result) in zip(places, pair, strict=True):
@@ -158,15 +174,6 @@ def _title(name: str) -> str:
     if name == "upload":
         return "Your model"
     return f"Shipped {name} model" if name in loaders.SHIPPED_KINDS else f"{name} (served)"
-
-
-def _compared(sel: Selection) -> list[tuple[str, Analysis]]:
-    """(model key, analysis of the sentence) of the two models side by side."""
-    if sel.name in loaders.SHIPPED_KINDS:
-        return [(kind, loaders.get_analysis(kind, sel.text)) for kind in loaders.SHIPPED_KINDS]
-    kind = sel.model.config.attention
-    other = next(k for k in loaders.SHIPPED_KINDS if k != kind)
-    return [(sel.name, sel.result), (other, loaders.get_analysis(other, sel.text))]
 
 
 QKV = {"q": "query Q", "k": "key K", "v": "value V", "head_out": "output (attn · V)"}
@@ -286,6 +293,7 @@ RENDERERS = {
 }
 OPTIONS = {  # views with controls of their own; the others take no_options
     "attention": attention_options,
+    "compare": compare_options,
     "shapes": shapes_options,
     "positional": positional_options,
     "predict": predict_options,
