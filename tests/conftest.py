@@ -62,6 +62,7 @@ def tiny_exports(tmp_path_factory, tiny_tokenizer):
             attention=kind,
         )
         model = Transformer(cfg).eval()
+
         def write(folder):
             if kind in CACHED_KINDS:
                 cached_export(model, tiny_tokenizer, folder)

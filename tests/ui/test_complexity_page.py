@@ -9,9 +9,8 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ui.complexity import COMPARED
 from tests.helpers.pages import open_page
-from ui.complexity import Measured, memory_note, shared
+from ui.complexity import COMPARED, Measured, memory_note, shared
 
 
 def _app() -> AppTest:
