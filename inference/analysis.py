@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from inference import head_stats
+from inference import behaviour, head_stats
 from inference.runtime import OnnxModel
 from inference.text_input import EmptyInput, clean_text, left_out_notice, suggest, visible
 from models.tokenizer import UNK, encode
@@ -236,6 +236,23 @@ def induction_probe(model: OnnxModel, seed: int = 0) -> np.ndarray:
     return head_stats.induction_probe(
         attend, probe_tokens(model), model.config.context_length, seed=seed
     )
+
+
+def behavioural_probe(model: OnnxModel) -> dict | None:
+    """The behavioural induction score of the whole model (``behaviour.behavioural_induction``,
+    the model card's setting: blocks of 24 random whole words repeated twice, from the
+    logits alone; Olsson et al. 2022), with the block cut to fit a short context. None
+    when the context or the vocabulary has no room for a block of 2.
+
+    Raises:
+        ModelRunError: if onnxruntime fails on the probe.
+    """
+    words = behaviour.word_ids(model.tokenizer.get_vocab())
+    words = [i for i in words if i < model.config.vocab_size] or probe_tokens(model)
+    period = min(behaviour.INDUCTION_PERIOD, model.config.context_length // 2, len(words))
+    if period < 2:
+        return None
+    return behaviour.behavioural_induction(model.logits, words, period=period)
 
 
 MAX_PE_POSITIONS = 128  # the curves cover the context, up to this many positions

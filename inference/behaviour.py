@@ -81,13 +81,16 @@ def copy_losses(logits: np.ndarray, ids: list[int], period: int) -> tuple[float,
     return float(first), float(second)
 
 
-def behavioural_induction(logits_of, words: list[int], seed: int = 4) -> dict:
+def behavioural_induction(
+    logits_of, words: list[int], seed: int = 4, period: int = INDUCTION_PERIOD
+) -> dict:
     """The behavioural induction score of a model, averaged over sequences.
 
     Args:
         logits_of: ids (list of T ints) -> (T, V) logits (an ONNX session or torch model).
         words: whole-word ids to draw from (:func:`word_ids`).
         seed: the generator's seed.
+        period: words per copy (a model with a context under 2 x 24 tokens needs fewer).
 
     Returns:
         ``{"first_copy_loss", "second_copy_loss", "score", "period", "sequences"}``: losses
@@ -96,14 +99,14 @@ def behavioural_induction(logits_of, words: list[int], seed: int = 4) -> dict:
     rng = np.random.default_rng(seed)
     pairs = []
     for _ in range(INDUCTION_SEQUENCES):
-        ids = repeated_sequence(words, INDUCTION_PERIOD, rng)
-        pairs.append(copy_losses(logits_of(ids), ids, INDUCTION_PERIOD))
+        ids = repeated_sequence(words, period, rng)
+        pairs.append(copy_losses(logits_of(ids), ids, period))
     first, second = np.mean(pairs, axis=0)
     return {
         "first_copy_loss": round(float(first), 4),
         "second_copy_loss": round(float(second), 4),
         "score": round(float(first - second), 4),
-        "period": INDUCTION_PERIOD,
+        "period": period,
         "sequences": INDUCTION_SEQUENCES,
     }
 

@@ -216,6 +216,14 @@ def model_card(model) -> None:
                 st.markdown(
                     f"smallest attention row sum on held-out lines {probes['min_row_sum']:.3f}"
                 )
+            if "behavioural_induction" in probes and "recall_accuracy" in probes:
+                recall = probes["recall_accuracy"]
+                n = max((int(k) for k in recall if int(k) <= 16), default=None)
+                st.markdown(
+                    "behavioural induction score "
+                    f"{probes['behavioural_induction']['score']:.2f} nats"
+                    + (f", associative recall at n = {n}: {recall[str(n)]:.0%}" if n else "")
+                )
 
 
 def upload_limit_caption() -> str:
