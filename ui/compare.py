@@ -31,8 +31,10 @@ def compare_options(sel: Selection) -> dict:
     default = PARTNER.get(kind, choices[0])
     if default not in choices:  # an upload of a shipped kind: the shipped twin
         default = choices[0]
-    if st.session_state.get("vs") not in choices:
-        st.session_state["vs"] = default
+    # a link's ?vs= on the first run, then the control's own value; the default when it
+    # names no other shipped model (e.g. the model just picked in the sidebar)
+    current = st.session_state.get("vs", st.query_params.get("vs"))
+    st.session_state["vs"] = current if current in choices else default
     other = st.selectbox(
         "Beside",
         choices,
