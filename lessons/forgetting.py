@@ -68,9 +68,9 @@ def unit_rows(x: np.ndarray) -> np.ndarray:
 
 
 def recall_table(last_logits: np.ndarray, values: list[int], answer: int) -> dict:
-    """One model's answer to a recall example: its probabilities (softmax over the whole
-    vocabulary) of the n candidate values, which value it ranks first, and whether that
-    is the right one.
+    """One model's answer to a recall example: its probabilities among the n candidate
+    values (a softmax over their logits alone), which value it ranks first, and whether
+    that is the right one (``inference.behaviour.recall_correct``'s rule).
 
     Args:
         last_logits: (V,) the logits after the query key.
@@ -79,9 +79,8 @@ def recall_table(last_logits: np.ndarray, values: list[int], answer: int) -> dic
     Returns:
         ``{"probs": (n,) float64, "picked": index, "correct": bool}``.
     """
-    x = np.asarray(last_logits, dtype=np.float64)
-    p = np.exp(x - x.max())
-    p /= p.sum()
-    probs = p[values]  # (n,)
+    x = np.asarray(last_logits, dtype=np.float64)[values]  # (n,)
+    probs = np.exp(x - x.max())
+    probs /= probs.sum()  # (n,)
     picked = int(np.argmax(probs))
     return {"probs": probs, "picked": picked, "correct": picked == answer}

@@ -44,7 +44,11 @@ def recall_answers(words: Sequence[str], probs: Mapping[str, np.ndarray], answer
             **spec.titled("the values of the sequence (✓ the right one)"),
             "type": "category",
         },
-        "yaxis": {**spec.titled("probability"), "range": [0, 1], "tickformat": ".0%"},
+        "yaxis": {
+            **spec.titled("probability among the n values"),
+            "range": [0, 1],
+            "tickformat": ".0%",
+        },
     }
     return spec.figure(data, layout, title="What each model answers")
 

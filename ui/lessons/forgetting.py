@@ -59,14 +59,15 @@ def _probe(n: int, example: int) -> None:
     for col, (kind, row) in zip(cols, rows.items(), strict=True):
         verdict = "right" if row["correct"] else "wrong"
         col.metric(f"{kind} answers", plain(name_of[values[row["picked"]]]), verdict,
-                   delta_color="normal" if row["correct"] else "inverse")  # fmt: skip
+                   delta_color="green" if row["correct"] else "red", delta_arrow="off")  # fmt: skip
     words_shown = [name_of[v] for v in values]
     fig = vf.recall_answers(words_shown, {k: r["probs"] for k, r in rows.items()}, answer)
     plot(fig, key="forget_answers")
     st.caption(
-        f"The right answer is **{plain(name_of[values[answer]])}**. Probabilities over the "
-        "whole vocabulary, shown for the n values of the sequence; a model is right when the "
-        "right value has the highest of them. Computed now by the three shipped models."
+        f"The right answer is **{plain(name_of[values[answer]])}**. Probabilities among the "
+        "n values of the sequence (a softmax over the model's logits of those n words): a "
+        "model is right when the right value has the highest. Computed now by the three "
+        "shipped models."
     )
 
 
