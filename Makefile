@@ -69,7 +69,7 @@ check-models: setup
 models: setup
 	$(PY) -m training.train --attention softmax --threads 1 & s=$$!; \
 	$(PY) -m training.train --attention linear --threads 1 & l=$$!; \
-	$(PY) -m training.train --attention delta --threads 1 & d=$$!; \
+	$(PY) -m training.train --attention delta --threads 1 --recall-share 0.25 & d=$$!; \
 	wait $$s; s=$$?; wait $$l; l=$$?; wait $$d && [ $$s = 0 ] && [ $$l = 0 ]
 	$(PY) -m export.graphs
 	$(PY) -m training.evaluate

@@ -1,9 +1,9 @@
 """Export a checkpoint to self-contained ONNX graphs that follow ``models/contract.py``.
 
 ``python -m export.graphs runs/mine.safetensors`` writes ``<stem>.inspect.onnx``,
-``<stem>.fast.onnx`` and, for linear attention, ``<stem>.step.onnx`` next to each
+``<stem>.fast.onnx`` and, for the recurrent kinds (linear, delta), ``<stem>.step.onnx`` next to each
 checkpoint (or into ``--out``). With no checkpoints named, ``python -m export.graphs``
-exports ``exported/softmax.safetensors`` and ``exported/linear.safetensors`` into
+exports every shipped checkpoint (``exported/softmax|linear|delta.safetensors``) into
 ``exported/``. The model card is written by ``python -m training.evaluate`` (evaluation
 measures; ``export/card.py`` writes), so this module imports nothing of training.
 

@@ -19,7 +19,7 @@ from inference.runtime import load_graphs
 from models import contract
 from models.attention import LinearAttention
 from models.checkpoint import SHIPPED_DIR
-from models.config import ATTENTION_KINDS
+from models.config import ATTENTION_KINDS, SHIPPED_KINDS
 
 LENGTHS = [1, 2, 7, 16]  # 16 = the tiny models' context length
 ATOL = 1e-5
@@ -200,7 +200,7 @@ def test_export_cli_defaults_to_the_shipped_models():
     nothing is written)."""
     parse = build_parser()
     checkpoints, out = targets(parse.parse_args([]))
-    assert checkpoints == [SHIPPED_DIR / "softmax.safetensors", SHIPPED_DIR / "linear.safetensors"]
+    assert checkpoints == [SHIPPED_DIR / f"{kind}.safetensors" for kind in SHIPPED_KINDS]
     assert out == SHIPPED_DIR
     assert all(p.exists() for p in checkpoints)
     checkpoints, out = targets(parse.parse_args(["runs/a.safetensors"]))

@@ -46,7 +46,9 @@ def card(exported_dir):
 def test_exported_folder_is_small_and_self_contained(exported_dir):
     files = list(exported_dir.iterdir())
     total = sum(f.stat().st_size for f in files)  # the decoder-only and translation models
-    assert total <= 30_000_000, f"exported/ holds {total:,} bytes; issue #10 allows 30 MB"
+    # issue #10 allowed 30 MB for two models and the translation ones; the third shipped
+    # model (DeltaNet, #22: its checkpoint and three graphs) adds 11.4 MB
+    assert total <= 42_000_000, f"exported/ holds {total:,} bytes; 42 MB allowed"
     assert not [f for f in files if f.name.endswith(".data")]
     for kind in SHIPPED_KINDS:
         assert (exported_dir / contract.graph_file(kind, "inspect")).exists()
@@ -308,6 +310,7 @@ def test_shipped_graphs_rows_sum_to_the_cards_figure_on_held_out_text(exported_d
         lambda ids: shipped.inspect(ids)["attn"], shipped.tokenizer, shipped.config.context_length
     )  # (L, H)
     stored = card["models"][kind]["probes"]
-    assert mins.min() >= 0.99
+    if kind != "delta":  # the delta rule's implied weights are signed: no sum to keep
+        assert mins.min() >= 0.99
     np.testing.assert_allclose(mins, stored["min_row_sum_per_head"], atol=1e-5)
     assert mins.min() == pytest.approx(stored["min_row_sum"], abs=1e-5)
