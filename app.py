@@ -99,13 +99,19 @@ PAGES = {
         st.Page(
             complexity.page, title="Complexity", icon=":material/timer:", url_path="complexity"
         ),
+        st.Page(
+            lessons.forgetting,
+            title="Why linear attention forgets",
+            icon=":material/psychology_alt:",
+            url_path="forgetting",
+        ),
     ],
 }
 navigation.register([p for section in PAGES.values() for p in section])
 page = st.navigation(PAGES)
 accessible.page_style()
 # Pages without the decoder-only models' selection: the translation models have their own.
-OWN_MODELS = ("complexity", "translate", "encoder-decoder")
+OWN_MODELS = ("complexity", "translate", "encoder-decoder", "forgetting")
 # The shared sidebar is drawn here, before the page: its widgets are then the same on
 # every page with a selection, so a choice (and its URL parameters) carries over.
 presenter.control()  # on every page: ?present=1 is kept across pages

@@ -1,9 +1,9 @@
 """Export a checkpoint to self-contained ONNX graphs that follow ``models/contract.py``.
 
 ``python -m export.graphs runs/mine.safetensors`` writes ``<stem>.inspect.onnx``,
-``<stem>.fast.onnx`` and, for linear attention, ``<stem>.step.onnx`` next to each
+``<stem>.fast.onnx`` and, for the recurrent kinds (linear, delta), ``<stem>.step.onnx`` next to each
 checkpoint (or into ``--out``). With no checkpoints named, ``python -m export.graphs``
-exports ``exported/softmax.safetensors`` and ``exported/linear.safetensors`` into
+exports every shipped checkpoint (``exported/softmax|linear|delta.safetensors``) into
 ``exported/``. The model card is written by ``python -m training.evaluate`` (evaluation
 measures; ``export/card.py`` writes), so this module imports nothing of training.
 
@@ -66,15 +66,16 @@ class FastGraph(nn.Module):
 
 
 class StepGraph(nn.Module):
-    """(token, position, state, normalizer) -> (logits, state_out, normalizer_out)."""
+    """(token, position, state, carried) -> (logits, state_out, carried_out); carried is
+    linear attention's normalizer or DeltaNet's convolution window (``contract.KIND_STEP``)."""
 
     def __init__(self, model: Transformer):
         super().__init__()
         self.model = model
 
-    def forward(self, token, position, state, normalizer):
-        """See ``Transformer.step``: (1, 1), (1,), (L, H, D, D), (L, H, D) -> logits (1, V), S, z."""
-        return self.model.step(token, position, state, normalizer)
+    def forward(self, token, position, state, carried):
+        """See ``Transformer.step``: (1, 1), (1,), (L, H, D, D), carried -> logits (1, V), S, ..."""
+        return self.model.step(token, position, state, carried)
 
 
 def export_module(
@@ -147,7 +148,7 @@ def export_model(
     prefix: str | None = None,
     inspect_only: bool = False,
 ) -> list[Path]:
-    """Write the inspect, fast and (recurrent kinds: linear) step graphs of ``model``
+    """Write the inspect, fast and (recurrent kinds: linear, delta) step graphs of ``model``
     (with ``inspect_only``, the inspect graph alone: a served softmax model runs its
     inspect graph's logits, ``ui/served.py``).
 
@@ -173,6 +174,10 @@ def export_model(
     out_dir.mkdir(parents=True, exist_ok=True)
     max_t = cfg.context_length if cfg.position_scheme == "learned" else 1 << 16
     T = torch.export.Dim("T", min=1, max=max_t)
+    # DeltaNet's inspect graph carries one column per possible key: T <= context_length
+    T_inspect = (
+        torch.export.Dim("T", min=1, max=cfg.context_length) if cfg.attention == "delta" else T
+    )
     example = torch.randint(0, cfg.vocab_size, (1, min(8, cfg.context_length)))
     recurrent = ATTENTION_REGISTRY[cfg.attention].recurrent  # has a one-token step graph
     paths = []
@@ -180,7 +185,12 @@ def export_model(
     path = out_dir / f"{prefix}.inspect.onnx"
     names = contract.inspect_outputs(cfg.attention) + contract.block_outputs(cfg.n_layer)
     export_module(
-        InspectGraph(model), (example,), path, [contract.INPUT_NAME], names, {"input_ids": {1: T}}
+        InspectGraph(model),
+        (example,),
+        path,
+        [contract.INPUT_NAME],
+        names,
+        {"input_ids": {1: T_inspect}},
     )
     paths.append(path)
 
@@ -197,17 +207,17 @@ def export_model(
         paths.append(path)
 
     if recurrent:
-        L, H, D = cfg.n_layer, cfg.n_head, cfg.d_head
+        L, H, D, C = cfg.n_layer, cfg.n_head, cfg.d_head, cfg.d_model
+        carried = torch.zeros(L, 3, 3, C) if cfg.attention == "delta" else torch.zeros(L, H, D)
         args = (
             torch.zeros(1, 1, dtype=torch.long),
             torch.zeros(1, dtype=torch.long),
             torch.zeros(L, H, D, D),
-            torch.zeros(L, H, D),
+            carried,
         )
         path = out_dir / f"{prefix}.step.onnx"
-        export_module(
-            StepGraph(model), args, path, contract.STEP_INPUTS, contract.STEP_OUTPUTS, None
-        )
+        inputs, outputs = contract.step_names(cfg.attention)
+        export_module(StepGraph(model), args, path, inputs, outputs, None)
         paths.append(path)
 
     for path in paths:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from inference import head_stats
+from inference import behaviour, head_stats
 from inference.runtime import OnnxModel
 from inference.text_input import EmptyInput, clean_text, left_out_notice, suggest, visible
 from models.tokenizer import UNK, encode
@@ -149,10 +149,11 @@ def analyze(
 
 
 def with_recurrent(model: OnnxModel, result: Analysis) -> Analysis:
-    """``result`` plus the linear model's recurrent form: the step graph rolled over
-    the same tokens (``state`` (L, H, T, d_head, d_head), ``normalizer``, ``y`` (L, H, T,
-    d_head), ``logits`` (T, V)) and max |recurrent - parallel| over y, state,
-    normalizer and logits.
+    """``result`` plus the recurrent form of a linear or delta model: the step graph
+    rolled over the same tokens (``state`` (L, H, T, d_head, d_head), ``y`` (L, H, T,
+    d_head), ``logits`` (T, V), and the linear model's ``normalizer`` or the delta model's
+    convolution window ``conv``) and max |recurrent - parallel| over y, state, the
+    normalizer (linear) and logits. The delta model reads out y_t = S_tᵀ q_t.
 
     Returns a new Analysis sharing ``result``'s arrays (``result`` is not modified),
     or ``result`` itself when the model has no step graph or no feature map.
@@ -161,18 +162,23 @@ def with_recurrent(model: OnnxModel, result: Analysis) -> Analysis:
         ModelRunError: if onnxruntime fails on the step graph.
     """
     outputs = result.outputs
-    if not (model.has_step and "phi_q" in outputs) or result.recurrent is not None:
+    delta = model.config.attention == "delta" and {"q", "state"} <= set(outputs)
+    if not (model.has_step and ("phi_q" in outputs or delta)) or result.recurrent is not None:
         return result
     rec = model.recurrent(result.ids)
-    rec["y"] = recurrent_readout(
-        outputs["phi_q"], rec["state"], rec["normalizer"], model.config.attn_eps
-    )  # (L, H, T, D)
+    if delta:
+        rec["y"] = np.einsum("lhtd,lhtde->lhte", outputs["q"], rec["state"])  # (L, H, T, D)
+    else:
+        rec["y"] = recurrent_readout(
+            outputs["phi_q"], rec["state"], rec["normalizer"], model.config.attn_eps
+        )  # (L, H, T, D)
     diffs = [
         np.abs(rec["y"] - outputs["head_out"]).max(),
         np.abs(rec["state"] - outputs["state"]).max(),
-        np.abs(rec["normalizer"] - outputs["normalizer"]).max(),
         np.abs(rec["logits"] - outputs["logits"][0]).max(),
     ]
+    if "normalizer" in rec:
+        diffs.append(np.abs(rec["normalizer"] - outputs["normalizer"]).max())
     for array in rec.values():
         array.flags.writeable = False
     return dataclasses.replace(result, recurrent=rec, recurrent_max_diff=float(max(diffs)))
@@ -230,6 +236,23 @@ def induction_probe(model: OnnxModel, seed: int = 0) -> np.ndarray:
     return head_stats.induction_probe(
         attend, probe_tokens(model), model.config.context_length, seed=seed
     )
+
+
+def behavioural_probe(model: OnnxModel) -> dict | None:
+    """The behavioural induction score of the whole model (``behaviour.behavioural_induction``,
+    the model card's setting: blocks of 24 random whole words repeated twice, from the
+    logits alone; Olsson et al. 2022), with the block cut to fit a short context. None
+    when the context or the vocabulary has no room for a block of 2.
+
+    Raises:
+        ModelRunError: if onnxruntime fails on the probe.
+    """
+    words = behaviour.word_ids(model.tokenizer.get_vocab())
+    words = [i for i in words if i < model.config.vocab_size] or probe_tokens(model)
+    period = min(behaviour.INDUCTION_PERIOD, model.config.context_length // 2, len(words))
+    if period < 2:
+        return None
+    return behaviour.behavioural_induction(model.logits, words, period=period)
 
 
 MAX_PE_POSITIONS = 128  # the curves cover the context, up to this many positions

@@ -105,9 +105,10 @@ def _stateful_cuda(session, prompt, n_new, carried, outputs):
 
 def recurrent(model, prompt: list[int], n_new: int) -> tuple[list[int], list[float]]:
     """Linear attention's step graph: O(1) work and memory per token."""
-    S, z = zero_state(model.config)  # (L, H, D, D), (L, H, D)
-    carried = {"state": S, "normalizer": z}
-    return stateful(model.step_session, prompt, n_new, carried, contract.STEP_OUTPUTS)
+    S, z = zero_state(model.config)  # (L, H, D, D), (L, H, D) or DeltaNet's window
+    inputs, outputs = contract.step_names(model.config.attention)
+    carried = {"state": S, inputs[3]: z}
+    return stateful(model.step_session, prompt, n_new, carried, outputs)
 
 
 def kv_cache(decoder, prompt: list[int], n_new: int) -> tuple[list[int], list[float]]:

@@ -114,10 +114,11 @@ class OnnxModel:
             logits.append(lg[0])
             states.append(S)
             normalizers.append(z)
+        carried = contract.step_names(self.config.attention)[0][3]  # normalizer | conv
         return {
             "logits": np.stack(logits),  # (T, V)
             "state": np.stack(states, axis=2),  # (L, H, T, D, D)
-            "normalizer": np.stack(normalizers, axis=2),  # (L, H, T, D)
+            carried: np.stack(normalizers, axis=2),  # (L, H, T, D) | (L, 3, T, 3, C)
         }
 
     def generate(
@@ -176,7 +177,7 @@ class OnnxModel:
             "token": np.array([[token]], np.int64),
             "position": np.array([position], np.int64),
             "state": S,
-            "normalizer": z,
+            contract.step_names(self.config.attention)[0][3]: z,  # normalizer | conv
         }
         return run_session(self.step_session, None, feed)
 
@@ -198,9 +199,11 @@ def _ids(ids: list[int]) -> np.ndarray:
 
 def zero_state(cfg: ModelConfig) -> tuple[np.ndarray, np.ndarray]:
     """The recurrent form before any token: state S_0 (L, H, d_head, d_head) and
-    normalizer z_0 (L, H, d_head), float32 zeros (the step graph's first inputs)."""
+    normalizer z_0 (L, H, d_head) (DeltaNet: the convolution window (L, 3, 3, d_model)),
+    float32 zeros (the step graph's first inputs)."""
     L, H, D = cfg.n_layer, cfg.n_head, cfg.d_head
-    return np.zeros((L, H, D, D), np.float32), np.zeros((L, H, D), np.float32)
+    second = (L, 3, 3, cfg.d_model) if cfg.attention == "delta" else (L, H, D)
+    return np.zeros((L, H, D, D), np.float32), np.zeros(second, np.float32)
 
 
 def load_graphs(

@@ -11,6 +11,15 @@ Linear (Katharopoulos et al. 2020, eq. 6), with the graph's own φ(q), φ(k)::
     φ(q)·φ(k_j)  →  causal mask (0 for j > i)  →  ÷ (φ(q)ᵀz_i + ε),  z_i = Σ_{j≤i} φ(k_j)
     →  weights · V
 
+DeltaNet (Yang et al. 2024), with the graph's q, k (convolved, SiLU'd, L2-normalised)
+and write strengths β::
+
+    q·k_j  →  causal mask (0 for j > i)  →  × (I + tril(diag(β) K Kᵀ, −1))⁻¹ diag(β)
+
+The last step mixes the whole row: key j's weight also depends on how later keys
+overwrote what key j wrote (the delta rule's "erase, then write"), so the weights need
+not sum to 1 and can be negative.
+
 The last row over the keys is the head's attention row ``attn[layer, head, i]``
 (tests/inference/test_walkthrough.py checks it to 1e-6); subtracting the row's largest
 score before exp changes no weight, it only keeps exp from overflowing.
@@ -77,6 +86,26 @@ def linear_rows(
     ]
 
 
+def delta_rows(
+    q: np.ndarray, k: np.ndarray, beta: np.ndarray, i: int
+) -> list[tuple[str, np.ndarray]]:
+    """The delta-rule steps of query ``i``: q, k (T, D), beta (T,) -> labelled (T,) rows.
+
+    The weights are row i of A = (QKᵀ ⊙ M) U⁻¹ diag(β), U = I + tril(diag(β) K Kᵀ, −1)
+    (unit lower triangular), found by one triangular solve: Uᵀ x = (masked row)ᵀ.
+    """
+    T = k.shape[0]
+    dots = k @ q[i]  # (T,)
+    masked = np.where(np.arange(T) <= i, dots, 0.0)  # (T,)
+    U = np.eye(T) + np.tril(beta[:, None] * (k @ k.T), -1)  # (T, T)
+    weights = np.linalg.solve(U.T, masked) * beta  # (T,)
+    return [
+        ("q·k", dots),
+        ("causal mask (0 after the query)", masked),
+        ("× (I + tril(diag(β)KKᵀ, −1))⁻¹ diag(β): weights", weights),
+    ]
+
+
 def walkthrough(result: Analysis, layer: int, head: int, i: int, attention: str, eps: float):
     """One query's row of one head, step by step, from ``result``'s q, k, v (and φ(q),
     φ(k) for linear attention), in float64.
@@ -85,7 +114,8 @@ def walkthrough(result: Analysis, layer: int, head: int, i: int, attention: str,
         result: the model's analysis of the sentence (its ``outputs`` hold ``q``, ``k``,
             ``v`` (L, H, T, d_head), and ``phi_q``, ``phi_k`` for linear attention).
         layer, head: the head; i: the query's position, 0 <= i < T.
-        attention: ``"softmax"`` or ``"linear"``; eps: the linear normalizer's ε.
+        attention: ``"softmax"``, ``"linear"`` or ``"delta"`` (which also needs ``beta``
+            (L, H, T)); eps: the linear normalizer's ε.
 
     Returns:
         :class:`Walkthrough`.
@@ -106,6 +136,9 @@ def walkthrough(result: Analysis, layer: int, head: int, i: int, attention: str,
         rows = softmax_rows(one("q"), one("k"), i)
     elif attention == "linear":
         rows = linear_rows(one("phi_q"), one("phi_k"), i, eps)
+    elif attention == "delta":
+        beta = np.asarray(out["beta"][layer, head], dtype=np.float64)  # (T,)
+        rows = delta_rows(one("q"), one("k"), beta, i)
     else:
         raise ValueError(f"unknown attention kind {attention!r}")
     weights = rows[-1][1]  # (T,)

@@ -21,9 +21,12 @@ from __future__ import annotations
 import math
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from models.config import ATTENTION_KINDS, ModelConfig
+from models.delta import ShortConv, chunked_delta, delta_step, l2_normalize
+from models.delta_graph import inspect_delta, scan_delta
 from models.feature_maps import FeatureMap, elu_feature_map
 
 
@@ -160,13 +163,63 @@ class LinearAttention:
         return y, {**cache, "attn": weights, "scores": scores}
 
 
+class DeltaAttention:
+    """DeltaNet (``models/delta.py``): the delta rule on a d_head x d_head state per head,
+    beta_t = sigmoid(W_beta x_t); q, k through a short convolution, SiLU and L2 norm."""
+
+    recurrent = True  # fixed-size state S_t (and the convolution's last inputs)
+    short_conv = True  # MultiHeadAttention adds the convolutions and W_beta
+
+    def __init__(self, cfg: ModelConfig):
+        self.cfg = cfg
+
+    def parallel(self, q, k, v, beta):
+        """q, k, v (B, H, T, d_head), beta (B, H, T) -> ``(output, weights, scores)``:
+        output (B, H, T, d_head); weights (B, H, T, T) the implied attention
+        A = (QK^T * M)(I + L)^-1 diag(beta), causal, ``weights @ v == output``; scores
+        (B, H, T, T) = QK^T before the mask."""
+        y, _, attn = inspect_delta(q, k, v, beta)  # (B, H, T, d_head), ..., (B, H, T, T)
+        return y, attn, q @ k.transpose(-2, -1)
+
+    def mix(self, q, k, v, inspect: bool, training: bool, beta=None):
+        """q, k, v (B, H, T, d_head), beta (B, H, T) -> ``(y (B, H, T, d_head), named
+        intermediates)``.
+
+        Training (and eager inference) solve each chunk with torch's triangular solve;
+        an exported graph (torch.export) uses the forward
+        substitution of ``models/delta_graph.py``, an ONNX Scan over tokens. Inspecting adds
+        ``attn``, the implied attention A (B, H, T, T) with ``attn @ v == y`` (rows need not
+        sum to 1, entries may be negative), ``scores`` QK^T before the mask, ``beta`` and
+        ``state`` S_t after every token (B, H, T, d_head, d_head).
+        """
+        exporting = torch.compiler.is_compiling() or torch.compiler.is_exporting()
+        if inspect:
+            width = self.cfg.context_length if exporting else None  # see inspect_delta
+            y, states, attn = inspect_delta(q, k, v, beta, width)  # (B, H, T, d_head), ...
+            scores = q @ k.transpose(-2, -1)  # (B, H, T, T)
+            return y, {"attn": attn, "scores": scores, "beta": beta, "state": states}
+        if exporting:
+            return scan_delta(q, k, v, beta), {}  # (B, H, T, d_head)
+        y, _ = chunked_delta(q, k, v, beta)  # (B, H, T, d_head)
+        return y, {}
+
+    def step(self, q, k, v, beta, state):
+        """One token: q, k, v (B, H, d_head), beta (B, H), state S_{t-1} (B, H, d_head,
+        d_head) -> ``(y_t (B, H, d_head), S_t)``."""
+        return delta_step(q, k, v, beta, state)
+
+
 # Attention kind -> mixing rule (fast-transformers' ``AttentionRegistry``); the keys are
 # ``models.config.ATTENTION_KINDS``, the kinds a config accepts.
-ATTENTION_REGISTRY: dict[str, type] = {"softmax": SoftmaxAttention, "linear": LinearAttention}
+ATTENTION_REGISTRY: dict[str, type] = {
+    "softmax": SoftmaxAttention,
+    "linear": LinearAttention,
+    "delta": DeltaAttention,
+}
 assert tuple(ATTENTION_REGISTRY) == ATTENTION_KINDS, "register every kind a config accepts"
 
 
-def build_mixing(cfg: ModelConfig) -> SoftmaxAttention | LinearAttention:
+def build_mixing(cfg: ModelConfig) -> SoftmaxAttention | LinearAttention | DeltaAttention:
     """The mixing rule registered for ``cfg.attention``."""
     return ATTENTION_REGISTRY[cfg.attention](cfg)
 
@@ -190,19 +243,36 @@ class MultiHeadAttention(nn.Module):
         self.k_proj = nn.Linear(C, C, bias=cfg.bias)
         self.v_proj = nn.Linear(C, C, bias=cfg.bias)
         self.o_proj = nn.Linear(C, C, bias=cfg.bias)
+        self.short_conv = getattr(self.mixing, "short_conv", False)
+        if self.short_conv:  # DeltaNet: causal convolutions on q, k, v and beta's W_beta
+            self.q_conv, self.k_conv, self.v_conv = ShortConv(C), ShortConv(C), ShortConv(C)
+            self.b_proj = nn.Linear(C, cfg.n_head, bias=True)
 
     def qkv(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Project and split heads: (B, T, C) -> three (B, H, T, d_head)."""
+        """Project and split heads: (B, T, C) -> three (B, H, T, d_head); for DeltaNet
+        through the short convolutions, and q, k through SiLU and L2 normalisation."""
+        q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)  # (B, T, C)
+        if self.short_conv:
+            q, k, v = self.q_conv(q), self.k_conv(k), self.v_conv(v)  # (B, T, C)
+        return self.heads(q, k, v)
+
+    def heads(self, q, k, v) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(B, T, C) each -> (B, H, T, d_head) each; DeltaNet's q, k through SiLU + L2 norm."""
         H = self.cfg.n_head
-        q = split_heads(self.q_proj(x), H)  # (B, H, T, d_head)
-        k = split_heads(self.k_proj(x), H)  # (B, H, T, d_head)
-        v = split_heads(self.v_proj(x), H)  # (B, H, T, d_head)
+        q, k, v = split_heads(q, H), split_heads(k, H), split_heads(v, H)  # (B, H, T, d_head)
+        if self.short_conv:
+            q, k = l2_normalize(F.silu(q)), l2_normalize(F.silu(k))  # (B, H, T, d_head)
         return q, k, v
+
+    def beta(self, x: torch.Tensor) -> torch.Tensor:
+        """DeltaNet's write strength beta = sigmoid(W_beta x): (B, T, C) -> (B, H, T)."""
+        return torch.sigmoid(self.b_proj(x)).transpose(1, 2)  # (B, H, T)
 
     def forward(self, x: torch.Tensor, inspect: bool = False):
         """(B, T, C) -> (B, T, C); with ``inspect=True`` also the dict of named intermediates."""
         q, k, v = self.qkv(x)  # (B, H, T, d_head) each
-        y, cache = self.mixing.mix(q, k, v, inspect, self.training)  # (B, H, T, d_head)
+        gates = {"beta": self.beta(x)} if self.short_conv else {}  # (B, H, T)
+        y, cache = self.mixing.mix(q, k, v, inspect, self.training, **gates)  # (B, H, T, D)
         out = self.o_proj(merge_heads(y))  # (B, T, C)
         if not inspect:
             return out
@@ -210,24 +280,42 @@ class MultiHeadAttention(nn.Module):
         return out, cache
 
     def step(
-        self, x: torch.Tensor, state: torch.Tensor, normalizer: torch.Tensor
+        self, x: torch.Tensor, state: torch.Tensor, carried: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """One recurrent step (linear attention).
+        """One recurrent step (linear attention, DeltaNet).
 
         Args:
             x: (B, 1, C) the current token's residual; state: (B, H, d_head, d_head)
-                S_{i-1}; normalizer: (B, H, d_head) z_{i-1}.
+                S_{i-1}; carried: linear attention's normalizer z_{i-1} (B, H, d_head), or
+                DeltaNet's convolution inputs of the last three tokens (B, 3, 3, C): q, k, v
+                projections before the convolution (zeros at the start).
 
         Returns:
-            ``(out, state, normalizer)``: (B, 1, C), S_i, z_i.
+            ``(out, state, carried)``: (B, 1, C), S_i and z_i (or the shifted window).
 
         Raises:
             RuntimeError: for softmax attention, which has no fixed-size state.
         """
         if not self.mixing.recurrent:
-            raise RuntimeError("only linear attention has a recurrent step")
+            raise RuntimeError("only linear attention and DeltaNet have a recurrent step")
+        if self.short_conv:
+            return self._delta_step(x, state, carried)
         q, k, v = self.qkv(x)  # (B, H, 1, d_head)
         y, state, normalizer = self.mixing.step(
-            q[:, :, 0], k[:, :, 0], v[:, :, 0], state, normalizer
+            q[:, :, 0], k[:, :, 0], v[:, :, 0], state, carried
         )  # (B, H, d_head), (B, H, D, D), (B, H, D)
         return self.o_proj(merge_heads(y.unsqueeze(2))), state, normalizer  # (B, 1, C)
+
+    def _delta_step(self, x, state, window):
+        """DeltaNet's step: x (B, 1, C), state (B, H, D, D), window (B, 3, 3, C) ->
+        ``(out (B, 1, C), S_i, window')``."""
+        convs = (self.q_conv, self.k_conv, self.v_conv)
+        projs = (self.q_proj(x), self.k_proj(x), self.v_proj(x))  # (B, 1, C) each
+        stepped = [
+            conv.step(p, window[:, j]) for j, (conv, p) in enumerate(zip(convs, projs, strict=True))
+        ]
+        q, k, v = self.heads(*(y for y, _ in stepped))  # (B, H, 1, d_head) each
+        beta = self.beta(x)[:, :, 0]  # (B, H)
+        y, state = self.mixing.step(q[:, :, 0], k[:, :, 0], v[:, :, 0], beta, state)
+        window = torch.stack([w for _, w in stepped], dim=1)  # (B, 3, 3, C)
+        return self.o_proj(merge_heads(y.unsqueeze(2))), state, window  # (B, 1, C)

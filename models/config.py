@@ -12,10 +12,10 @@ import json
 from dataclasses import asdict, dataclass, fields
 
 # The attention kinds a config accepts: the keys of ``models.attention.ATTENTION_REGISTRY``.
-ATTENTION_KINDS = ("softmax", "linear")
+ATTENTION_KINDS = ("softmax", "linear", "delta")
 # The shipped models in exported/: one per attention kind, in this order everywhere (model
 # picker, side-by-side comparison, bench rows, tests). The one spelling of the shipped kinds.
-SHIPPED_KINDS = ATTENTION_KINDS
+SHIPPED_KINDS = ("softmax", "linear", "delta")
 POSITION_SCHEMES = ("sinusoidal", "learned")
 # The MLP's GELU (Hendrycks & Gimpel 2016): "gelu" is exact, x Phi(x) (ours, nanoGPT);
 # "gelu_new" its tanh approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))),
@@ -40,7 +40,8 @@ class ModelConfig:
         n_head: heads per attention layer H.
         d_model: residual stream width C; must be divisible by ``n_head``.
         context_length: longest sequence T the model was trained on (tokens).
-        attention: ``"softmax"`` or ``"linear"`` (Katharopoulos et al. 2020).
+        attention: ``"softmax"``, ``"linear"`` (Katharopoulos et al. 2020) or ``"delta"``
+            (DeltaNet, Yang et al. 2024: ``models/delta.py``).
         position_scheme: which positional encoding is added to the token embedding:
             ``"sinusoidal"`` (Vaswani et al. 2017) or ``"learned"`` (GPT-2). The encoding
             itself, the (T, C) array, is the inspect graph's output ``pos_enc``.
@@ -125,6 +126,8 @@ class ModelConfig:
         ln = C * (2 if self.ln_bias else 1)  # LayerNorm weight (+ bias)
         biases = 4 * C + M + C if self.bias else 0  # q, k, v, o; MLP in and out
         block = 2 * ln + 4 * C * C + 2 * C * M + biases
+        if self.attention == "delta":  # three width-4 convolutions, W_beta and its bias
+            block += 3 * C * 4 + (C + 1) * self.n_head
         pos = self.context_length * C if self.position_scheme == "learned" else 0
         return V * C * (1 if self.tie_weights else 2) + pos + self.n_layer * block + ln
 

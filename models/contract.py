@@ -28,7 +28,16 @@ attn_in         (L, T, C)           LayerNorm'd residual each attention layer re
 phi_q, phi_k    (L, H, T, D)        linear only: feature map phi(x) = elu(x) + 1
 state           (L, H, T, D, D)     linear only: S_i = sum_{j<=i} phi(k_j) v_j^T
 normalizer      (L, H, T, D)        linear only: z_i = sum_{j<=i} phi(k_j)
+beta            (L, H, T)           delta only: write strength beta_t = sigmoid(W_beta x_t)
+state           (L, H, T, D, D)     delta: S_t = S_{t-1} + beta_t k_t (v_t - S_{t-1}^T k_t)^T
 ==============  ==================  =================================================
+
+For DeltaNet (``delta``, ``models/delta.py``) q and k are the convolved, SiLU'd and
+L2-normalised vectors the delta rule uses, v the convolved values; ``scores`` is QK^T
+before the mask; ``attn`` is the implied matrix A = (QK^T * M)(I + L)^-1 diag(beta),
+L = tril(diag(beta) K K^T, -1), with attn @ v = head_out: rows need not sum to 1 and
+entries can be negative. ``attn_in`` is still the LayerNorm'd residual, but q is no
+longer a linear function of it (the convolution mixes four tokens).
 
 Block outputs of the inspect graph (optional: a graph without them has no block view),
 one set per layer l, TransformerLens-style names, batch row 0, one token per row:
@@ -57,7 +66,9 @@ Fast graph (``<kind>.fast.onnx``): input ``input_ids`` (1, T), output ``logits``
 Step graph (``linear.step.onnx``, linear attention only), one token at a time:
 inputs ``token`` int64 (1, 1), ``position`` int64 (1,), ``state`` (L, H, D, D),
 ``normalizer`` (L, H, D); outputs ``logits`` (1, V), ``state_out`` (L, H, D, D),
-``normalizer_out`` (L, H, D). Start from zeros; O(1) work per token.
+``normalizer_out`` (L, H, D). Start from zeros; O(1) work per token. DeltaNet's
+(``delta.step.onnx``) carries ``conv`` (L, 3, 3, C) instead of the normalizer: the q, k, v
+projections (axis 1) of the last three tokens (axis 2) its width-4 convolutions read.
 
 A foreign ONNX language model (one not made by this project, ``upload/onnx_foreign.py``)
 gives what can be found in it, under the same names: ``logits`` (1, T, V), ``attn``
@@ -75,6 +86,7 @@ COMMON_OUTPUTS = ("logits", "attn", "q", "k", "v", "scores", "head_out", "pos_en
 # Outputs a foreign (uploaded) graph may omit; the views that need them say so.
 OPTIONAL_OUTPUTS = ("attn_in",)
 LINEAR_OUTPUTS = ("phi_q", "phi_k", "state", "normalizer")
+DELTA_OUTPUTS = ("beta", "state")
 
 # One block's hooks, in the order the block computes them (``block_outputs``).
 BLOCK_HOOKS = (
@@ -84,6 +96,11 @@ BLOCK_HOOK_AXES = {hook: ("TM" if hook == "mlp.hidden" else "TC") for hook in BL
 
 STEP_INPUTS = ("token", "position", "state", "normalizer")
 STEP_OUTPUTS = ("logits", "state_out", "normalizer_out")
+# Attention kind -> (step inputs, step outputs) for the recurrent kinds.
+KIND_STEP = {
+    "linear": (STEP_INPUTS, STEP_OUTPUTS),
+    "delta": (("token", "position", "state", "conv"), ("logits", "state_out", "conv_out")),
+}
 
 # Axes of every inspect output, one letter per axis: "1" a length-1 axis, L n_layer,
 # H n_head, T tokens, D d_head, C d_model, V vocab_size. Upload validation runs
@@ -102,9 +119,21 @@ OUTPUT_AXES = {
     "phi_k": "LHTD",
     "state": "LHTDD",
     "normalizer": "LHTD",
+    "beta": "LHT",
 }
-STEP_OUTPUT_AXES = {"logits": "1V", "state_out": "LHDD", "normalizer_out": "LHD"}
-STEP_INPUT_AXES = {"token": "11", "position": "1", "state": "LHDD", "normalizer": "LHD"}
+STEP_OUTPUT_AXES = {
+    "logits": "1V",
+    "state_out": "LHDD",
+    "normalizer_out": "LHD",
+    "conv_out": "L33C",
+}
+STEP_INPUT_AXES = {
+    "token": "11",
+    "position": "1",
+    "state": "LHDD",
+    "normalizer": "LHD",
+    "conv": "L33C",
+}
 
 # What a foreign graph gives (``masked_scores`` only where every Softmax input is a tensor).
 FOREIGN_OUTPUT_AXES = {"logits": "1TV", "attn": "LHTT", "masked_scores": "LHTT"}
@@ -118,6 +147,7 @@ def axis_sizes(cfg, T: int) -> dict[str, int]:
     """Axis letter -> size for a ``ModelConfig`` and a sentence of ``T`` tokens."""
     return {
         "1": 1,
+        "3": 3,
         "L": cfg.n_layer,
         "H": cfg.n_head,
         "T": T,
@@ -130,18 +160,29 @@ def axis_sizes(cfg, T: int) -> dict[str, int]:
 
 # Attention kind -> the outputs its inspect graph adds to COMMON_OUTPUTS (one entry per
 # kind in ``models.config.ATTENTION_KINDS``, the keys of ``models.attention.ATTENTION_REGISTRY``).
-KIND_OUTPUTS = {"softmax": (), "linear": LINEAR_OUTPUTS}
+KIND_OUTPUTS = {"softmax": (), "linear": LINEAR_OUTPUTS, "delta": DELTA_OUTPUTS}
 
 
 def inspect_outputs(attention: str) -> tuple[str, ...]:
     """Output names of the inspect graph for an attention kind, in graph order.
 
     Raises:
-        ValueError: for an attention kind other than ``softmax`` or ``linear``.
+        ValueError: for an attention kind not in ``KIND_OUTPUTS``.
     """
     if attention not in KIND_OUTPUTS:
         raise ValueError(f"unknown attention kind {attention!r}")
     return COMMON_OUTPUTS + KIND_OUTPUTS[attention]
+
+
+def step_names(attention: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(inputs, outputs)`` of the step graph of a recurrent attention kind.
+
+    Raises:
+        ValueError: for a kind with no step graph (softmax).
+    """
+    if attention not in KIND_STEP:
+        raise ValueError(f"{attention!r} attention has no step graph")
+    return KIND_STEP[attention]
 
 
 def block_outputs(n_layer: int, layer: int | None = None) -> tuple[str, ...]:

@@ -170,29 +170,30 @@ class Transformer(nn.Module):
         token: torch.Tensor,
         position: torch.Tensor,
         state: torch.Tensor,
-        normalizer: torch.Tensor,
+        carried: torch.Tensor,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """One token through the recurrent form of a linear-attention model.
+        """One token through the recurrent form of a linear-attention or DeltaNet model.
 
         Args:
             token: int64 (1, 1); position: int64 (1,); state: (L, H, d_head, d_head);
-                normalizer: (L, H, d_head). Start from zeros at position 0.
+                carried: linear attention's normalizer (L, H, d_head), or DeltaNet's
+                convolution window (L, 3, 3, C). Start from zeros at position 0.
 
         Returns:
-            ``(logits, state, normalizer)``: (1, V) and the updated state and normalizer.
+            ``(logits, state, carried)``: (1, V) and the updated state and carried tensor.
 
         Raises:
             RuntimeError: for a softmax model.
         """
         x = self.embed(token) + self.positional_encoding(position)  # (1, 1, C)
-        states, normalizers = [], []
+        states, carries = [], []
         for layer, block in enumerate(self.blocks):
-            a, S, z = block.attn.step(
-                block.ln_1(x), state[layer : layer + 1], normalizer[layer : layer + 1]
-            )  # (1, 1, C), (1, H, D, D), (1, H, D)
+            a, S, c = block.attn.step(
+                block.ln_1(x), state[layer : layer + 1], carried[layer : layer + 1]
+            )  # (1, 1, C), (1, H, D, D), (1, ...)
             x = x + a  # (1, 1, C)
             x = x + block.mlp(block.ln_2(x))  # (1, 1, C)
             states.append(S[0])
-            normalizers.append(z[0])
+            carries.append(c[0])
         logits = self.lm_head(self.ln_f(x))[:, 0]  # (1, V)
-        return logits, torch.stack(states), torch.stack(normalizers)
+        return logits, torch.stack(states), torch.stack(carries)

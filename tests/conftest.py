@@ -37,39 +37,41 @@ def tiny_tokenizer():
 
 @pytest.fixture(scope="session")
 def tiny_exports(tmp_path_factory, tiny_tokenizer):
-    """Random tiny softmax and linear models exported to ONNX: kind -> (model, folder).
-    The graphs are exported once per run (``built_once``: the xdist workers share them,
-    ~20 s of tracing each); every worker builds the same models from seed 0. The folders
-    are read-only to tests."""
+    """Random tiny models of every attention kind exported to ONNX: kind -> (model,
+    folder), each exported on first access, once per run (``built_once``: the xdist
+    workers share the folder; every worker builds the same model from seed 0). DeltaNet's
+    export is also kept on disk between sessions (``tests/helpers/export_cache.py``).
+    The folders are read-only to tests."""
     import torch
 
     from export.graphs import export_model
     from models.config import ATTENTION_KINDS, ModelConfig
     from models.transformer import Transformer
+    from tests.helpers.export_cache import CACHED_KINDS, LazyExports, cached_export
     from tests.helpers.shared import built_once
 
-    def models():
-        out = {}
-        for kind in ATTENTION_KINDS:
-            torch.manual_seed(0)
-            cfg = ModelConfig(
-                vocab_size=tiny_tokenizer.get_vocab_size(),
-                n_layer=2,
-                n_head=2,
-                d_model=32,
-                d_mlp=64,
-                context_length=16,
-                attention=kind,
-            )
-            out[kind] = Transformer(cfg).eval()
-        return out
+    def build(kind: str) -> tuple:
+        torch.manual_seed(0)
+        cfg = ModelConfig(
+            vocab_size=tiny_tokenizer.get_vocab_size(),
+            n_layer=2,
+            n_head=2,
+            d_model=32,
+            d_mlp=64,
+            context_length=16,
+            attention=kind,
+        )
+        model = Transformer(cfg).eval()
 
-    def build(root):
-        for kind, model in models().items():
-            export_model(model, root / kind, tiny_tokenizer)
+        def write(folder):
+            if kind in CACHED_KINDS:
+                cached_export(model, tiny_tokenizer, folder)
+            else:
+                export_model(model, folder, tiny_tokenizer)
 
-    root = built_once(tmp_path_factory, "tiny_exports", build)
-    return {kind: (model, root / kind) for kind, model in models().items()}
+        return model, built_once(tmp_path_factory, f"tiny_exports_{kind}", write)
+
+    return LazyExports(ATTENTION_KINDS, build)
 
 
 @pytest.fixture(scope="session")

@@ -2,6 +2,8 @@
 
     python -m training.evaluate                      # the shipped models -> exported/model_card.json
     python -m training.evaluate runs/mine.safetensors --card runs/card.json
+    python -m training.evaluate exported/delta.safetensors --add   # one more model; the
+                                                     # card's other entries stay as they are
 
 Probes (``corpus/heldout.py``): drawn from ``corpus/corpus.py`` with seeds the training
 text never uses, keeping only those whose prefix followed by the correct answer occurs
@@ -18,6 +20,11 @@ first-token, ``distance`` (mean attention distance, tokens), ``entropy`` (bits) 
 sentences, and the induction score on random token sequences repeated twice
 (Olsson et al. 2022, "In-context Learning and Induction Heads").
 
+Behavioural scores (``inference/behaviour.py``), from the logits alone: the behavioural
+induction score (mean loss on the second copy of a repeated random word sequence vs the
+first; Olsson et al. 2022) and associative-recall accuracy against the number of pairs n
+(``recall_accuracy``: n -> share of ``RECALL_SEQUENCES`` examples correct; chance 1 / n).
+
 Smallest row sum (``min_row_sum``, and ``min_row_sum_per_head``): min over every query
 of the first ``ROW_SUM_LINES`` held-out validation lines, each run alone, of the sum of its
 attention weights. 1 for softmax; for linear attention row i sums to
@@ -27,6 +34,7 @@ phi(q_i)^T z_i / (phi(q_i)^T z_i + eps), below 1 where the normalizer is near ep
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -38,7 +46,7 @@ from tokenizers import Tokenizer
 from corpus.corpus import generate_corpus
 from corpus.heldout import N_PROBES, probe_set, validation_lines
 from export.card import write_card
-from inference import head_labels, head_stats
+from inference import behaviour, head_labels, head_stats
 from models.card import ModelCard
 from models.checkpoint import SHIPPED_DIR, load_checkpoint, shipped_checkpoint
 from models.config import SHIPPED_KINDS
@@ -150,6 +158,16 @@ def evaluate(model: Transformer, tokenizer: Tokenizer, n_probes: int = N_PROBES)
         tokenizer,
         model.cfg.context_length,
     )  # (L, H)
+
+    def logits_of(ids: list[int]) -> np.ndarray:
+        return model(torch.tensor([ids]))[0].numpy()  # (T, V)
+
+    words = behaviour.word_ids(tokenizer.get_vocab())
+    pairs = [n for n in behaviour.RECALL_PAIRS if 2 * n + 1 <= model.cfg.context_length]
+    recall = {
+        str(n): behaviour.recall_accuracy(logits_of, words, n, behaviour.RECALL_SEQUENCES)
+        for n in pairs
+    }
     return {
         "val_loss": round(val_loss, 4),
         "val_perplexity": round(math.exp(val_loss), 3),
@@ -161,6 +179,8 @@ def evaluate(model: Transformer, tokenizer: Tokenizer, n_probes: int = N_PROBES)
             "head": int(best[1]),
             "score": heads["induction"][best[0]][best[1]],
         },
+        "behavioural_induction": behaviour.behavioural_induction(logits_of, words),
+        "recall_accuracy": recall,
         "min_row_sum": round(float(row_sums.min()), 6),
         "min_row_sum_per_head": np.round(row_sums, 6).tolist(),
         "heads": heads,
@@ -210,9 +230,17 @@ def main(argv: list[str] | None = None) -> None:
         "checkpoints", nargs="*", type=Path, help=".safetensors checkpoints (default: shipped)"
     )
     p.add_argument("--card", type=Path, default=SHIPPED_DIR / "model_card.json")
+    p.add_argument(
+        "--add",
+        action="store_true",
+        help="keep the card's other models' entries exactly as they are; add (or replace) "
+        "the evaluated checkpoints' kinds",
+    )
     args = p.parse_args(argv)
     checkpoints = args.checkpoints or [shipped_checkpoint(kind) for kind in SHIPPED_KINDS]
-    write_card(card_entries(checkpoints, N_PROBES), args.card, N_PROBES, ROW_SUM_LINES)
+    entries = card_entries(checkpoints, N_PROBES)
+    keep = json.loads(args.card.read_text())["models"] if args.add and args.card.exists() else {}
+    write_card(entries, args.card, N_PROBES, ROW_SUM_LINES, keep=keep)
 
 
 if __name__ == "__main__":

@@ -25,11 +25,15 @@ from tokenizers import Tokenizer
 from tqdm import tqdm
 
 from corpus.heldout import TRAIN_LINES, TRAIN_SEED, training_lines, validation_lines
-from models.checkpoint import save_checkpoint, shipped_checkpoint
+from inference import behaviour
+from models.checkpoint import load_checkpoint, save_checkpoint, shipped_checkpoint
 from models.config import ATTENTION_KINDS, ModelConfig
 from models.tokenizer import build_tokenizer
 from models.transformer import Transformer
 from training.eps_share import EPS_SHARE_WEIGHT, EpsShare
+from training.recall_rows import recall_batch
+
+RESUME_WARMUP = 50  # steps of linear warm-up after a resume (AdamW's moments restart)
 
 
 def corpus_lines(corpus: Path | None) -> tuple[list[str], list[str], str]:
@@ -124,6 +128,8 @@ def train(
     on_checkpoint=None,
     checkpoint_every: int = 0,
     eps_share_weight: float = 0.0,
+    recall_share: float = 0.0,
+    resume: tuple[dict, int] | None = None,
 ) -> tuple[Transformer, dict]:
     """Train ``Transformer(cfg)`` with AdamW; returns the model and a training record.
 
@@ -134,6 +140,13 @@ def train(
     The record holds steps, batch size, tokens seen, wall time (s), the loss
     curve and the final validation loss (nats/token) and perplexity.
     ``on_checkpoint(model, step)`` is called every ``checkpoint_every`` steps (0: never).
+    ``recall_share`` (0..1) of each batch's rows are synthetic recall rows
+    (``training/recall_rows.py``: associative recall and repeated random words, Zoology's
+    recipe) instead of corpus windows.
+    ``resume = (state_dict, step)`` continues an interrupted run: the weights of its
+    checkpoint at ``step``, the data drawn as the run drew it (the generator is fast-forwarded
+    past ``step`` batches) and the same learning-rate schedule; AdamW's moments were not saved,
+    so they restart, with a short warm-up (``RESUME_WARMUP`` steps) to ease them in.
     """
     torch.manual_seed(seed)
     random.seed(seed)
@@ -144,6 +157,10 @@ def train(
     if len(valid) < 2:  # a one-word held-out split has no next token to predict
         valid, validation = stream, "training text (the held-out split is too short)"
     model = Transformer(cfg)
+    first = 0
+    if resume is not None:
+        model.load_state_dict(resume[0])
+        first = resume[1]
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
     opt = torch.optim.AdamW(
@@ -152,14 +169,24 @@ def train(
         betas=(0.9, 0.95),
     )
     data = batches(stream, batch_size, cfg.context_length, generator)
+    words = torch.tensor(behaviour.word_ids(tokenizer.get_vocab()), dtype=torch.long)  # (W,)
+    n_recall = round(batch_size * recall_share)
     penalty = EpsShare(model) if cfg.attention == "linear" and eps_share_weight > 0 else None
+    for _ in range(first):  # replay the interrupted run's draws
+        next(data)
+        if n_recall:
+            recall_batch(words, n_recall, cfg.context_length, generator)
     curve, start = [], time.perf_counter()
-    bar = tqdm(range(steps), desc=f"train {cfg.attention}", disable=not progress)
+    bar = tqdm(range(first, steps), desc=f"train {cfg.attention}", disable=not progress)
     for step in bar:
         model.train()
+        rewarm = min(1.0, (step - first + 1) / RESUME_WARMUP) if first else 1.0
         for group in opt.param_groups:
-            group["lr"] = lr_at(step, steps, lr, warmup=max(1, steps // 20))
+            group["lr"] = rewarm * lr_at(step, steps, lr, warmup=max(1, steps // 20))
         x, y = next(data)  # (B, T), (B, T)
+        if n_recall:
+            rx, ry = recall_batch(words, n_recall, cfg.context_length, generator)  # (R, T)
+            x, y = torch.cat([x[n_recall:], rx]), torch.cat([y[n_recall:], ry])  # (B, T)
         logits = model(x)  # (B, T, V)
         loss = F.cross_entropy(logits.flatten(0, 1), y.flatten())
         total = loss if penalty is None else loss + eps_share_weight * penalty.pop_penalty()
@@ -192,6 +219,10 @@ def train(
     }
     if penalty is not None:
         record["eps_share_weight"] = eps_share_weight
+    if n_recall:
+        record["recall_share"] = recall_share
+    if first:
+        record["resumed_at_step"] = first
     return model.eval(), record
 
 
@@ -219,12 +250,24 @@ def main(argv: list[str] | None = None) -> None:
         help="tokenizer JSON (tokenizer.json beside --out)",
     )
     p.add_argument("--checkpoint-every", type=int, default=0, help="also save every N steps")
+    p.add_argument(
+        "--resume",
+        type=Path,
+        default=None,
+        help="continue from a checkpoint written by --checkpoint-every (NAME.stepN.safetensors)",
+    )
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch CPU threads")
     p.add_argument(
         "--eps-share-weight",
         type=float,
         default=EPS_SHARE_WEIGHT,
         help="linear attention: weight of the penalty on eps's share of the normalizer",
+    )
+    p.add_argument(
+        "--recall-share",
+        type=float,
+        default=0.0,
+        help="share of each batch's rows that are synthetic recall rows (0..1)",
     )
     args = p.parse_args(argv)
     args.out = args.out or shipped_checkpoint(args.attention)
@@ -259,8 +302,12 @@ def main(argv: list[str] | None = None) -> None:
         on_checkpoint=on_checkpoint,
         checkpoint_every=args.checkpoint_every,
         eps_share_weight=args.eps_share_weight,
+        recall_share=args.recall_share,
+        resume=resume_point(args.resume),
     )
-    record["data"] = description
+    record["data"] = description + (
+        f" + {args.recall_share:.0%} synthetic recall rows" if args.recall_share else ""
+    )
     record["torch"] = torch.__version__
     record["cpu_threads"] = torch.get_num_threads()
     save_checkpoint(args.out, model, tokenizer, record)
@@ -269,6 +316,20 @@ def main(argv: list[str] | None = None) -> None:
         f"wrote {args.out}: {model.num_parameters():,} parameters, val loss {record['val_loss']}"
         f" (perplexity {record['val_perplexity']}), {record['wall_time_s']} s; {args.tokenizer_out}"
     )
+
+
+def resume_point(path: Path | None) -> tuple[dict, int] | None:
+    """The weights and step of a ``--checkpoint-every`` file ``NAME.stepN.safetensors``.
+
+    Raises ValueError when the name carries no step.
+    """
+    if path is None:
+        return None
+    stem = path.name.removesuffix(".safetensors")
+    step = stem.rsplit(".step", 1)[-1]
+    if ".step" not in stem or not step.isascii() or not step.isdecimal():
+        raise ValueError(f"{path}: not a NAME.stepN.safetensors checkpoint; pass one of those")
+    return load_checkpoint(path)[0].state_dict(), int(step)
 
 
 def write_tokenizer(path: Path, tokenizer: Tokenizer) -> None:

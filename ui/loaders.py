@@ -20,6 +20,7 @@ from inference.analysis import (
     LEAN_OUTPUTS,
     Analysis,
     analyze,
+    behavioural_probe,
     induction_probe,
     positional_encoding,
     with_recurrent,
@@ -235,6 +236,16 @@ def _shipped_induction(kind: str) -> np.ndarray:
 def get_induction(name: str) -> np.ndarray:
     """Induction scores (L, H) of a model on a repeated random sequence."""
     return _per_model(name, _shipped_induction, induction_probe)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _shipped_behavioural(kind: str) -> dict | None:
+    return behavioural_probe(server_model(kind))
+
+
+def get_behavioural(name: str) -> dict | None:
+    """The whole model's behavioural induction score (``behavioural_probe``), once per model."""
+    return _per_model(name, _shipped_behavioural, behavioural_probe)
 
 
 def shown_vocab(model: OnnxModel) -> list[str]:

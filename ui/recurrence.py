@@ -6,7 +6,7 @@ import streamlit as st
 
 from inference.analysis import Analysis, has_head_scores
 from inference.text_input import visible
-from ui import click, downloads, loaders, specs
+from ui import click, delta_view, downloads, loaders, specs
 from ui.figures import plot
 from ui.generation import generation_panel, sampled_bars
 from ui.selection import Selection
@@ -33,19 +33,23 @@ def step_slider(lin: Analysis) -> int:
     return int(st.slider(label, 0, lin.T - 1, lin.T - 1, key="rec_step", format="%d"))
 
 
+MASK_NOTE = {
+    "softmax": "Scores are QKᵀ/√d_head before the mask; the mask blocks keys after the query; "
+    "softmax of the masked row gives the weights.",
+    "linear": "Scores are φ(Q)φ(K)ᵀ with φ(x) = elu(x) + 1; masked and divided by the row sum "
+    "plus ε (φ(q_i)ᵀz_i + ε) they give the implied attention matrix.",
+    "delta": "Scores are QKᵀ of the unit-length q and k the delta rule uses; masked, then "
+    "mixed through (I + L)⁻¹ diag(β), L = tril(diag(β)KKᵀ, −1), they give the implied "
+    "matrix: what each earlier value contributes to the output after every later key "
+    "erased its part. **Its entries can be negative and rows need not sum to 1** (blue: "
+    "negative, red: positive).",
+}
+
+
 def _scores_and_mask(sel: Selection) -> None:
     """Our graphs: pre-mask scores, the causal mask, the weights."""
     kind, layer, head = sel.model.config.attention, sel.layer, sel.head
-    st.markdown(
-        f"**{kind.capitalize()} model, layer {layer}, head {head}.** "
-        + (
-            "Scores are QKᵀ/√d_head before the mask; the mask blocks keys after the query; "
-            "softmax of the masked row gives the weights."
-            if kind == "softmax"
-            else "Scores are φ(Q)φ(K)ᵀ with φ(x) = elu(x) + 1; masked and divided by the row sum "
-            "plus ε (φ(q_i)ᵀz_i + ε) they give the implied attention matrix."
-        )
-    )
+    st.markdown(f"**{kind.capitalize()} model, layer {layer}, head {head}.** " + MASK_NOTE[kind])
     panels = specs.get(specs.mask_panels, sel.name, sel.result, layer, head)
     _clickable(_outlined(panels, sel.result), sel.result)
 
@@ -93,35 +97,55 @@ def _foreign_mask(sel: Selection) -> None:
 
 def mask_view(sel: Selection) -> None:
     """Raw scores, the causal mask and the masked result (for a foreign ONNX graph: what
-    its Softmax receives, the mask as measured, the weights); beside it the linear
-    model's recurrent state S_i, normalizer z_i and output y_i, stepping token by token."""
-    name, result, layer, head = sel.name, sel.result, sel.layer, sel.head
-    kind = sel.model.config.attention
-    if has_head_scores(result):  # kept, or made from q and k (a served model)
+    its Softmax receives, the mask as measured, the weights); under it the recurrent
+    form, stepping token by token: a delta model's "erase, then write", then (for every
+    model) linear attention's additive state S_i, normalizer z_i and output y_i."""
+    if has_head_scores(sel.result):  # kept, or made from q and k (a served model)
         _scores_and_mask(sel)
     else:
         _foreign_mask(sel)
     lin_name, lin = _linear(sel)  # the recurrent view needs a linear model
-    if lin_name != name:
-        why = (
-            "uses softmax attention, which has no recurrence with a fixed-size state "
-            "(each row is normalized by a sum of exp(qᵀk) over every earlier key, which "
-            "the query changes, so there is no running sum to carry)"
-            if kind == "softmax"
-            else "came without a recurrent step graph"
-        )
+    i = None  # the slider is drawn under the first recurrent section's heading
+    if sel.model.config.attention == "delta" and lin_name == sel.name:
+        i = delta_view.section(lin, sel.layer, sel.head, lambda: step_slider(lin))
+        lin_name = "linear"
+        lin = loaders.get_recurrent("linear", loaders.get_analysis("linear", sel.text))
+        i = min(i, lin.T - 1)
         st.caption(
-            f"The selected model {why}: the recurrent view below runs the shipped "
-            "linear-attention model on the same sentence."
+            "Beside it, the shipped linear-attention model on the same sentence: its state "
+            "only adds φ(k_i)v_iᵀ, so what an earlier, similar key wrote is never taken out."
         )
+    elif lin_name != sel.name:
+        st.caption(_why_linear(sel.model.config.attention))
+    _linear_section(sel, lin_name, lin, i)
+
+
+def _why_linear(kind: str) -> str:
+    why = (
+        "uses softmax attention, which has no recurrence with a fixed-size state "
+        "(each row is normalized by a sum of exp(qᵀk) over every earlier key, which "
+        "the query changes, so there is no running sum to carry)"
+        if kind == "softmax"
+        else "came without a recurrent step graph"
+    )
+    return (
+        f"The selected model {why}: the recurrent view below runs the shipped "
+        "linear-attention model on the same sentence."
+    )
+
+
+def _linear_section(sel: Selection, lin_name: str, lin: Analysis, i: int | None) -> None:
+    """Linear attention as an RNN: S_i, z_i and y_i of one head after token ``i`` (None:
+    the step slider, drawn under this section's heading)."""
     cfg = loaders.get_model(lin_name).config
-    lay, hd = min(layer, cfg.n_layer - 1), min(head, cfg.n_head - 1)
+    lay, hd = min(sel.layer, cfg.n_layer - 1), min(sel.head, cfg.n_head - 1)
     st.subheader(f"Linear attention as an RNN (layer {lay}, head {hd})")
     st.latex(
         r"S_i = S_{i-1} + \phi(k_i)v_i^\top,\quad z_i = z_{i-1} + \phi(k_i),\quad "
         r"y_i = \frac{\phi(q_i)^\top S_i}{\phi(q_i)^\top z_i + \epsilon}"
     )
-    rec, i = lin.recurrent, step_slider(lin)
+    rec = lin.recurrent
+    i = step_slider(lin) if i is None else i
     st.markdown(
         f"After token {i}: **{plain(visible(lin.tokens[i]))}** — the state has the same "
         f"size, {cfg.d_head}×{cfg.d_head}, whatever i is."

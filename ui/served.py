@@ -34,12 +34,13 @@ from pathlib import Path
 
 from inference.runtime import OnnxModel, load_graphs, mapped_weights
 from models.card import ModelCard
+from models.config import SHIPPED_KINDS
 from ui.served_cache import cache_root, convert_into, remove_stale
 from upload.folder_layout import SOURCE
 from upload.folders import CACHE_VERSION, folder_digest  # noqa: F401 - the cache key
 from upload.token_rows import vocab_note
 
-RESERVED = ("softmax", "linear", "upload")  # keys a served model never takes
+RESERVED = (*SHIPPED_KINDS, "upload")  # keys a served model never takes
 AT_ONCE = 1  # analyses, probes and generations of served models running at the same time
 _RUNS = threading.BoundedSemaphore(AT_ONCE)
 

@@ -28,7 +28,12 @@ EXAMPLES = {
 DEFAULT_TEXT = EXAMPLES["Repeated names (indirect object)"]
 # The options are the URL's values (a bound widget writes its option's label into
 # the URL), so the labels are the keys and the long names are captions.
-MODEL_LABELS = {"softmax": "Softmax attention", "linear": "Linear attention", "upload": "Uploaded"}
+MODEL_LABELS = {
+    "softmax": "Softmax attention",
+    "linear": "Linear attention",
+    "delta": "Delta rule (DeltaNet)",
+    "upload": "Uploaded",
+}
 _FIXED_TEXT = "_link_fixed_text"
 _OPEN_UPLOADER = "_open_uploader"  # a link asked for an upload this session lacks
 BOUND = {"bind": "query-params", "persist_state": "session"}
@@ -210,6 +215,14 @@ def model_card(model) -> None:
             if "min_row_sum" in probes:
                 st.markdown(
                     f"smallest attention row sum on held-out lines {probes['min_row_sum']:.3f}"
+                )
+            if "behavioural_induction" in probes and "recall_accuracy" in probes:
+                recall = probes["recall_accuracy"]
+                n = max((int(k) for k in recall if int(k) <= 16), default=None)
+                st.markdown(
+                    "behavioural induction score "
+                    f"{probes['behavioural_induction']['score']:.2f} nats"
+                    + (f", associative recall at n = {n}: {recall[str(n)]:.0%}" if n else "")
                 )
 
 

@@ -12,14 +12,13 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from inference.analysis import Analysis
 from inference.text_input import visible
 from ui import block_view, click, downloads, loaders, presenter, specs, walkthrough
+from ui.compare import compare_options, compare_view
 from ui.figures import plot, vega_lite
 from ui.lacking import lacks
 from ui.recurrence import mask_view, predict_options, predict_view
 from ui.selection import Selection
-from ui.text import plain
 from viz import positional as vp
 from viz.views import default_dims
 
@@ -108,65 +107,6 @@ def row_sum_note(weights: np.ndarray, attention: str, eps: float) -> str:
         "φ(q_i)ᵀz_i / (φ(q_i)ᵀz_i + ε), and the head passes on that share of the weighted "
         "sum of values."
     )
-
-
-# Two separately trained models: head h of one has no reason to do what head h of the
-# other does (a head's index is an accident of initialization).
-NOT_THE_SAME_HEAD = (
-    "The two models were trained separately: their heads do not correspond, so the same "
-    "layer and head number is just a position to compare, not the same head."
-)
-
-
-def compare_view(sel: Selection) -> None:
-    """View 2: a softmax and a linear model on the same sentence, same layer and head:
-    the two shipped models, or an upload beside the shipped model of the other kind."""
-    pair = _compared(sel)
-    if sel.name in loaders.SHIPPED_KINDS:
-        st.caption(
-            "The same sentence through both shipped models, at the same layer and head "
-            f"number. {NOT_THE_SAME_HEAD}"
-        )
-    else:
-        other = pair[1][0]
-        st.caption(
-            f"{plain(_title(sel.name))} ({sel.model.config.attention} attention) beside the "
-            f"shipped {other} "
-            "model on the same sentence, at the same layer and head number (or the nearest "
-            f"one the model has). Each model splits the sentence with its own tokenizer. "
-            f"{NOT_THE_SAME_HEAD}"
-        )
-    wide = not all(specs.side_by_side(result.T) for _, result in pair)
-    places = [st.container() for _ in pair] if wide else st.columns(2)
-    for col, (name, result) in zip(places, pair, strict=True):
-        cfg = loaders.get_model(name).config
-        lay, hd = min(sel.layer, cfg.n_layer - 1), min(sel.head, cfg.n_head - 1)
-        probs = result.probs[-1]
-        best = int(np.argmax(probs))
-        title = plain(_title(name))
-        with col:
-            st.markdown(f"**{title}** ({cfg.attention} attention), layer {lay}, head {hd}")
-            fig, key = specs.get(specs.compare, name, result, lay, hd), f"cmp_{name}"
-            plot(fig, key=key, on_select=click.on_click(key))  # a click picks the query
-            token = plain(loaders.get_vocab(name)[best])
-            st.markdown(f"Next token: **{token}** ({probs[best]:.1%})")
-
-
-def _title(name: str) -> str:
-    """How the compare view names a model: "Your model" (an upload), "<key> (served)",
-    "Shipped <kind> model"."""
-    if name == "upload":
-        return "Your model"
-    return f"Shipped {name} model" if name in loaders.SHIPPED_KINDS else f"{name} (served)"
-
-
-def _compared(sel: Selection) -> list[tuple[str, Analysis]]:
-    """(model key, analysis of the sentence) of the two models side by side."""
-    if sel.name in loaders.SHIPPED_KINDS:
-        return [(kind, loaders.get_analysis(kind, sel.text)) for kind in loaders.SHIPPED_KINDS]
-    kind = sel.model.config.attention
-    other = next(k for k in loaders.SHIPPED_KINDS if k != kind)
-    return [(sel.name, sel.result), (other, loaders.get_analysis(other, sel.text))]
 
 
 QKV = {"q": "query Q", "k": "key K", "v": "value V", "head_out": "output (attn · V)"}
@@ -259,6 +199,28 @@ def stats_view(sel: Selection) -> None:
     # every head in view, no inner scroll (L2 H2/H3 were hidden under it); a model of
     # many heads (GPT-2 small: 144) scrolls inside a screen-tall table
     st.dataframe(table, hide_index=True, height="content" if table.num_rows <= 48 else 900)
+    _behavioural(sel)
+
+
+def _behavioural(sel: Selection) -> None:
+    """The whole model's behavioural induction score beside the heads' attention-based one."""
+    score = loaders.get_behavioural(sel.name)
+    if score is None:
+        return
+    st.metric(
+        "Behavioural induction score (whole model, nats)",
+        f"{score['score']:.2f}",
+        help="Olsson et al. 2022: the mean next-token loss on the second copy of "
+        f"{score['sequences']} blocks of {score['period']} random words, each repeated twice, "
+        "subtracted from the loss on the first copy. It reads only the predictions, so it "
+        "also credits a model that copies through its state without an induction stripe "
+        "(the delta model).",
+    )
+    st.caption(
+        f"Loss on the first copy {score['first_copy_loss']:.2f} nats a token, on the second "
+        f"{score['second_copy_loss']:.2f}: the model copies when the second is lower. "
+        "The induction column above reads attention instead, head by head."
+    )
 
 
 def block_numbers_view(sel: Selection) -> None:
@@ -286,6 +248,7 @@ RENDERERS = {
 }
 OPTIONS = {  # views with controls of their own; the others take no_options
     "attention": attention_options,
+    "compare": compare_options,
     "shapes": shapes_options,
     "positional": positional_options,
     "predict": predict_options,

@@ -20,7 +20,7 @@ from ui.text import plain
 # option's label into the URL); the names head the view.
 VIEWS = {
     "attention": "Attention heads",
-    "compare": "Softmax vs linear",
+    "compare": "Compare models",
     "shapes": "Q/K/V shapes",
     "positional": "Positional encoding",
     "mask": "Causal mask & recurrence",

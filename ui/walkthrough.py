@@ -14,6 +14,16 @@ from ui.selection import Selection
 from ui.text import plain
 from viz import tensors as vt
 
+EXTRA = {"linear": ("phi_q", "phi_k"), "delta": ("beta",)}  # beyond q, k and v
+USES = {"softmax": "q, k and v", "linear": "φ(q), φ(k) and v", "delta": "q, k, v and β"}
+NOTE = {
+    "softmax": "exp(s − max s) subtracts the row's largest score first: the same weights, "
+    "without overflow.",
+    "delta": "The last step mixes the row through every earlier key: a key's weight falls "
+    "when a later, similar key overwrote what it wrote, so weights can be negative and "
+    "need not sum to 1.",
+}
+
 
 def _shown(values: np.ndarray) -> list[str]:
     """Numbers as the table prints them; a masked −∞ as “−∞”."""
@@ -35,35 +45,31 @@ def section(sel: Selection, query: int) -> None:
     """The walk-through of query ``query`` of the selected head (nothing for a model
     without q, k and v: one line says so)."""
     cfg = sel.model.config
-    needs = ("q", "k", "v") + (("phi_q", "phi_k") if cfg.attention == "linear" else ())
+    needs = ("q", "k", "v") + EXTRA.get(cfg.attention, ())
     st.subheader(f"One query, step by step: query {query}, layer {sel.layer}, head {sel.head}")
     if lacks(sel, needs, "The step-by-step walk-through"):
         return
     walk = walkthrough(sel.result, sel.layer, sel.head, query, cfg.attention, cfg.attn_eps)
     frame = table(walk, sel.tokens)
     last = frame.columns[-1]
+    bars = (
+        {}
+        if cfg.attention == "delta"  # signed weights: numbers, not 0..1 bars
+        else {
+            last: st.column_config.ProgressColumn(last, format="%.4f", min_value=0.0, max_value=1.0)
+        }
+    )
     with st.container(key="walkthrough"):
-        st.dataframe(
-            frame,
-            hide_index=True,
-            column_config={
-                last: st.column_config.ProgressColumn(
-                    last, format="%.4f", min_value=0.0, max_value=1.0
-                )
-            },
-        )
+        st.dataframe(frame, hide_index=True, column_config=bars)
         title = f"weights · V: the head's output for query {query}, {walk.output.shape[0]} numbers"
         plot(vt.vector_bar(walk.output, title=title), key="walkthrough_output")
     error = float(np.abs(walk.weights - sel.head_array("attn")[query]).max())
     st.caption(
         "Computed here in float64 from the model's own "
-        + ("q, k and v" if cfg.attention == "softmax" else "φ(q), φ(k) and v")
+        + USES.get(cfg.attention, "q, k and v")
         + f"; the last column is the heatmap's row {query} (max difference {error:.1e}). "
-        + (
-            "exp(s − max s) subtracts the row's largest score first: the same weights, "
-            "without overflow."
-            if cfg.attention == "softmax"
-            else f"z = Σ φ(k_j) over the keys up to the query, ε = {cfg.attn_eps:g}."
+        + NOTE.get(
+            cfg.attention, f"z = Σ φ(k_j) over the keys up to the query, ε = {cfg.attn_eps:g}."
         )
         + f" Query token: {plain(sel.tokens[query])}."
     )

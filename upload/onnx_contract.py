@@ -148,8 +148,9 @@ def trial_inputs(role: str, cfg: ModelConfig) -> list[tuple[int, dict]]:
 
 
 def _expected_axes(role: str, cfg: ModelConfig) -> dict[str, str]:
-    if role == "step":
-        return dict(contract.STEP_OUTPUT_AXES)
+    if role == "step":  # this kind's step outputs (linear: normalizer_out, not conv_out)
+        _, names = contract.KIND_STEP.get(cfg.attention, contract.KIND_STEP["linear"])
+        return {n: contract.STEP_OUTPUT_AXES[n] for n in names}
     names = ("logits",) if role == "fast" else contract.inspect_outputs(cfg.attention)
     return {n: contract.OUTPUT_AXES[n] for n in names}
 

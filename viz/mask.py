@@ -26,7 +26,15 @@ MASK_PANELS = {
         "blocked (set to 0)",
         "seq",
     ),
+    # DeltaNet: the implied matrix A = (QKᵀ ⊙ M)(I + tril(diag(β)KKᵀ, −1))⁻¹ diag(β); its
+    # entries can be negative and rows need not sum to 1 (a diverging scale).
+    "delta": (
+        ("scores QKᵀ (unit q, k)", "causal mask", "(masked)(I + L)⁻¹ diag(β): implied"),
+        "blocked (set to 0)",
+        "div",
+    ),
 }
+SIGNED_WEIGHTS = {"delta"}  # kinds whose implied weights can be negative
 _PANEL_GAP = 0.03  # horizontal space between the three panels (paper fraction)
 PANEL_PX = {"x": 260, "y": 320}  # a panel's plot in px (full width of a 1500 px window)
 PANEL_1280_PX = 215  # a panel's plot width at a 1280 px window (labels on the first only)
@@ -69,9 +77,10 @@ def causal_mask_panels(
     Args:
         scores: (T, T) pre-mask scores (QK^T/sqrt(D)); diverging scale, symmetric
             around 0 at the true max |finite score|.
-        weights: (T, T) attention weights after masking + softmax (0..1).
+        weights: (T, T) attention weights after masking + softmax (0..1); for
+            ``"delta"`` the implied matrix (signed: a diverging scale, symmetric at 0).
         tokens: T token strings.
-        attention: ``"softmax"`` or ``"linear"``.
+        attention: ``"softmax"``, ``"linear"`` or ``"delta"``.
         eps: linear attention's normalizer epsilon (the model's ``cfg.attn_eps``).
 
     Returns:
@@ -104,9 +113,17 @@ def causal_mask_panels(
     panels = [
         heat_trace(s, labels, labels, **score_colors, hovertemplate=score_hover),
         heat_trace(mask, labels, labels, **grey_green, showscale=False, hovertemplate=mask_hover),
-        heat_trace(w, labels, labels, zmin=0.0, zmax=1.0, colorscale=style.SEQUENTIAL),
+        heat_trace(w, labels, labels, **_weight_colors(w, attention)),
     ]
     return with_click_layers(_three_panels(panels, titles), (s, mask, w), ("score", "mask"))
+
+
+def _weight_colors(weights: np.ndarray, attention: str) -> dict:
+    """0..1 sequential colours, or, for signed implied weights, diverging at 0."""
+    if attention not in SIGNED_WEIGHTS:
+        return {"zmin": 0.0, "zmax": 1.0, "colorscale": style.SEQUENTIAL}
+    lo, hi = style.symmetric_range(weights)
+    return {"zmin": lo, "zmax": hi, "zmid": 0.0, "colorscale": style.DIVERGING}
 
 
 PANEL_CLICK_MAX_T = 64  # all three panels clickable: 3 x 4,096 points; then the weights alone

@@ -17,6 +17,7 @@ _DIMS = {
     "BHTT": ("B", "H", "T", "T"),
     "BHDD": ("B", "H", "d_head", "d_head"),
     "BHD": ("B", "H", "d_head"),
+    "BHT": ("B", "H", "T"),
 }
 
 
@@ -80,8 +81,31 @@ def _linear_stages(B: int, T: int, H: int, D: int, eps: float) -> tuple[list[dic
     return stages, f"φ(q_i)ᵀ S_i / (φ(q_i)ᵀ z_i + ε), ε = {eps:g}"
 
 
+def _delta_stages(B: int, T: int, H: int, D: int, eps: float) -> tuple[list[dict], str]:
+    """DeltaNet's mixing stages (Yang et al. 2024; ``models/delta.py``): the convolved,
+    SiLU'd, L2-normalised q and k, the write strength beta and the delta-rule state."""
+    stages = [
+        _stage(
+            "conv + norm",
+            "q, k = L2(SiLU(conv₄(·))), v = conv₄(·)",
+            (B, H, T, D),
+            "width-4 causal convolution; unit-length q, k",
+            "BHTD",
+        ),
+        _stage("beta", "β_t = sigmoid(W_β x_t)", (B, H, T), "write strength per head", "BHT"),
+        _stage(
+            "state",
+            "S_t = S_(t−1) + β_t k_t (v_t − S_(t−1)ᵀ k_t)ᵀ",
+            (B, H, D, D),
+            f"erase, then write: a {D} × {D} state per head",
+            "BHDD",
+        ),
+    ]
+    return stages, "S_tᵀ q_t"
+
+
 # Attention kind -> the stages between "heads first" and "mix values", and the mix formula.
-_MIXING_STAGES = {"softmax": _softmax_stages, "linear": _linear_stages}
+_MIXING_STAGES = {"softmax": _softmax_stages, "linear": _linear_stages, "delta": _delta_stages}
 
 
 def reshape_stages(

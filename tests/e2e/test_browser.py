@@ -125,3 +125,29 @@ def test_every_head_of_a_layer_draws_its_own_figures(page, server_url):
     assert len({s["z"] for s in seen.values()}) == n_heads  # every head its own weights
     assert len({s["row"] for s in seen.values()}) == n_heads
     assert not page.locator('[data-testid="stException"]').count()
+
+
+def test_the_delta_model_in_its_views_and_the_forgetting_lesson(page, server_url):
+    """#22: the third shipped model as a student meets it: its mask view steps "erase,
+    then write" beside the additive state, the compare view puts it beside another
+    model, and the lesson runs the recall test on the three models."""
+    page.goto(f"{server_url}/?model=delta&view=mask")
+    wait_idle(page)
+    page.get_by_text("The delta rule as an RNN").first.wait_for()
+    page.locator(".js-plotly-plot", has_text="the write at").first.wait_for()
+    body = page.inner_text("body")
+    assert "Linear attention as an RNN" in body and "can be negative" in body
+    page.locator(".st-key-view").get_by_text("compare", exact=True).click()
+    wait_idle(page)
+    page.locator(".st-key-cmp_delta .js-plotly-plot").wait_for()
+    page.locator(".st-key-cmp_linear .js-plotly-plot").wait_for()
+    assert "Shipped delta model" in page.inner_text("body")
+    page.goto(f"{server_url}/forgetting?recall_pairs=16")
+    wait_idle(page)
+    page.locator(".st-key-forget_answers .js-plotly-plot").wait_for()
+    body = page.inner_text("body")
+    for kind in ("softmax", "linear", "delta"):
+        assert f"{kind} answers" in body
+    assert "The sequence (33 tokens)" in body  # 16 pairs and the query
+    page.screenshot(path=str(SCREENSHOTS / "forgetting.png"), full_page=True)
+    assert not page.locator('[data-testid="stException"]').count()

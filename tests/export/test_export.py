@@ -19,7 +19,7 @@ from inference.runtime import load_graphs
 from models import contract
 from models.attention import LinearAttention
 from models.checkpoint import SHIPPED_DIR
-from models.config import ATTENTION_KINDS
+from models.config import ATTENTION_KINDS, SHIPPED_KINDS
 
 LENGTHS = [1, 2, 7, 16]  # 16 = the tiny models' context length
 ATOL = 1e-5
@@ -61,6 +61,25 @@ def test_onnx_matches_pytorch(tiny_exports, kind, T):
     for name, value in got.items():
         assert max_abs_diff(value, cache[name]) <= ATOL, name
     assert max_abs_diff(onnx_model.logits(ids[0].tolist()), logits[0]) <= ATOL
+
+
+@pytest.mark.parametrize("T", LENGTHS)
+def test_delta_step_graph_rolled_equals_parallel_and_generates(tiny_exports, T):
+    """DeltaNet's step graph (state S and the convolution window) rolled over the sentence
+    gives the inspect graph's logits and states; generation runs on it (O(1) per token)."""
+    model, folder = tiny_exports["delta"]
+    onnx_model = open_model(folder, "delta")
+    assert onnx_model.has_step
+    ids = torch.randint(0, model.cfg.vocab_size, (T,), generator=torch.Generator().manual_seed(T))
+    parallel = onnx_model.inspect(ids.tolist())
+    rec = onnx_model.recurrent(ids.tolist())
+    assert max_abs_diff(rec["logits"], parallel["logits"][0]) <= ATOL
+    assert max_abs_diff(rec["state"], parallel["state"]) <= ATOL
+    new, _ = onnx_model.generate(ids.tolist(), 3)
+    greedy = ids.tolist()
+    for _ in range(len(new)):  # the same tokens as greedy decoding on the fast graph
+        greedy.append(int(np.argmax(onnx_model.logits(greedy)[-1])))
+    assert new == greedy[T:]
 
 
 @pytest.mark.parametrize("T", LENGTHS)
@@ -181,7 +200,7 @@ def test_export_cli_defaults_to_the_shipped_models():
     nothing is written)."""
     parse = build_parser()
     checkpoints, out = targets(parse.parse_args([]))
-    assert checkpoints == [SHIPPED_DIR / "softmax.safetensors", SHIPPED_DIR / "linear.safetensors"]
+    assert checkpoints == [SHIPPED_DIR / f"{kind}.safetensors" for kind in SHIPPED_KINDS]
     assert out == SHIPPED_DIR
     assert all(p.exists() for p in checkpoints)
     checkpoints, out = targets(parse.parse_args(["runs/a.safetensors"]))

@@ -46,7 +46,9 @@ def card(exported_dir):
 def test_exported_folder_is_small_and_self_contained(exported_dir):
     files = list(exported_dir.iterdir())
     total = sum(f.stat().st_size for f in files)  # the decoder-only and translation models
-    assert total <= 30_000_000, f"exported/ holds {total:,} bytes; issue #10 allows 30 MB"
+    # issue #10 allowed 30 MB for two models and the translation ones; the third shipped
+    # model (DeltaNet, #22: its checkpoint and three graphs) adds 11.4 MB
+    assert total <= 42_000_000, f"exported/ holds {total:,} bytes; 42 MB allowed"
     assert not [f for f in files if f.name.endswith(".data")]
     for kind in SHIPPED_KINDS:
         assert (exported_dir / contract.graph_file(kind, "inspect")).exists()
@@ -156,16 +158,25 @@ def test_shipped_linear_fast_graph_has_no_t_by_t_tensor(exported_dir):
         assert bool(square_sequence_tensors(graph)) == expect_square, kind
 
 
-@pytest.fixture(scope="module")
-def fresh(exported_dir) -> dict:
-    """kind -> the evaluation of the shipped checkpoint, run now (``training.evaluate``)."""
-    from training.evaluate import evaluate
+class Fresh(dict):
+    """kind -> the evaluation of the shipped checkpoint, run now (``training.evaluate``)
+    on first use of that kind only (a full evaluation takes tens of seconds)."""
 
-    out = {}
-    for kind in SHIPPED_KINDS:
-        model, tokenizer, _ = load_checkpoint(exported_dir / f"{kind}.safetensors")
-        out[kind] = evaluate(model, tokenizer)
-    return out
+    def __init__(self, exported_dir):
+        super().__init__()
+        self.exported_dir = exported_dir
+
+    def __missing__(self, kind: str) -> dict:
+        from training.evaluate import evaluate
+
+        model, tokenizer, _ = load_checkpoint(self.exported_dir / f"{kind}.safetensors")
+        self[kind] = evaluate(model, tokenizer)
+        return self[kind]
+
+
+@pytest.fixture(scope="module")
+def fresh(exported_dir) -> Fresh:
+    return Fresh(exported_dir)
 
 
 def test_model_card_meets_targets(card, fresh):
@@ -181,6 +192,20 @@ def test_model_card_meets_targets(card, fresh):
     # attention is what the captions say: every row sums to ~1 on held-out text
     assert linear["min_row_sum"] >= 0.99
     assert softmax["min_row_sum"] >= 1 - 1e-5
+
+
+def test_the_delta_card_meets_issue_22s_targets(card):
+    """#22's targets on the card (the drift test below checks the card against a fresh
+    evaluation): perplexity within 1.15x softmax's, indirect object >= 95 %, behavioural
+    induction >= 80 % of softmax's, associative recall at n = 16 >= 90 % where linear
+    attention is far below."""
+    probes = {kind: card["models"][kind]["probes"] for kind in SHIPPED_KINDS}
+    delta, softmax, linear = probes["delta"], probes["softmax"], probes["linear"]
+    assert delta["val_perplexity"] <= 1.15 * softmax["val_perplexity"]
+    assert delta["ioi_accuracy"] >= 0.95
+    score = {k: p["behavioural_induction"]["score"] for k, p in probes.items()}
+    assert score["delta"] >= 0.8 * score["softmax"]
+    assert delta["recall_accuracy"]["16"] >= 0.9 > 0.5 > linear["recall_accuracy"]["16"]
 
 
 @pytest.mark.parametrize("kind", SHIPPED_KINDS)
@@ -230,8 +255,9 @@ def test_make_models_trains_within_30_minutes(exported_dir, card):
         _, _, meta = load_checkpoint(exported_dir / f"{kind}.safetensors")
         stored[kind] = meta["training"]["wall_time_s"]
         assert card["models"][kind]["training"]["wall_time_s"] == stored[kind], kind
-        assert f"64 tokens, {stored[kind] / 60:.1f} min |" in readme, kind
-    assert max(stored.values()) <= 30 * 60
+        assert f"64 tokens, {stored[kind] / 60:.1f} min" in readme, kind
+    # the first two (both at once, one thread each); the delta model's time is reported
+    assert max(stored[k] for k in ("softmax", "linear")) <= 30 * 60
 
 
 @pytest.mark.parametrize("kind", SHIPPED_KINDS)
@@ -259,6 +285,9 @@ def test_model_card_probes_are_what_evaluation_measures_now(card, fresh, kind):
     assert fresh["val_loss"] == pytest.approx(stored["val_loss"], abs=2e-4)
     assert fresh["best_induction_head"]["layer"] == stored["best_induction_head"]["layer"]
     assert fresh["best_induction_head"]["head"] == stored["best_induction_head"]["head"]
+    assert fresh["recall_accuracy"] == stored["recall_accuracy"]
+    got, want = fresh["behavioural_induction"], stored["behavioural_induction"]
+    assert got["score"] == pytest.approx(want["score"], abs=2e-3)
     for name, scores in stored["heads"].items():
         if np.asarray(scores).dtype.kind in "fi":  # the numeric scores; labels follow them
             np.testing.assert_allclose(fresh["heads"][name], scores, atol=2e-3, err_msg=name)
@@ -281,6 +310,7 @@ def test_shipped_graphs_rows_sum_to_the_cards_figure_on_held_out_text(exported_d
         lambda ids: shipped.inspect(ids)["attn"], shipped.tokenizer, shipped.config.context_length
     )  # (L, H)
     stored = card["models"][kind]["probes"]
-    assert mins.min() >= 0.99
+    if kind != "delta":  # the delta rule's implied weights are signed: no sum to keep
+        assert mins.min() >= 0.99
     np.testing.assert_allclose(mins, stored["min_row_sum_per_head"], atol=1e-5)
     assert mins.min() == pytest.approx(stored["min_row_sum"], abs=1e-5)

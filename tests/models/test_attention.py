@@ -85,7 +85,8 @@ def test_multi_head_attention_uses_the_registered_rule(qkv):
         attn = MultiHeadAttention(ModelConfig(vocab_size=10, attention=kind, d_model=16, n_head=2))
         x = torch.randn(2, 5, 16)  # (B, T, C)
         out, cache = attn.eval()(x, inspect=True)
-        y, _, _ = attn.mixing.parallel(*attn.qkv(x))  # (B, H, T, d_head)
+        gates = {"beta": attn.beta(x)} if attn.short_conv else {}  # DeltaNet's beta
+        y, _, _ = attn.mixing.parallel(*attn.qkv(x), **gates)  # (B, H, T, d_head)
         assert torch.allclose(out, attn.o_proj(merge_heads(y)), atol=1e-6)
         assert torch.allclose(attn(x), out, atol=1e-5)  # the fast form gives the same
 

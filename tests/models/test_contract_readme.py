@@ -21,10 +21,11 @@ def readme_contract_names() -> dict[str, set[str]]:
 
 def test_readme_contract_table_matches_contract_py():
     rows = readme_contract_names()
-    inspect = {contract.INPUT_NAME, *contract.inspect_outputs("linear")}
+    outputs = {*contract.inspect_outputs("linear"), *contract.inspect_outputs("delta")}
     assert rows == {
-        "<kind>.inspect.onnx": inspect,
+        "<kind>.inspect.onnx": {contract.INPUT_NAME, *outputs},
         "<kind>.fast.onnx": {contract.INPUT_NAME, "logits"},
         contract.graph_file("linear", "step"): {*contract.STEP_INPUTS, *contract.STEP_OUTPUTS},
+        contract.graph_file("delta", "step"): set().union(*contract.step_names("delta")),
     }
-    assert set(contract.OUTPUT_RANKS) == set(contract.inspect_outputs("linear"))
+    assert set(contract.OUTPUT_RANKS) == outputs

@@ -37,7 +37,8 @@ def test_inspect_cache_follows_contract(kind):
     assert cache["attn"].shape == (2, 2, 7, 7)
     assert cache["q"].shape == (2, 2, 7, 8)
     assert cache["pos_enc"].shape == (7, 16)
-    assert torch.allclose(cache["attn"].sum(-1), torch.ones(2, 2, 7), atol=1e-5)
+    if kind != "delta":  # DeltaNet's implied rows need not sum to 1 (tests/models/test_delta.py)
+        assert torch.allclose(cache["attn"].sum(-1), torch.ones(2, 2, 7), atol=1e-5)
     assert torch.allclose(model(ids), logits, atol=1e-5)  # fast path == inspect path
     if kind == "linear":
         assert cache["state"].shape == (2, 2, 7, 8, 8)

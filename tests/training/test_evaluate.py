@@ -3,7 +3,9 @@
 import json
 
 from corpus.corpus import generate_corpus, lexicon
+from export.card import write_card
 from export.graphs import main as export_main
+from models.card import ModelCard
 from models.checkpoint import load_checkpoint
 from training.evaluate import main as evaluate_main
 from training.train import main as train_main
@@ -32,3 +34,19 @@ def test_train_export_evaluate_clis_write_graphs_and_model_card(tmp_path):
     for key in ("agreement_accuracy", "ioi_accuracy", "pronoun_accuracy"):
         assert 0.0 <= entry["probes"][key] <= 1.0
     assert "held-out" in card["probes"]
+    induction = entry["probes"]["behavioural_induction"]  # issue #22: from the logits alone
+    drop = induction["first_copy_loss"] - induction["second_copy_loss"]
+    assert abs(induction["score"] - drop) <= 2e-4  # each of the three rounded to 4 places
+    assert list(entry["probes"]["recall_accuracy"]) == ["1", "2", "4"]  # 2 n + 1 <= 16 tokens
+    assert all(0.0 <= a <= 1.0 for a in entry["probes"]["recall_accuracy"].values())
+
+    # --add keeps the card's other entries byte for byte; the evaluated kind is replaced
+    other = {**entry, "parameters": -1}  # an entry no evaluation would write
+    card["models"] = {"linear": other, "softmax": {"stale": True}}
+    card_path.write_text(json.dumps(card, indent=2) + "\n")
+    keep = json.loads(card_path.read_text())["models"]  # what main reads with --add
+    write_card({"softmax": ModelCard.from_dict(entry)}, card_path, 500, 8, keep=keep)
+    added = json.loads(card_path.read_text())["models"]
+    assert list(added) == ["softmax", "linear"]  # ATTENTION_KINDS order
+    assert json.dumps(added["linear"]) == json.dumps(other)
+    assert added["softmax"] == entry

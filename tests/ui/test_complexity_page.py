@@ -9,9 +9,8 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from models.config import SHIPPED_KINDS
 from tests.helpers.pages import open_page
-from ui.complexity import Measured, memory_note, shared
+from ui.complexity import COMPARED, Measured, memory_note, shared
 
 
 def _app() -> AppTest:
@@ -69,7 +68,7 @@ def test_measure_shows_loglog_and_generation_figures():
     assert "Generation speed" in specs
     assert len(specs) in (3, 4)
     sc = shared().results[(256, 32)].results["scaling"]
-    for kind in SHIPPED_KINDS:
+    for kind in COMPARED:
         assert sc[kind]["T"] == [64, 128, 256]
         assert all(ms > 0 for ms in sc[kind]["median_ms"])
         assert all(m is None or m >= 0 for m in sc[kind]["peak_mb"])

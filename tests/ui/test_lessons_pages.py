@@ -105,7 +105,10 @@ def test_kernel_page_on_every_head(kind):
         for head in range(cfg.n_head):
             at.selectbox(key="head").set_value(head).run()
             no_errors(at)
-            assert float(metric(at, "− model|")) <= 1e-6, (layer, head)
+            if kind == "delta":  # no kernel of its own: no such metric
+                assert not [m for m in at.metric if "− model|" in m.label]
+            else:
+                assert float(metric(at, "− model|")) <= 1e-6, (layer, head)
             exp_w, phi_w = heatmaps(at)[:2]
             assert np.isfinite(exp_w).all() and np.isfinite(phi_w).all(), (layer, head)
             assert np.allclose(exp_w.sum(1), 1.0)
@@ -217,8 +220,11 @@ def test_merged_page_measures_the_difference(tiny_exports, kind):
     open_page("merged", at)
     no_errors(at)
     assert at.radio(key="model").value == "upload"
-    assert float(metric(at, "max |merged scores")) <= 1e-4
     assert int(metric(at, "numerical rank of W_QK")) <= model.config.d_head
+    if kind == "delta":  # conv, SiLU and L2 norm after W_Q, W_K: no score check, says why
+        assert any("no single matrix" in i.value for i in at.info)
+        return
+    assert float(metric(at, "max |merged scores")) <= 1e-4
     merged, reference, diff = heatmaps(at)[:3]
     assert np.allclose(merged, reference, atol=1e-4) and diff.max() <= 1e-4
 

@@ -138,7 +138,7 @@ def test_invisible_and_long_values_are_quoted_readably():
     at = open_link({"model": "\x1b[2J", "view": LONG, "text": "the cat\x00 sat\x1b"})
     works(at)
     lines = notices(at)
-    assert "Ignored the link's model=\\x1b[2J: not one of softmax, linear." in lines
+    assert "Ignored the link's model=\\x1b[2J: not one of softmax, linear, delta." in lines
     (view,) = about(lines, "view")
     assert f"view={'x' * 24}… (5,000 characters)" in view
     (text,) = about(lines, "text")

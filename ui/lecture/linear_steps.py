@@ -1,4 +1,5 @@
-"""Lecture steps after the transformer: linear attention as an RNN, and complexity."""
+"""Lecture steps after the transformer: linear attention as an RNN, complexity, and the
+delta rule, a linear-time model that recalls."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from ui import loaders, specs
 from ui.figures import plot
 from ui.lecture.step import Deeper, state
 from ui.selection import Selection
+from viz import forgetting as vf
 from viz import lessons as vl
 
 
@@ -33,3 +35,16 @@ def complexity(sel: Selection) -> Deeper:
     lengths = np.unique(np.geomspace(1, 4096, 40).astype(int))
     plot(vl.flops_by_length(lengths, d, current_T=sel.result.T), key="lecture_flops")
     return Deeper("complexity", "Measure both models on this server")
+
+
+def recall(sel: Selection) -> Deeper:
+    """Associative-recall accuracy of the three shipped models against the number of
+    pairs, from the model card."""
+    measured = {}
+    for kind in loaders.SHIPPED_KINDS:
+        card = loaders.shipped_model(kind).card
+        if card and card.probes and card.probes.get("recall_accuracy"):
+            measured[kind] = card.probes["recall_accuracy"]
+    if measured:
+        plot(vf.accuracy_by_pairs(measured), key="lecture_recall")
+    return Deeper("forgetting", "Try the recall test on the three models")

@@ -1,4 +1,4 @@
-"""The lecture path: ten steps in the order of d2l.ai chapter 11 (attention mechanisms
+"""The lecture path: eleven steps in the order of d2l.ai chapter 11 (attention mechanisms
 and transformers), each with its talking points and its live figure."""
 
 from __future__ import annotations
@@ -119,5 +119,17 @@ STEPS = (
             "fixed size.",
         ),
         linear_steps.complexity,
+    ),
+    Step(
+        "A linear-time model that recalls: the delta rule",
+        (
+            "Linear attention's state only adds k vᵀ: pairs pile up and a key's value comes "
+            "back mixed with the others (associative recall fails as pairs grow).",
+            "The delta rule (DeltaNet) first reads what the state holds for k_t, then writes "
+            "only the error: S_t = S_(t−1) + β_t k_t (v_t − S_(t−1)ᵀk_t)ᵀ.",
+            "Same fixed-size state, O(T) time; below: recall accuracy of the three trained "
+            "models against the number of pairs.",
+        ),
+        linear_steps.recall,
     ),
 )

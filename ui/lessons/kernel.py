@@ -20,6 +20,13 @@ INTRO = (
 )
 
 
+DELTA_IS_NO_KERNEL = (
+    "The delta model is not a kernel of this kind: each output is read from a state that "
+    "later keys partly erased, so its implied weights mix every earlier key and can be "
+    "negative (the mask view shows them). Both panels are what-ifs on its q and k."
+)
+
+
 def _similarities(sel) -> None:
     eps = sel.model.config.attn_eps
     st.latex(
@@ -35,16 +42,19 @@ def _similarities(sel) -> None:
     fig = vl.side_by_side([exp_attn, phi_attn], titles, sel.tokens, diverging=False)
     plot(fig, key="lesson_kernel")
     kind = sel.model.config.attention
-    own = exp_attn if kind == "softmax" else phi_attn
     c1, c2, c3 = st.columns(3)
-    # short labels: a metric's label is one line, cut at a third of the page at 1280 px
-    c1.metric(
-        f"max |{kind} − model|",
-        f"{np.abs(own - sel.head_array('attn')).max():.1e}",
-        help=f"max |{kind} kernel − model's attention|: the kernel this model was trained "
-        "with, recomputed in float64 from its q and k"
-        + (f", with the model's ε = {eps:g}." if kind == "linear" else "."),
-    )
+    if kind in ("softmax", "linear"):
+        own = exp_attn if kind == "softmax" else phi_attn
+        # short labels: a metric's label is one line, cut at a third of the page at 1280 px
+        c1.metric(
+            f"max |{kind} − model|",
+            f"{np.abs(own - sel.head_array('attn')).max():.1e}",
+            help=f"max |{kind} kernel − model's attention|: the kernel this model was "
+            "trained with, recomputed in float64 from its q and k"
+            + (f", with the model's ε = {eps:g}." if kind == "linear" else "."),
+        )
+    else:
+        st.caption(DELTA_IS_NO_KERNEL)
     c2.metric(
         "max |exp − φ|",
         f"{np.abs(exp_attn - phi_attn).max():.3f}",

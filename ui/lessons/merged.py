@@ -20,6 +20,13 @@ INTRO = (
 )
 
 
+DELTA_NOTE = (
+    "The delta model passes W_Q x and W_K x through a short causal convolution, SiLU and "
+    "L2 normalisation before its scores, so no single matrix gives them and there is no "
+    "score check here. W_QK below is the bilinear form of its projections alone."
+)
+
+
 def _scores_check(sel, W_QK: np.ndarray) -> None:
     cfg = sel.model.config
     x = sel.result.outputs["attn_in"][sel.layer]  # (T, C)
@@ -102,7 +109,10 @@ def page(sel: Selection) -> None:
         return
     n_head, C = sel.model.config.n_head, sel.model.config.d_model
     W_QK = ml.merged_qk(weights, sel.layer, sel.head, n_head)  # (C + 1, C + 1)
-    _scores_check(sel, W_QK)
+    if sel.model.config.attention == "delta":
+        st.info(DELTA_NOTE)
+    else:
+        _scores_check(sel, W_QK)
     st.header("W_QK is low-rank")
     labels = [*map(str, range(C)), "bias"]  # unique: drawn as they are, no position prefix
     title = f"W_QK of L{sel.layer} H{sel.head} ({C + 1} × {C + 1}, last row/column: the bias)"

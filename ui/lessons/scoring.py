@@ -109,9 +109,9 @@ def _why_sqrt_d(sel) -> None:
         f"{own['var_q']:.3g}, Var(k) = {own['var_k']:.3g}) nor independent, so its score "
         "variance need not be d or 1; the dots on the chart mark this head."
         + (
-            " This model uses linear attention: it never divides q·k by √d, these are "
-            "the scores a softmax would see."
-            if sel.model.config.attention == "linear"
+            f" This model uses {sel.model.config.attention} attention: it never divides q·k "
+            "by √d, these are the scores a softmax would see."
+            if sel.model.config.attention != "softmax"
             else ""
         )
     )

@@ -34,7 +34,8 @@ def bullets(attention: str) -> str:
     own = (
         "the model's own attention"
         if attention == "softmax"
-        else "a softmax of this model's scores; the model itself uses linear attention "
+        else "a softmax of this model's scores; the model itself uses "
+        f"{'linear attention' if attention == 'linear' else 'the delta rule'} "
         "(no softmax), so no β gives its weights"
     )
     return (
@@ -82,9 +83,15 @@ def page(sel: Selection) -> None:
         diff = float(np.abs(ml.softmax_beta(scores, 1.0) - model_attn).max())
         st.metric("max |softmax₁(scores) − model|", f"{diff:.1e}",
                   help="max |softmax₁(scores) − model's attention| over this head's weights.")  # fmt: skip
-    else:
+    elif sel.model.config.attention == "linear":
         st.caption(
             "This model uses linear attention, so its own weights are "
             f"φ(qᵢ)·φ(kⱼ) / (φ(qᵢ)ᵀzᵢ + ε), ε = {sel.model.config.attn_eps:g}, "
             "not a softmax: here the softmax is applied to its q·k/√d as a what-if."
+        )
+    else:
+        st.caption(
+            "This model uses the delta rule, so its own weights are the implied matrix "
+            "(QKᵀ ⊙ M)(I + L)⁻¹ diag(β) (the visualizer's mask view), not a softmax: here "
+            "the softmax is applied to its q·k/√d as a what-if."
         )

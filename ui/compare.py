@@ -1,0 +1,80 @@
+"""View 2: two models on the same sentence, the same layer and head, side by side: the
+selected model and any other shipped model picked under "Beside"."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from ui import click, loaders, specs
+from ui.figures import plot
+from ui.selection import Selection
+from ui.text import plain
+
+# Two separately trained models: head h of one has no reason to do what head h of the
+# other does (a head's index is an accident of initialization).
+NOT_THE_SAME_HEAD = (
+    "The two models were trained separately: their heads do not correspond, so the same "
+    "layer and head number is just a position to compare, not the same head."
+)
+
+
+# Which shipped model stands beside each by default: the one it is usually taught against.
+PARTNER = {"softmax": "linear", "linear": "softmax", "delta": "linear"}
+
+
+def compare_options(sel: Selection) -> dict:
+    """The model shown beside the selected one: any other shipped model (bound to the URL
+    as ``vs``). Its default is :data:`PARTNER` of the selected model's kind."""
+    kind = sel.model.config.attention
+    choices = [k for k in loaders.SHIPPED_KINDS if k != sel.name]
+    default = PARTNER.get(kind, choices[0])
+    if default not in choices:  # an upload of a shipped kind: the shipped twin
+        default = choices[0]
+    # a link's ?vs= on the first run, then the control's own value; the default when it
+    # names no other shipped model (e.g. the model just picked in the sidebar)
+    current = st.session_state.get("vs", st.query_params.get("vs"))
+    st.session_state["vs"] = current if current in choices else default
+    other = st.selectbox(
+        "Beside",
+        choices,
+        key="vs",
+        format_func=lambda k: f"Shipped {k} model",
+        bind="query-params",
+    )
+    return {"other": other}
+
+
+def compare_view(sel: Selection) -> None:
+    """View 2: two models on the same sentence, same layer and head: the selected model
+    (shipped, served or uploaded) beside the shipped model picked under "Beside"."""
+    other = sel.options["other"]
+    pair = [(sel.name, sel.result), (other, loaders.get_analysis(other, sel.text))]
+    st.caption(
+        f"{plain(_title(sel.name))} ({sel.model.config.attention} attention) beside the "
+        f"shipped {other} model on the same sentence, at the same layer and head number "
+        "(or the nearest one the model has). Each model splits the sentence with its own "
+        f"tokenizer. {NOT_THE_SAME_HEAD}"
+    )
+    wide = not all(specs.side_by_side(result.T) for _, result in pair)
+    places = [st.container() for _ in pair] if wide else st.columns(2)
+    for col, (name, result) in zip(places, pair, strict=True):
+        cfg = loaders.get_model(name).config
+        lay, hd = min(sel.layer, cfg.n_layer - 1), min(sel.head, cfg.n_head - 1)
+        probs = result.probs[-1]
+        best = int(np.argmax(probs))
+        title = plain(_title(name))
+        with col:
+            st.markdown(f"**{title}** ({cfg.attention} attention), layer {lay}, head {hd}")
+            fig, key = specs.get(specs.compare, name, result, lay, hd), f"cmp_{name}"
+            plot(fig, key=key, on_select=click.on_click(key))  # a click picks the query
+            token = plain(loaders.get_vocab(name)[best])
+            st.markdown(f"Next token: **{token}** ({probs[best]:.1%})")
+
+
+def _title(name: str) -> str:
+    """How the compare view names a model: "Your model" (an upload), "<key> (served)",
+    "Shipped <kind> model"."""
+    if name == "upload":
+        return "Your model"
+    return f"Shipped {name} model" if name in loaders.SHIPPED_KINDS else f"{name} (served)"

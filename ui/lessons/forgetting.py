@@ -1,0 +1,115 @@
+"""Lesson "Why linear attention forgets": an associative-recall probe on the three
+shipped models, their recall accuracy against the number of pairs (from the model
+card), and the capacity argument of a d_head x d_head state (``lessons.forgetting``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from inference import behaviour
+from lessons.forgetting import capacity_curves, recall_table
+from ui import loaders
+from ui.figures import plot
+from ui.lessons.check import check_yourself
+from ui.text import plain
+from viz import forgetting as vf
+
+INTRO = (
+    "A linear-time model keeps one fixed-size state per head. Can it still remember which "
+    "value went with which key? The test (Zoology, Arora et al. 2023): a sequence of n "
+    "word pairs, *key value key value …*, then one of the keys again; the model should "
+    "answer that key's value. Softmax attention looks back at every earlier token and "
+    "finds the key. Linear attention must have kept the pair in its state S, which only "
+    "ever *adds* k vᵀ: pairs pile on each other. The delta rule (DeltaNet) first *erases* "
+    "what S held for the key, then writes."
+)
+MAX_PAIRS = 31  # 2 n + 1 tokens within the shipped models' context of 64
+BOUND = {"bind": "query-params"}
+CAPACITY_PAIRS = [1, 2, 4, 8, 16, 32, 64, 128]
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def _capacity(d: int) -> dict:
+    return capacity_curves(d, CAPACITY_PAIRS)
+
+
+def _card_recall(kind: str) -> dict | None:
+    """The model card's recall accuracy (str(n) -> share) of a shipped model, if measured."""
+    card = loaders.shipped_model(kind).card
+    return ((card.probes if card else None) or {}).get("recall_accuracy")
+
+
+def _probe(n: int, example: int) -> None:
+    """One recall example of ``n`` pairs through the three shipped models, live."""
+    models = {k: loaders.shipped_model(k) for k in loaders.SHIPPED_KINDS}
+    first = next(iter(models.values()))
+    vocab = first.tokenizer.get_vocab()
+    words = behaviour.word_ids(vocab)
+    ids, values, answer = behaviour.recall_example(words, n, np.random.default_rng(example))
+    name_of = {i: t for t, i in vocab.items()}
+    pairs = " · ".join(
+        f"{name_of[k]} → {name_of[v]}" for k, v in zip(ids[0:-1:2], ids[1::2], strict=True)
+    )
+    st.markdown(
+        f"**The sequence ({len(ids)} tokens):** {plain(pairs)} · then **{plain(name_of[ids[-1]])}** → ?"
+    )
+    rows = {k: recall_table(m.logits(ids)[-1], values, answer) for k, m in models.items()}
+    cols = st.columns(len(rows))
+    for col, (kind, row) in zip(cols, rows.items(), strict=True):
+        verdict = "right" if row["correct"] else "wrong"
+        col.metric(f"{kind} answers", plain(name_of[values[row["picked"]]]), verdict,
+                   delta_color="green" if row["correct"] else "red", delta_arrow="off")  # fmt: skip
+    words_shown = [name_of[v] for v in values]
+    fig = vf.recall_answers(words_shown, {k: r["probs"] for k, r in rows.items()}, answer)
+    plot(fig, key="forget_answers")
+    st.caption(
+        f"The right answer is **{plain(name_of[values[answer]])}**. Probabilities among the "
+        "n values of the sequence (a softmax over the model's logits of those n words): a "
+        "model is right when the right value has the highest. Computed now by the three "
+        "shipped models."
+    )
+
+
+def page() -> None:
+    """Render the lesson."""
+    st.title("Why linear attention forgets")
+    st.markdown(INTRO)
+    st.header("Try it: n pairs, then a key")
+    c1, c2 = st.columns(2)
+    n = int(c1.slider("Pairs n", 1, MAX_PAIRS, 8, key="recall_pairs", **BOUND))
+    example = int(c2.number_input("Example", 0, 999, 0, key="recall_example", **BOUND))
+    _probe(n, example)
+    check_yourself(
+        "Before you move the slider: which model do you expect to fail first as n grows, and why?",
+        "The linear model: its state sums every pair's kvᵀ, so the key's own value comes "
+        "back mixed with every other pair whose key is not orthogonal to it. Softmax can "
+        "look back at the exact key; the delta rule replaces what its state held for a key.",
+        "forget_predict",
+    )
+    st.header("Accuracy against n, for every model")
+    measured = {k: v for k in loaders.SHIPPED_KINDS if (v := _card_recall(k))}
+    if measured:
+        plot(vf.accuracy_by_pairs(measured), key="forget_accuracy")
+        st.caption(
+            f"From the model card: {behaviour.RECALL_SEQUENCES} random examples per n "
+            "(training/evaluate.py, when the models were exported); chance is 1/n."
+        )
+    st.header("Why: one d × d state holds about d pairs")
+    d = loaders.shipped_model("linear").config.d_head
+    st.latex(
+        r"S = \sum_j k_j v_j^\top \;\Rightarrow\; S^\top k_q = v_q + "
+        r"\underbrace{\sum_{j \ne q} (k_j^\top k_q)\, v_j}_{\text{other pairs leak in}}"
+    )
+    st.markdown(
+        f"With unit keys, a read returns v_q exactly only if every other key is orthogonal "
+        f"to k_q, and a {d}-dimensional head has at most {d} orthogonal keys. The delta rule "
+        "S_t = S_(t−1) + β k_t (v_t − S_(t−1)ᵀk_t)ᵀ writes only the error, so a newer pair "
+        "replaces what the state held for that key instead of piling on it."
+    )
+    plot(vf.capacity(_capacity(d)), key="forget_capacity")
+    st.caption(
+        f"Random unit keys and values in d = {d} dimensions (this head size), 20 draws per n, "
+        "no φ and no normalizer: the storage rule alone. With random keys both leak before d; "
+        "the delta rule's error stays below the additive sum's at every n."
+    )
