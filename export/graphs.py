@@ -14,7 +14,8 @@ can silently freeze it to the example's length). The linear fast graph is the
 exception: it splits T into chunks of 64 (``models/causal_product.py``), and
 ``torch.export`` cannot prove the padding arithmetic (ceil(T / 64) * 64 >= T and
 the like) for every T, so it freezes T; the TorchScript exporter (``dynamo=False``)
-records the sizes as Shape/Mod/Pad/Reshape nodes and keeps T symbolic.
+records the sizes as Shape/Mod/Pad/Reshape nodes and keeps T symbolic (then
+onnxscript's optimizer folds what is constant, as the dynamo path does).
 """
 
 from __future__ import annotations
@@ -134,8 +135,9 @@ def export_module(
 def export_fast_graph(model: Transformer, path: Path, example: torch.Tensor, T) -> Path:
     """:class:`FastGraph` of ``model`` (eval mode) to ``path``: input ids (1, T) -> logits
     (1, T, V). Recurrent kinds (linear) run chunked (``models/causal_product.py``) and go
-    through the TorchScript exporter and onnxscript's optimizer (see the module docstring); the others
-    through dynamo with ``T``, a ``torch.export.Dim``. ``example``: int64 (1, T0).
+    through the TorchScript exporter and onnxscript's optimizer (see the module
+    docstring); the others through dynamo with ``T``, a ``torch.export.Dim``.
+    ``example``: int64 (1, T0).
 
     Returns:
         ``path``, written (not yet checked: :func:`export.checks.check_graph`).
