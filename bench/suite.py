@@ -35,6 +35,10 @@ class Sizes:
     scaling_max_repeats: int = 10
     scaling_ratio_repeats: int = 20  # rounds at T = 4,096, where the ratio is read
     scaling_budget_s: float = 4.0  # per T, both models together
+    chunked_T: int = 4096  # linear fast graph before / after chunking (bench/chunked.py); 0: off
+    chunked_rounds: int = 10  # alternating calls of each graph
+    chunked_starts: int = 3  # fresh processes per graph for its peak memory
+    chunked_before: str = ""  # the before graph; "" = the prefix-state form, exported now
     generation_new: int = 1024
     memory_lengths: tuple[int, ...] = (64, 256, 1024, 4096)
     sessions: int = 30  # concurrency: real sessions on a real server
@@ -62,6 +66,7 @@ QUICK = Sizes(
     scaling_max_repeats=2,
     scaling_ratio_repeats=2,
     scaling_budget_s=0.01,
+    chunked_T=0,  # off: exporting the before graph takes ~10 s (tests/bench/test_chunked_bench.py)
     generation_new=8,
     memory_lengths=(4, 16),
     sessions=2,
@@ -161,6 +166,13 @@ def run(
                     min_repeats=sizes.scaling_min_repeats,
                     ratio_repeats=sizes.scaling_ratio_repeats,
                 )
+                if sizes.chunked_T:
+                    from bench.chunked import compare
+
+                    results[section]["chunked"] = compare(
+                        models["linear"], folder, Path(tmp) / "chunked", sizes.chunked_T,
+                        sizes.chunked_rounds, sizes.chunked_starts, sizes.chunked_before or None,
+                    )  # fmt: skip
             elif section == "generation":
                 soft = twin("softmax")
                 prompt = _prompt(models["softmax"])

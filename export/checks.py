@@ -1,6 +1,6 @@
 """Checks of an exported ONNX graph: valid, self-contained, its sequence axis still
 symbolic (the exporter can silently freeze it to the example's length), and which tensors
-hold the sequence axis twice (a T x T tensor, which the linear fast graph must not have).
+grow like T x T (which the linear fast graph must not have).
 """
 
 from __future__ import annotations
@@ -10,6 +10,10 @@ from pathlib import Path
 import onnx
 
 from models import contract
+
+# Element count growth T1 -> T2 above GROWTH x (T2 / T1) counts as T x T: linear growth
+# gives at most T2 / T1, T x T (T2 / T1)^2 (4x at twice the length).
+GROWTH = 1.5
 
 
 def check_graph(path: Path, symbolic_inputs: dict[str, int] | None = None) -> onnx.ModelProto:
@@ -39,39 +43,65 @@ def check_graph(path: Path, symbolic_inputs: dict[str, int] | None = None) -> on
     return model
 
 
-def square_sequence_tensors(model: onnx.ModelProto) -> list[str]:
-    """Names of the tensors whose inferred shape has the sequence axis twice (T x T).
+def square_sequence_tensors(
+    model: onnx.ModelProto, lengths: tuple[int, int] = (97, 194)
+) -> list[str]:
+    """Names of the tensors that grow like T x T: run at two sequence lengths
+    (:func:`tensor_sizes`), the element count grows by more than ``GROWTH`` x (T2 / T1),
+    where linear growth is T2 / T1 (padding to chunks included) and T x T (T2 / T1)².
 
-    Runs ``onnx.shape_inference`` (strict, with data propagation) on a copy of
-    ``model``; the sequence axis is the symbolic axis 1 of input ``input_ids``.
+    A run, not shape inference: the linear fast graph reshapes T into T / C chunks of
+    C, sizes that symbolic shape inference cannot name.
 
     Raises:
-        ValueError: if inference fails, the input has no symbolic axis, or a tensor
-            is left without a full shape or with a symbolic size other than T (a
-            T x T tensor could hide there).
+        ValueError: as :func:`tensor_sizes`.
     """
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
-    except Exception as exc:  # onnx raises several inference error types
-        raise ValueError(f"shape inference failed: {exc}") from exc
-    graph = inferred.graph
-    inputs = {i.name: i for i in graph.input}
-    if contract.INPUT_NAME not in inputs:
-        raise ValueError(f"graph has no input {contract.INPUT_NAME!r}")
-    seq = inputs[contract.INPUT_NAME].type.tensor_type.shape.dim[1].dim_param
-    if not seq:
-        raise ValueError("the sequence axis of input_ids is not symbolic")
-    values = {v.name: v for v in [*graph.input, *graph.value_info, *graph.output]}
-    square = []
-    for name in [o for node in graph.node for o in node.output if o] + [
-        o.name for o in graph.output
-    ]:
-        tensor = values[name].type.tensor_type if name in values else None
-        if tensor is None or not tensor.HasField("shape"):
-            raise ValueError(f"tensor {name!r} has no inferred shape")
-        params = [d.dim_param for d in tensor.shape.dim if not d.HasField("dim_value")]
-        if any(p != seq for p in params):
-            raise ValueError(f"tensor {name!r} has symbolic sizes {params}, expected only {seq}")
-        if len(params) >= 2:
-            square.append(name)
-    return sorted(set(square))
+    sizes = tensor_sizes(model, lengths)
+    limit = GROWTH * lengths[1] / lengths[0]
+    return sorted(n for n, (a, b) in sizes.items() if b / max(a, 1) > limit)
+
+
+def tensor_sizes(model: onnx.ModelProto, lengths: tuple[int, int]) -> dict[str, tuple[int, int]]:
+    """Element count of every node output of ``model`` at each of two sequence lengths.
+
+    Every node output becomes a graph output and onnxruntime runs the graph (graph
+    optimizations off, so no tensor is fused away) on token ids 0 of shape (1, T1) and
+    (1, T2).
+
+    Args:
+        model: the graph, input ``input_ids`` (1, T).
+        lengths: (T1, T2), both allowed by the model (a learned position table caps them
+            at its context length); the defaults of the callers are no model size.
+
+    Returns:
+        name -> (elements at T1, elements at T2).
+
+    Raises:
+        ValueError: if a node output has no inferred element type (it could not be read
+            back), or the graph fails to run at either length.
+    """
+    import numpy as np
+    import onnxruntime as ort
+
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model)
+    graph = onnx.shape_inference.infer_shapes(probe).graph
+    types = {v.name: v.type.tensor_type.elem_type for v in [*graph.value_info, *graph.output]}
+    outputs = {o.name for o in probe.graph.output}
+    names = [o for node in probe.graph.node for o in node.output if o and o not in outputs]
+    if missing := [n for n in names if not types.get(n)]:
+        raise ValueError(f"no inferred type for {', '.join(missing[:5])}")
+    probe.graph.output.extend(onnx.helper.make_tensor_value_info(n, types[n], None) for n in names)
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.log_severity_level = 3
+    session = ort.InferenceSession(probe.SerializeToString(), options, ["CPUExecutionProvider"])
+    every = [o.name for o in session.get_outputs()]
+    sizes = []
+    for T in lengths:
+        try:
+            values = session.run(every, {contract.INPUT_NAME: np.zeros((1, T), np.int64)})
+        except Exception as exc:  # onnxruntime raises its own error types
+            raise ValueError(f"the graph does not run at T = {T}: {exc}") from exc
+        sizes.append([int(np.size(v)) for v in values])
+    return {n: (a, b) for n, a, b in zip(every, *sizes, strict=True)}

@@ -10,7 +10,12 @@ measures; ``export/card.py`` writes), so this module imports nothing of training
 Uses ``torch.onnx.export(dynamo=True)`` with a dynamic sequence axis, weights
 inside the file (``external_data=False``), then checks every graph with
 ``onnx.checker`` and asserts the sequence axis is still symbolic (the exporter
-can silently freeze it to the example's length).
+can silently freeze it to the example's length). The linear fast graph is the
+exception: it splits T into chunks of 64 (``models/causal_product.py``), and
+``torch.export`` cannot prove the padding arithmetic (ceil(T / 64) * 64 >= T and
+the like) for every T, so it freezes T; the TorchScript exporter (``dynamo=False``)
+records the sizes as Shape/Mod/Pad/Reshape nodes and keeps T symbolic (then
+onnxscript's optimizer folds what is constant, as the dynamo path does).
 """
 
 from __future__ import annotations
@@ -54,7 +59,9 @@ class InspectGraph(nn.Module):
 
 
 class FastGraph(nn.Module):
-    """input_ids (1, T) -> logits (1, T, V), no T x T tensor for linear attention."""
+    """input_ids (1, T) -> logits (1, T, V). For linear attention no T x T tensor and no
+    state per token: the causal product runs in chunks of 64 tokens
+    (``models/causal_product.py``), O(T·d) memory."""
 
     def __init__(self, model: Transformer):
         super().__init__()
@@ -86,14 +93,21 @@ def export_module(
     output_names,
     dynamic,
     dynamo: bool = True,
+    optimize: bool = False,
 ):
     """``torch.onnx.export`` of ``module`` on ``args`` to ``path``, weights inside the file,
     opset OPSET. ``dynamic``: ``dynamic_shapes`` (input -> {axis: torch.export.Dim}) for
     the dynamo exporter, or with ``dynamo=False`` the TorchScript exporter's
     ``dynamic_axes`` (name -> {axis: "S"}): it keeps ``nn.GRU`` as ONNX's GRU operator,
-    where dynamo freezes the sequence length. A stale ``.onnx.data`` beside it is removed."""
+    where dynamo freezes the sequence length. ``optimize`` (TorchScript only): the
+    exporter's own constant folding off (it stores a transposed copy of a tied embedding,
+    +1.1 MB for the shipped models), then onnxscript's optimizer, as dynamo runs it
+    (folds the shape arithmetic, ~1,200 nodes to ~400), and no ``value_info``. A stale
+    ``.onnx.data`` beside it is removed."""
     logging.getLogger("torch.onnx").setLevel(logging.ERROR)
     shapes = {"dynamic_shapes": dynamic, "optimize": True} if dynamo else {"dynamic_axes": dynamic}
+    if not dynamo and optimize:
+        shapes["do_constant_folding"] = False
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(
@@ -108,9 +122,34 @@ def export_module(
             verbose=False,
             **shapes,
         )
+    if not dynamo and optimize:
+        import onnxscript.optimizer
+
+        graph = onnxscript.optimizer.optimize(onnx.load(str(path)))
+        del graph.graph.value_info[:]
+        onnx.save(graph, str(path))
     stale = path.with_name(path.name + ".data")
     if stale.exists():
         stale.unlink()
+
+
+def export_fast_graph(model: Transformer, path: Path, example: torch.Tensor, T) -> Path:
+    """:class:`FastGraph` of ``model`` (eval mode) to ``path``: input ids (1, T) -> logits
+    (1, T, V). Recurrent kinds (linear) run chunked (``models/causal_product.py``) and go
+    through the TorchScript exporter and onnxscript's optimizer (see the module
+    docstring); the others through dynamo with ``T``, a ``torch.export.Dim``.
+    ``example``: int64 (1, T0).
+
+    Returns:
+        ``path``, written (not yet checked: :func:`export.checks.check_graph`).
+    """
+    names = [contract.INPUT_NAME]
+    if ATTENTION_REGISTRY[model.cfg.attention].recurrent:
+        dynamic = {contract.INPUT_NAME: {1: "T"}}
+        export_module(FastGraph(model), (example,), path, names, ["logits"], dynamic, False, True)
+    else:
+        export_module(FastGraph(model), (example,), path, names, ["logits"], {names[0]: {1: T}})
+    return path
 
 
 def prune_to_logits(inspect_path: Path, path: Path) -> Path:
@@ -166,7 +205,7 @@ def export_model(
 
     Raises:
         ValueError: if a graph fails :func:`export.checks.check_graph`, or the linear fast graph
-            has a tensor with the sequence axis twice (:func:`export.checks.square_sequence_tensors`).
+            has a tensor that grows like T x T (:func:`export.checks.square_sequence_tensors`).
     """
     model = model.eval()
     cfg = model.cfg
@@ -198,13 +237,8 @@ def export_model(
         recurrent = False
     elif not recurrent:  # softmax: the same computation, pruned (no second trace, ~8 s)
         paths.append(prune_to_logits(path, out_dir / f"{prefix}.fast.onnx"))
-    else:  # linear: another computation (no T x T tensor), traced on its own
-        path = out_dir / f"{prefix}.fast.onnx"
-        export_module(
-            FastGraph(model), (example,), path, [contract.INPUT_NAME], ["logits"],
-            {"input_ids": {1: T}},
-        )  # fmt: skip
-        paths.append(path)
+    else:  # linear: another computation (chunks, no T x T tensor), traced on its own
+        paths.append(export_fast_graph(model, out_dir / f"{prefix}.fast.onnx", example, T))
 
     if recurrent:
         L, H, D, C = cfg.n_layer, cfg.n_head, cfg.d_head, cfg.d_model
@@ -225,9 +259,18 @@ def export_model(
         symbolic = {} if path.name.endswith("step.onnx") else {contract.INPUT_NAME: 1}
         graph = check_graph(path, symbolic)
         if recurrent and path.name.endswith("fast.onnx"):
-            if square := square_sequence_tensors(graph):
+            if square := square_sequence_tensors(graph, probe_lengths(cfg)):
                 raise ValueError(f"{path.name} builds T x T tensors: {', '.join(square[:5])}")
     return paths
+
+
+def probe_lengths(cfg) -> tuple[int, int]:
+    """The two lengths :func:`export.checks.square_sequence_tensors` runs a graph of
+    ``cfg`` at: 97 and 194 tokens (two and four chunks of 64), or half and all of a
+    learned position table's context length."""
+    if cfg.position_scheme != "learned":
+        return 97, 194
+    return max(1, cfg.context_length // 2), cfg.context_length
 
 
 def targets(args: argparse.Namespace) -> tuple[list[Path], Path | None]:

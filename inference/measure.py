@@ -100,7 +100,7 @@ def _proc_status_kb(field: str) -> int | None:
     return None
 
 
-def _first_call_peak_mb(fn) -> float | None:
+def first_call_peak_mb(fn) -> float | None:
     """Peak RSS growth (MB) during one call of ``fn``, or None where the kernel's
     peak counter cannot be reset (then the peak would be the process's, not the call's).
 
@@ -167,7 +167,7 @@ def scaling(
             session = model.fast_session or model.inspect_session
             ids = (np.arange(T, dtype=np.int64)[None, :] * 7) % model.config.vocab_size  # (1, T)
             fns[kind] = lambda s=session, ids=ids: s.run(["logits"], {contract.INPUT_NAME: ids})
-            rows[kind]["peak_mb"].append(_first_call_peak_mb(fns[kind]))
+            rows[kind]["peak_mb"].append(first_call_peak_mb(fns[kind]))
         least = max(min_repeats, ratio_repeats) if T == ratio_T else min_repeats
         times = _interleaved(fns, least, max_repeats, budget_s)
         for kind in models:

@@ -13,7 +13,7 @@ import onnx
 import pytest
 import torch
 
-from export.checks import check_graph, square_sequence_tensors
+from export.checks import check_graph, square_sequence_tensors, tensor_sizes
 from export.graphs import build_parser, targets
 from inference.runtime import load_graphs
 from models import contract
@@ -129,8 +129,8 @@ def sequence_square(path):
 
 
 def test_linear_fast_graph_has_no_t_by_t_tensor(tiny_exports):
-    """Shape inference over the fast linear graph: every tensor gets a full shape whose
-    only symbolic size is T, and none has T twice. The softmax graphs must have one
+    """Every tensor of the fast linear graph, run at T = 97 and 194, grows at most
+    linearly with T (``square_sequence_tensors``). The softmax graphs must have one
     (QK^T), which shows the check can fail."""
     _, linear = tiny_exports["linear"]
     assert sequence_square(linear / contract.graph_file("linear", "fast")) == []
@@ -138,6 +138,37 @@ def test_linear_fast_graph_has_no_t_by_t_tensor(tiny_exports):
     for graph in ("inspect", "fast"):
         assert sequence_square(softmax / contract.graph_file("softmax", graph))
     assert sequence_square(linear / contract.graph_file("linear", "inspect"))  # attn, scores
+
+
+def test_linear_fast_graph_keeps_no_state_per_token(tiny_exports):
+    """The chunked fast graph holds no tensor as large as one state per token,
+    (1, H, T, d_head, d_head), at T = 194; the inspect graph, which outputs those states,
+    does (so the check can fail)."""
+    model, folder = tiny_exports["linear"]
+    cfg, T = model.cfg, 194
+    per_token = cfg.n_head * T * cfg.d_head**2
+    for graph, has in (("fast", False), ("inspect", True)):
+        path = folder / contract.graph_file("linear", graph)
+        sizes = tensor_sizes(onnx.load(str(path)), (97, T))
+        assert (max(b for _, b in sizes.values()) >= per_token) == has, graph
+
+
+@pytest.mark.parametrize("T", [70, 150])  # two and three chunks of 64, neither a multiple
+def test_linear_fast_graph_is_chunked_and_matches_pytorch_past_a_chunk(tiny_exports, T):
+    """The chunked fast graph (``models/causal_product.py``) at lengths past one chunk,
+    on the graph exported once at the tracing example's 8 tokens: T stays symbolic and
+    the logits equal PyTorch's fast and parallel (inspect) forms within 1e-5."""
+    model, folder = tiny_exports["linear"]
+    path = folder / contract.graph_file("linear", "fast")
+    dim = onnx.load(str(path)).graph.input[0].type.tensor_type.shape.dim[1]
+    assert dim.dim_param and not dim.HasField("dim_value")
+    ids = random_ids(model, T)
+    with torch.no_grad():
+        fast = model(ids)[0]  # (T, V), the chunked form
+        parallel = model(ids, inspect=True)[0][0]  # (T, V), the parallel form
+    session = open_model(folder, "linear").fast_session  # the app stops at the context
+    got = session.run(["logits"], {contract.INPUT_NAME: ids.numpy()})[0][0]  # (T, V)
+    assert max_abs_diff(got, fast) <= ATOL and max_abs_diff(got, parallel) <= ATOL
 
 
 def test_the_softmax_fast_graph_is_its_inspect_graph_pruned_to_the_logits(tiny_exports):
