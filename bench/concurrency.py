@@ -28,12 +28,12 @@ from pathlib import Path
 import numpy as np
 import psutil
 
+from bench.common import BENCH_KINDS as SHIPPED_KINDS
 from bench.common import EXPORTED, sentence_of, shipped
 from bench.stclient import Run, Session, plotly_array
 from deploy.launch import APP, ARENA_MAX, Server, serve
 from inference.analysis import analyze
 from inference.measure import summarize
-from models.config import SHIPPED_KINDS
 
 TARGETS = {
     "median_ms": 500.0,  # all sessions at once

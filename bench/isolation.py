@@ -29,13 +29,13 @@ import onnx
 import onnxruntime as ort
 
 from bench import hostile
+from bench.common import BENCH_KINDS as SHIPPED_KINDS
 from bench.common import cpu_model, sentence_of, trim_memory
 from inference.analysis import analyze
 from inference.measure import peak_rss_bytes, reset_peak_rss, rss_bytes, summarize
 from inference.runtime import OnnxModel, load_graphs
 from inference.sessions import ModelRunError
 from models import contract
-from models.config import SHIPPED_KINDS
 from upload.client import Worker
 from upload.errors import UploadError
 from upload.limits import ANALYSIS_TIMEOUT_S, CONVERT_TIMEOUT_S, MAX_ZIP_UNCOMPRESSED

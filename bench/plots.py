@@ -6,7 +6,7 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
-from models.config import SHIPPED_KINDS
+from bench.common import BENCH_KINDS as SHIPPED_KINDS
 from viz import complexity as vc
 
 

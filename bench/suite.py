@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import speed
+from bench.common import BENCH_KINDS as SHIPPED_KINDS
 from bench.common import EXPORTED, machine_info, sentence_of, shipped
 from bench.previous import carry
 from bench.report import SECTIONS, write_summary
 from export.twins import make_twin
 from inference import generation as gen_mod
 from inference import measure
-from models.config import SHIPPED_KINDS
 
 
 @dataclass(frozen=True)

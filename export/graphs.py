@@ -135,16 +135,17 @@ def export_module(
 
 def export_fast_graph(model: Transformer, path: Path, example: torch.Tensor, T) -> Path:
     """:class:`FastGraph` of ``model`` (eval mode) to ``path``: input ids (1, T) -> logits
-    (1, T, V). Recurrent kinds (linear) run chunked (``models/causal_product.py``) and go
+    (1, T, V). Linear attention runs chunked (``models/causal_product.py``) and goes
     through the TorchScript exporter and onnxscript's optimizer (see the module
-    docstring); the others through dynamo with ``T``, a ``torch.export.Dim``.
+    docstring); the others (delta's token scan included) through dynamo with ``T``, a
+    ``torch.export.Dim``.
     ``example``: int64 (1, T0).
 
     Returns:
         ``path``, written (not yet checked: :func:`export.checks.check_graph`).
     """
     names = [contract.INPUT_NAME]
-    if ATTENTION_REGISTRY[model.cfg.attention].recurrent:
+    if model.cfg.attention == "linear":  # dynamo freezes T through the chunks' padding
         dynamic = {contract.INPUT_NAME: {1: "T"}}
         export_module(FastGraph(model), (example,), path, names, ["logits"], dynamic, False, True)
     else:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from bench.common import BENCH_KINDS as SHIPPED_KINDS
 from bench.sections.format import _mp, yes
-from models.config import SHIPPED_KINDS
 
 
 def isolation(iso: dict, results: dict) -> list[tuple]:

@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
+from bench.common import BENCH_KINDS as SHIPPED_KINDS
 from models.checkpoint import save_checkpoint
-from models.config import SHIPPED_KINDS
 
 
 @pytest.fixture(scope="session")

@@ -10,6 +10,7 @@ import pytest
 from PIL import Image
 
 from bench.__main__ import README, RESULTS, main
+from bench.common import BENCH_KINDS as SHIPPED_KINDS
 from bench.plots import figure_png
 from bench.report import (
     END,
@@ -22,7 +23,6 @@ from bench.report import (
 )
 from bench.suite import run
 from bench.views import VIEWS
-from models.config import SHIPPED_KINDS
 
 SECTIONS_WITHOUT_APP = ("latency", "inference", "scaling", "generation", "memory")
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from bench.checkpoints import checkpoints
+from bench.common import BENCH_KINDS as SHIPPED_KINDS
 from bench.common import shipped
 from bench.report import render
-from models.config import SHIPPED_KINDS
 
 
 def test_checkpoints_section_measures_and_renders(tiny_folder):

@@ -8,13 +8,13 @@ import urllib.parse
 
 import pytest
 
+from bench.common import BENCH_KINDS as SHIPPED_KINDS
 from bench.common import shipped
 from bench.concurrency import is_right, shown_heatmap
 from bench.report import render
 from bench.stclient import Session
 from deploy.launch import serve
 from inference.analysis import analyze
-from models.config import SHIPPED_KINDS
 
 # The browser tests' worker: these start servers and Chromium too (make test, -n 2).
 pytestmark = pytest.mark.xdist_group("browser")
