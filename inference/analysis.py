@@ -268,9 +268,20 @@ def positional_encoding(model: OnnxModel) -> np.ndarray:
     return model.inspect([0] * P)["pos_enc"]  # (P, C)
 
 
-def head_table(result: Analysis, induction: np.ndarray | None = None) -> pd.DataFrame | None:
+def head_table(
+    result: Analysis, induction: np.ndarray | None = None, signed: bool = False
+) -> pd.DataFrame | None:
     """Per-head statistics on this sentence plus (optionally) the induction probe's
-    scores (L, H); None for a one-token sentence (no previous token to score)."""
+    scores (L, H); None for a one-token sentence (no previous token to score).
+
+    ``signed``: the weights can be negative (the delta model's implied matrix), so the
+    statistics, which read rows as distributions, are taken on |weight| divided by the
+    row's sum of |weight| (each earlier token's share of the row in magnitude).
+    """
     if result.T < 2:
         return None
-    return head_stats.head_stats_table(result.outputs["attn"], induction=induction)
+    attn = result.outputs["attn"]  # (L, H, T, T)
+    if signed:
+        size = np.abs(attn)  # (L, H, T, T)
+        attn = size / np.maximum(size.sum(axis=-1, keepdims=True), 1e-12)
+    return head_stats.head_stats_table(attn, induction=induction)

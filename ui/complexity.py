@@ -217,7 +217,7 @@ def page() -> None:
         "at every length. The rest of a model (embeddings, MLPs, the output layer) costs ∝ T "
         "in both; in these small models it outweighs the attention matrix at short lengths, "
         "so softmax's measured slope starts near 1 and climbs towards 2 as T grows: look at "
-        "the longest lengths. Press **Measure** to time both shipped models on this server."
+        "the longest lengths. Press **Measure** to time the shipped softmax and linear models on this server."
     )
     c1, c2 = st.columns(2)
     max_T = int(c1.select_slider("Longest sequence T", MAX_T, value=2048, key="cx_max_T"))

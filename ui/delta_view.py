@@ -45,7 +45,7 @@ def section(result: Analysis, layer: int, head: int, slider: Callable[[], int]) 
     cols = st.columns(3)
     figures = [
         (_state(step.before, f"S_{i - 1} (before)" if i else "S_−1 = 0"), "delta_before"),
-        (_state(step.update, f"β k (v − read)ᵀ: the write at {i}"), "delta_update"),
+        (_state(step.update, "write: β k (v − read)ᵀ"), "delta_update"),
         (_state(step.after, f"S_{i} (after)"), "delta_after"),
     ]
     for col, (fig, key) in zip(cols, figures, strict=True):
@@ -53,9 +53,9 @@ def section(result: Analysis, layer: int, head: int, slider: Callable[[], int]) 
             plot(fig, key=key)
     cols = st.columns(3)
     bars = [
-        (step.value, f"v_{i}: the value to store", "delta_value"),
-        (step.read, f"S_{i - 1}ᵀ k_{i}: what the state recalled", "delta_read"),
-        (step.error, "error v − read (written, × β)", "delta_error"),
+        (step.value, f"v_{i}: to store", "delta_value"),
+        (step.read, f"read: S_{i - 1}ᵀ k_{i}", "delta_read"),
+        (step.error, "error: v − read", "delta_error"),
     ]
     for col, (values, title, key) in zip(cols, bars, strict=True):
         with col:

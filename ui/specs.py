@@ -174,7 +174,8 @@ def top_next(name, result, k) -> pa.Table:
 def head_stats(name, result) -> pa.Table | None:
     """Per-head statistics of the sentence and the induction scores, rounded to 3
     decimals (L*H rows); None for a one-token sentence."""
-    table = head_table(result, loaders.get_induction(name))
+    signed = loaders.get_model(name).config.attention == "delta"  # implied weights: signed
+    table = head_table(result, loaders.get_induction(name), signed=signed)
     return None if table is None else pa.Table.from_pandas(table.round(3), preserve_index=False)
 
 

@@ -101,6 +101,13 @@ def row_sum_note(weights: np.ndarray, attention: str, eps: float) -> str:
     sums = weights.sum(-1)  # (T,)
     if attention == "softmax" or np.allclose(sums, 1.0, atol=1e-3):
         return "Each row sums to 1."
+    if attention == "delta":
+        return (
+            f"Rows sum to between {sums.min():.3f} and {sums.max():.3f}, and weights can be "
+            "negative (blue): the delta model's implied matrix (QKᵀ ⊙ M)(I + L)⁻¹ diag(β) says "
+            "how much of each earlier value its state still returns after later keys erased "
+            "part of it; it is not a distribution."
+        )
     return (
         f"Rows sum to between {sums.min():.3f} and {sums.max():.3f}, not 1: linear attention "
         f"divides by φ(q_i)ᵀz_i + ε with ε = {eps:g}, so row i sums to "
@@ -195,6 +202,13 @@ def stats_view(sel: Selection) -> None:
         "(0–1), distance is the mean query–key distance in tokens, entropy is in bits. "
         "induction is measured apart from your sentence, as the model card measures it: on "
         "24 blocks of 24 random words, each repeated twice."
+        + (
+            " The delta model's implied weights are signed, so the columns from your "
+            "sentence are taken on |weight| ÷ the row's sum of |weight|: each earlier "
+            "token's share of the read-out in magnitude."
+            if sel.model.config.attention == "delta"
+            else ""
+        )
     )
     # every head in view, no inner scroll (L2 H2/H3 were hidden under it); a model of
     # many heads (GPT-2 small: 144) scrolls inside a screen-tall table

@@ -22,8 +22,8 @@ def attention_heatmap(
     weights: object,
     tokens: Sequence[object],
     title: str = "",
-    zmin: float = 0.0,
-    zmax: float = 1.0,
+    zmin: float | None = None,
+    zmax: float | None = None,
     colorscale: str | None = None,
     colorbar_title: str = "attention weight",
     width_px: int = fit.HALF_1280_PX,
@@ -38,8 +38,9 @@ def attention_heatmap(
         weights: (T, T) array, row i = query token i, column j = key token j.
         tokens: T token strings (may repeat or contain HTML; labels become ``"3·the"``).
         title: figure title.
-        zmin, zmax: colour range (default 0..1, the range of softmax weights).
-        colorscale: plotly colour scale, default ``style.SEQUENTIAL``.
+        zmin, zmax: colour range (default ``style.weight_colors``: 0..1, the range of
+            softmax weights, or symmetric at 0 for signed weights).
+        colorscale: plotly colour scale, default ``style.weight_colors``'.
         colorbar_title: what the colour shows.
         width_px: the plot's expected width at a 1280 px window (``fit.HALF_1280_PX``
             beside another figure, ``fit.FULL_1280_PX`` across the page): every token
@@ -50,7 +51,9 @@ def attention_heatmap(
     """
     w = square(weights, "weights")
     check_tokens(tokens, w.shape[0], "weights")
-    colors = {"zmin": zmin, "zmax": zmax, "colorscale": colorscale or style.SEQUENTIAL}
+    colors = style.weight_colors(w)
+    if zmin is not None and zmax is not None:
+        colors = {"zmin": zmin, "zmax": zmax, "colorscale": colorscale or style.SEQUENTIAL}
     labels = style.token_labels(tokens)
     fig = _heatmap(w, labels, title, 0, colors, colorbar_title, width_px)
     fig["data"] += click_layer(labels, w)
@@ -173,7 +176,7 @@ def attention_with_row(
     check_tokens(tokens, t, "weights")
     if not 0 <= query_index < t:
         raise ValueError(f"query_index {query_index} outside [0, {t})")
-    colors = {"zmin": 0.0, "zmax": 1.0, "colorscale": style.SEQUENTIAL}
+    colors = style.weight_colors(w)  # signed weights (delta): diverging at 0
     labels = style.token_labels(tokens)
     room = ROW_GAP_PX + ROW_PX
     fig = _heatmap(w, labels, title, room, colors, "attention weight", fit.COLUMN_PX)
@@ -195,7 +198,7 @@ def attention_with_row(
     layout["yaxis2"] = {
         **spec.titled("weight"),
         "domain": [0.0, row_top],
-        "range": [0.0, 1.22],  # room above a bar of 1 for its value
+        "range": [min(0.0, 1.22 * float(w.min())), max(1.22, 1.22 * float(w.max()))],
         "anchor": "x",
         "automargin": True,
     }

@@ -97,7 +97,7 @@ def head_grid(attn: object, tokens: Sequence[object], max_tokens_label: int = 12
             y labels on the first column and x labels on the last row only.
 
     Returns:
-        Spec with L*H heatmaps sharing one colour axis fixed to 0..1; subplot
+        Spec with L*H heatmaps sharing one colour axis (0..1; signed weights: symmetric at 0); subplot
         titles ``"L0 H1"``. Token by token: each heatmap (T, T), the tokens as
         categories. Overview: each (n, n), the blocks' token ranges (``"4–7"``) as
         categories, hover naming both ranges and the block's max weight.
@@ -171,10 +171,12 @@ def _small_multiples(
             }
             titles.append(spec.subplot_title(f"L{layer} H{head}", x0 + width / 2, y1))
     layout["annotations"] = titles
+    colors = style.weight_colors(a)  # signed weights (delta): diverging at 0
     layout["coloraxis"] = {
-        "cmin": 0.0,
-        "cmax": 1.0,
-        "colorscale": style.colorscale(style.SEQUENTIAL),
+        "cmin": colors["zmin"],
+        "cmax": colors["zmax"],
+        **({"cmid": 0.0} if "zmid" in colors else {}),
+        "colorscale": style.colorscale(colors["colorscale"]),
         "colorbar": {"title": {"text": colorbar, "side": "right"}},
     }
     return spec.figure(traces, layout, height=max(300, 230 * n_layers + 120))

@@ -105,6 +105,19 @@ def token_labels(tokens: Sequence[object]) -> list[str]:
     return [f"{i}·{escape(t)}" for i, t in enumerate(tokens)]
 
 
+def weight_colors(weights: object) -> dict:
+    """Colours of attention weights: 0..1 on ``SEQUENTIAL`` when none is negative (softmax,
+    linear attention), else a diverging scale symmetric at 0 over their true range (the
+    delta rule's implied weights are signed). Returns ``{"zmin", "zmax", "colorscale"}``
+    (plus ``"zmid"`` when diverging)."""
+    w = np.asarray(weights, dtype=float)
+    finite = w[np.isfinite(w)]
+    if not finite.size or finite.min() >= -1e-6:
+        return {"zmin": 0.0, "zmax": 1.0, "colorscale": SEQUENTIAL}
+    lo, hi = symmetric_range(finite)
+    return {"zmin": lo, "zmax": hi, "zmid": 0.0, "colorscale": DIVERGING}
+
+
 def symmetric_range(values: object) -> tuple[float, float]:
     """Symmetric colour range ``(-m, m)`` with ``m = max|finite values|`` (1.0 if none / zero)."""
     arr = np.asarray(values, dtype=float)

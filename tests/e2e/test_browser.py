@@ -134,7 +134,7 @@ def test_the_delta_model_in_its_views_and_the_forgetting_lesson(page, server_url
     page.goto(f"{server_url}/?model=delta&view=mask")
     wait_idle(page)
     page.get_by_text("The delta rule as an RNN").first.wait_for()
-    page.locator(".js-plotly-plot", has_text="the write at").first.wait_for()
+    page.locator(".js-plotly-plot", has_text="write: β k").first.wait_for()
     body = page.inner_text("body")
     assert "Linear attention as an RNN" in body and "can be negative" in body
     page.locator(".st-key-view").get_by_text("compare", exact=True).click()

@@ -83,6 +83,11 @@ def test_head_statistics_show_the_behavioural_induction_score_of_the_card():
     card = json.loads((EXPORTED / "model_card.json").read_text(encoding="utf-8"))
     expected = card["models"]["delta"]["probes"]["behavioural_induction"]["score"]
     assert float(shown.value) == pytest.approx(expected, abs=0.02)  # ONNX vs PyTorch
+    table = at.dataframe[0].value  # signed implied weights: read by magnitude
+    for column in ("previous_token", "first_token"):
+        assert table[column].between(0, 1).all(), column
+    assert (table["distance"] >= 0).all() and (table["entropy"] >= 0).all()
+    assert any("|weight|" in c.value for c in at.caption)
 
 
 def test_the_forgetting_lesson_runs_the_three_models_and_draws_the_cards_accuracy():
@@ -100,3 +105,21 @@ def test_the_forgetting_lesson_runs_the_three_models_and_draws_the_cards_accurac
         np.asarray(t["y"]["bdata"] if isinstance(t["y"], dict) else t["y"]) for t in bars["data"]
     ]
     assert all(p.size for p in probs)
+
+
+def test_the_attention_view_draws_signed_weights_on_a_diverging_scale():
+    at = new_app(model="delta", view="attention")
+    no_errors(at)
+    specs = {el.key: json.loads(el.proto.spec) for el in at.get("plotly_chart")}
+    big = next(t for t in specs["attn_big"]["data"] if t["type"] == "heatmap")
+    assert big["zmid"] == 0 and big["zmin"] == -big["zmax"] < 0
+    grid = specs["attn_grid"]["layout"]["coloraxis"]
+    assert grid["cmid"] == 0 and grid["cmin"] == -grid["cmax"]
+    assert any("not a distribution" in c.value for c in at.caption)
+    soft = new_app(model="softmax", view="attention")  # softmax: 0..1, sequential
+    heat = next(
+        t
+        for t in json.loads(soft.get("plotly_chart")[0].proto.spec)["data"]
+        if t["type"] == "heatmap"
+    )
+    assert (heat["zmin"], heat["zmax"]) == (0.0, 1.0) and "zmid" not in heat

@@ -30,7 +30,7 @@ class Step:
 
 
 def lecture_selection(sel: Selection) -> Selection:
-    """``sel`` on a shipped model: the lecture tells the story on the two trained models
+    """``sel`` on a shipped model: the lecture tells the story on the shipped models
     (an upload or a served model is replaced by the softmax model, same sentence,
     layer and head kept within its size)."""
     if sel.name in loaders.SHIPPED_KINDS:
