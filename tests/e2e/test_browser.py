@@ -6,6 +6,7 @@ import re
 import urllib.parse
 
 from tests.helpers.browser import SCREENSHOTS, wait_idle
+from ui.visualizer import VIEWS
 
 
 def type_sentence(page, text: str) -> None:
@@ -142,6 +143,11 @@ def test_the_delta_model_in_its_views_and_the_forgetting_lesson(page, server_url
     page.locator(".st-key-cmp_delta .js-plotly-plot").wait_for()
     page.locator(".st-key-cmp_linear .js-plotly-plot").wait_for()
     assert "Shipped delta model" in page.inner_text("body")
+    for view in ("attention", "shapes", "positional", "block", "predict", "stats"):
+        page.locator(".st-key-view").get_by_text(view, exact=True).click()
+        wait_idle(page)
+        page.get_by_role("heading", name=VIEWS[view]).wait_for()
+        assert not page.locator('[data-testid="stException"]').count(), view
     page.goto(f"{server_url}/forgetting?recall_pairs=16")
     wait_idle(page)
     page.locator(".st-key-forget_answers .js-plotly-plot").wait_for()
