@@ -35,11 +35,23 @@ STANDARD_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
 HF_EXPORT_OPS = frozenset({"IsNaN", "GatherND"})
 # Every operator export/graphs.py emits (checked against exported/*.onnx and tiny exports
 # with learned positions, no biases, untied heads, GPT-2's GELU-new: Pow and Tanh)...
-EXPORTER_OPS = frozenset(
-    "Add Cast Clip Concat Cos CumSum Div Erf Exp Expand Gather Greater LayerNormalization "
-    "MatMul Mul Not Pow Range ReduceSum Reshape Shape Sin Slice Softmax Squeeze Tanh "
-    "Transpose Trilu Unsqueeze Where".split()
-) | {"Identity"}  # the inspect graph's blocks.{l}.resid_post is blocks.{l+1}.resid_pre
+EXPORTER_OPS = (
+    frozenset(
+        "Add Cast Clip Concat Cos CumSum Div Erf Exp Expand Gather Greater LayerNormalization "
+        "MatMul Mul Not Pow Range ReduceSum Reshape Shape Sin Slice Softmax Squeeze Tanh "
+        "Transpose Trilu Unsqueeze Where".split()
+    )
+    | {"Identity"}  # the inspect graph's blocks.{l}.resid_post is blocks.{l+1}.resid_pre
+    | {"ConstantOfShape", "Mod", "Neg", "Pad"}  # linear's fast graph: T padded to chunks
+    | {"Reciprocal", "Sigmoid", "Sqrt", "Sub"}  # delta's step graph: beta, the L2 norms
+)
+# A delta (DeltaNet) model's inspect and fast graphs scan over the tokens (ONNX Scan, with
+# Conv for its short convolution): control flow, which uploads never run. Its checkpoint
+# uploads instead (the worker exports it itself).
+SCAN_HINT = (
+    "a loop over the tokens, as in a DeltaNet graph; upload the model's .safetensors "
+    "checkpoint instead (the app exports it itself)"
+)
 # ...plus the plain tensor operators other exporters use for the same architecture.
 # No control flow (If, Loop, Scan), no sequences, no random numbers, no custom domains.
 ALLOWED_OPS = (
@@ -55,7 +67,9 @@ ALLOWED_OPS = (
     | HF_EXPORT_OPS
 )
 # Operator -> positions of the inputs that set its output's size (not just its values).
-_SIZE_INPUTS = {"Range": (0, 1, 2), "ConstantOfShape": (0,), "Expand": (1,), "Tile": (1,)}
+_SIZE_INPUTS = {
+    "Range": (0, 1, 2), "ConstantOfShape": (0,), "Expand": (1,), "Tile": (1,), "Pad": (1,),
+}  # fmt: skip
 _FLOAT_TYPES = {
     getattr(onnx.TensorProto, t)
     for t in (
@@ -78,6 +92,8 @@ def _check_external_data(name: str, model: onnx.ModelProto) -> None:
 
 def _check_operators(name: str, model: onnx.ModelProto) -> None:
     local = {(f.domain, f.name) for f in model.functions}
+    if any(node.op_type == "Scan" for node in nodes(model)):  # named first: say what to do
+        raise UploadError(f"{name}: refused: it uses the operator 'Scan' ({SCAN_HINT})")
     for node in nodes(model):
         if node.domain not in STANDARD_DOMAINS and (node.domain, node.op_type) not in local:
             raise UploadError(

@@ -96,7 +96,14 @@ def check_contract(name: str, model: onnx.ModelProto, cfg: ModelConfig) -> None:
         "inspect": contract.inspect_outputs(cfg.attention),
     }[role]
     if role == "step" and cfg.attention != "linear":
-        raise UploadError(f"{name}: a step graph only exists for linear attention")
+        raise UploadError(
+            f"{name}: a step graph uploads only for linear attention"
+            + (
+                "; a DeltaNet model uploads as its .safetensors checkpoint"
+                if cfg.attention == "delta"
+                else ""
+            )
+        )
     missing_in = [n for n in want_in if n not in inputs]
     if missing_in or len(inputs) != len(want_in):
         raise UploadError(
