@@ -139,7 +139,7 @@ def _options(page, label: str) -> list[str]:
     """The option texts of the control labelled ``label`` (a dropdown is opened and closed)."""
     kind, control = _control(page, label)
     if kind == "combobox":
-        control.click()
+        _open(page, control)
         options = page.get_by_role("option").all_inner_texts()
         page.keyboard.press("Escape")
     elif kind == "radiogroup":  # st.radio (inputs in labels), segmented control (buttons)
@@ -151,11 +151,19 @@ def _options(page, label: str) -> list[str]:
     return [o.strip() for o in options]
 
 
+def _open(page, control) -> None:
+    """Open a selectbox's list: centred in its scrolling sidebar first (at the window's
+    bottom edge headless Chromium opened no list), then wait for its options."""
+    control.evaluate("e => e.scrollIntoView({block: 'center'})")
+    control.click()
+    page.get_by_role("option").first.wait_for()
+
+
 def _pick(page, label: str, option: str) -> None:
     """Choose ``option`` in the control labelled ``label``; the final click is the armed one."""
     kind, control = _control(page, label)
     if kind == "combobox":
-        control.click()
+        _open(page, control)
         target = page.get_by_role("option", name=option, exact=True)
     elif kind == "radiogroup":
         target = control.get_by_role("radio", name=option, exact=True).first

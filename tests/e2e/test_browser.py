@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import urllib.parse
 
-from tests.helpers.browser import SCREENSHOTS, wait_idle
+from tests.helpers.browser import SCREENSHOTS, open_dropdown, wait_idle
 from ui.visualizer import VIEWS
 
 
@@ -106,12 +106,12 @@ def test_every_head_of_a_layer_draws_its_own_figures(page, server_url):
         "() => document.querySelector('.st-key-attn_big .js-plotly-plot')?.layout?.title"
     )
     seen = {0: shown_head(page)}
-    page.locator(".st-key-head").click()
+    open_dropdown(page, page.locator(".st-key-head"))
     n_heads = page.get_by_role("option").count()  # the model's heads: 0 .. H-1
     page.keyboard.press("Escape")
     assert n_heads >= 2
     for head in range(1, n_heads):
-        page.locator(".st-key-head").click()
+        open_dropdown(page, page.locator(".st-key-head"))
         page.get_by_role("option", name=str(head), exact=True).click()
         title = f"Layer 1, head {head}"
         page.wait_for_function(

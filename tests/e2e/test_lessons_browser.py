@@ -6,7 +6,7 @@ import urllib.parse
 
 import pytest
 
-from tests.helpers.browser import wait_idle
+from tests.helpers.browser import open_dropdown, wait_idle
 
 # (link text in the sidebar navigation, page title, url path, key of one of its charts)
 LESSONS = [
@@ -75,7 +75,7 @@ def test_a_shared_link_survives_switching_pages(page, server_url):
     assert (_selected(page, "Layer"), _selected(page, "Head")) == ("1", "2")
     assert page.get_by_role("textbox", name="Type a sentence").input_value() == text
     assert "L1 H2" in page.inner_text("body")  # the lesson works on the link's head
-    page.get_by_role("combobox", name="Head").click()
+    open_dropdown(page, page.get_by_role("combobox", name="Head"))
     page.get_by_role("option", name="3", exact=True).click()
     wait_idle(page)
     page.get_by_text("L1 H3").first.wait_for()

@@ -50,3 +50,13 @@ def wait_plot(page, key: str) -> None:
         "(key) => document.querySelector(`.st-key-${key} .js-plotly-plot`)?._fullLayout?.xaxis",
         arg=key,
     )
+
+
+def open_dropdown(page, control) -> None:
+    """Click a selectbox (``control``: a Playwright locator) with it centred in its
+    scrolling sidebar or page first, and wait until its options are listed. A control
+    at the very bottom edge of the window (the sidebar grew with the third model) opened
+    no list in headless Chromium."""
+    control.evaluate("e => e.scrollIntoView({block: 'center'})")
+    control.click()
+    page.get_by_role("option").first.wait_for()
