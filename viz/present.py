@@ -6,6 +6,11 @@ layout whose every text is at least ``FONT_PX`` px: tick labels, axis titles, th
 label, annotations; the title a step larger. A figure of one token heatmap (with its
 click layer) gets ``ROW_PX`` a row and every token labelled up to ``LABEL_ALL_T``
 tokens, so that 16 tokens fit above the fold of a 1280×720 projector.
+
+Colour bars move (:func:`_moved_colorbar`): with 20 px labels, plotly (4.1, 4.2) shifted
+an x axis title up into the rotated key labels when a horizontal colour bar sat above
+the plot, and a bar under the plot ran over the title. A lone bar above turns upright at
+the right; bars under the plots go to the figure's bottom edge.
 """
 
 from __future__ import annotations
@@ -14,7 +19,8 @@ FONT_PX = 20  # the least text size on a projector (tick labels, hover)
 TITLE_PX = 26
 ROW_PX = 20  # a heatmap row: one 20 px label per token
 LABEL_ALL_T = 40  # every token labelled up to this many
-FRAME_PX = 190  # title, margins and the rotated key labels around the heatmap
+FRAME_PX = 190  # title, margins, the rotated key labels and the axis title under them
+TITLE_STANDOFF_PX = 8  # an axis title this far beyond its tick labels (automargin makes room)
 MARGIN = {"t": 50, "b": 40, "l": 40, "r": 20}  # automargin adds room for the labels
 
 
@@ -28,11 +34,44 @@ def _axis(axis: dict, label_all: bool) -> dict:
     axis = dict(axis)
     axis["tickfont"] = _bigger(axis.get("tickfont"), FONT_PX)
     if isinstance(axis.get("title"), dict):
-        axis["title"] = {**axis["title"], "font": _bigger(axis["title"].get("font"), FONT_PX)}
+        # Plotly keeps an axis title at a fixed distance unless ``standoff`` is set: at 20 px
+        # the rotated key labels ran over "key" (1280×720). With automargin on, a standoff
+        # puts the title beyond the labels and grows the margin to fit it.
+        axis["title"] = {
+            **axis["title"],
+            "font": _bigger(axis["title"].get("font"), FONT_PX),
+            "standoff": TITLE_STANDOFF_PX,
+        }
     if label_all and "nticks" in axis:  # one label per token
         axis.pop("nticks")
         axis["dtick"] = 1
     return axis
+
+
+def _moved_colorbar(colorbar: dict, lone: bool) -> dict | None:
+    """A horizontal colour bar's presenter place, or None to keep it."""
+    if colorbar.get("orientation") != "h":
+        return None
+    title = colorbar.get("title")
+    title = title if isinstance(title, dict) else {}
+    if colorbar.get("yanchor") == "bottom" and lone:  # above the plot: upright, at the right
+        return {"title": {**title, "side": "right"}}
+    if colorbar.get("yanchor") == "top":  # under the plot: at the figure's bottom edge, its
+        # title under its numbers (above, a 20 px title ran into the bar)
+        return {**colorbar, "yref": "container", "y": 0.0, "yanchor": "bottom",
+                "title": {**title, "side": "bottom"}}  # fmt: skip
+    return None
+
+
+def _with_colorbars(data: list) -> list:
+    """The traces, each with a colour bar to move copied (shallow: arrays shared)."""
+    lone = sum(isinstance(trace.get("colorbar"), dict) for trace in data) == 1
+    out = []
+    for trace in data:
+        bar = trace.get("colorbar")
+        moved = _moved_colorbar(bar, lone) if isinstance(bar, dict) else None
+        out.append(trace if moved is None else {**trace, "colorbar": moved})
+    return out
 
 
 def token_rows(spec: dict) -> int | None:
@@ -46,7 +85,8 @@ def token_rows(spec: dict) -> int | None:
 
 
 def enlarged(spec: dict) -> dict:
-    """``spec`` for a projector: a new layout, the same trace objects.
+    """``spec`` for a projector: a new layout, the same trace objects (a trace whose
+    colour bar moves is a shallow copy: its arrays are shared).
 
     Raises:
         KeyError: if ``spec`` has no ``data`` or ``layout``.
@@ -71,4 +111,4 @@ def enlarged(spec: dict) -> dict:
     if t is not None:
         layout["height"] = ROW_PX * min(t, LABEL_ALL_T) + FRAME_PX
         layout["margin"] = {**layout.get("margin", {}), **MARGIN}
-    return {"data": spec["data"], "layout": layout}
+    return {"data": _with_colorbars(spec["data"]), "layout": layout}

@@ -20,6 +20,28 @@ MEASURE = """(key) => {
           hover: gd._fullLayout.hoverlabel.font.size,
           x: texts('x').map(t => t.textContent), y: texts('y').map(t => t.textContent)};
 }"""
+# Each x axis title under all its tick labels, and no colour bar's title over its bar
+# (plotly moved the key title up among 20 px labels, #21).
+OVERLAPS = """(key) => {
+  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  const box = (e) => { const b = e.getBoundingClientRect();
+    return [b.left, b.top, b.right, b.bottom]; };
+  const hits = (a, b) => a[0] < b[2] - 1 && b[0] < a[2] - 1 && a[1] < b[3] - 1 && b[1] < a[3] - 1;
+  const found = [];
+  for (const name of Object.keys(gd._fullLayout).filter(k => /^xaxis[0-9]*$/.test(k))) {
+    const id = gd._fullLayout[name]._id;
+    const title = gd.querySelector(`.g-${id}title text`);
+    const ticks = [...gd.querySelectorAll(`.${id}tick text`)].map(t => box(t)[3]);
+    if (title && ticks.length && box(title)[1] < Math.max(...ticks) - 1) {
+      found.push(`${id} title at ${box(title)[1]} above its labels' bottom ${Math.max(...ticks)}`);
+    }
+  }
+  for (const bar of gd.querySelectorAll('.colorbar')) {
+    const title = bar.querySelector('.cbtitle text'), fill = bar.querySelector('.cbfills');
+    if (title && fill && hits(box(title), box(fill))) found.push(`${title.textContent} over its bar`);
+  }
+  return found;
+}"""
 SIXTEEN = 16  # the default sentence's tokens
 FORTY = "the old man walked home . " * 6 + "the cat sat ."  # 40 tokens
 
@@ -31,6 +53,7 @@ def _presented(page, key: str, tokens: int) -> dict:
     assert m["font"] >= 20 and m["hover"] >= 20, m
     for labels in (m["x"], m["y"]):  # one label per token
         assert sorted(int(label.split("·")[0]) for label in labels) == list(range(tokens))
+    assert page.evaluate(OVERLAPS, key) == []
     assert not page.locator('[data-testid="stException"]').count()
     return m
 
@@ -70,6 +93,11 @@ def test_presenter_mode_on_a_projector(browser, server_url, width, height):
             page.locator(".st-key-attn_big .js-plotly-plot .main-svg").first.wait_for()
             m = page.evaluate(MEASURE, "attn_big")
             assert len(m["x"]) == len(m["y"]) == 40 and m["font"] >= 20, m
+            assert page.evaluate(OVERLAPS, "attn_big") == []
+            page.goto(f"{server_url}/visualizer?present=1&view=mask")  # three panels, bars under
+            wait_idle(page)
+            page.locator(".st-key-mask_panels .js-plotly-plot .main-svg").first.wait_for()
+            assert page.evaluate(OVERLAPS, "mask_panels") == []
             return
         _block_step_presented(page, server_url)
         page.goto(f"{server_url}/lecture?present=1")

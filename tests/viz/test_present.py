@@ -18,7 +18,8 @@ def test_a_token_heatmap_gets_20px_text_a_row_per_token_and_the_same_traces():
     t = 16
     spec = wired(attention.attention_heatmap(_causal(t), [f"w{i}" for i in range(t)]))
     big = present.enlarged(spec)
-    assert all(a is b for a, b in zip(big["data"], spec["data"], strict=True))  # not copied
+    for new, old in zip(big["data"], spec["data"], strict=True):  # arrays never copied
+        assert new is old or all(new[k] is old[k] for k in old if k != "colorbar")
     layout = big["layout"]
     assert layout["font"]["size"] >= 20 and layout["hoverlabel"]["font"]["size"] >= 20
     assert layout["xaxis"]["tickfont"]["size"] >= 20 and layout["yaxis"]["tickfont"]["size"] >= 20
@@ -43,3 +44,20 @@ def test_other_figures_only_get_larger_text():
     assert present.token_rows(spec) is None  # heatmap and bars: heights kept
     assert big["layout"]["height"] == spec["layout"]["height"]
     assert all(a["font"]["size"] >= 20 for a in big["layout"]["annotations"])
+
+
+def test_colour_bars_leave_the_axis_titles_room():
+    """A lone bar above the plot turns upright at the right; bars under the plots move to
+    the figure's bottom edge with their titles under them; the cached spec keeps its own."""
+    t = 16
+    spec = wired(attention.attention_heatmap(_causal(t), [f"w{i}" for i in range(t)], width_px=200))
+    assert spec["data"][0]["colorbar"]["orientation"] == "h"  # beside another figure: above
+    bar = present.enlarged(spec)["data"][0]["colorbar"]
+    assert "orientation" not in bar and bar["title"]["side"] == "right"
+    assert spec["data"][0]["colorbar"]["orientation"] == "h"
+    under = {"data": [{"type": "heatmap", "colorbar": {"orientation": "h", "yanchor": "top",
+                                                       "y": -0.3, "title": {"text": "s"}}}
+                      for _ in range(3)], "layout": {}}  # fmt: skip
+    for bar in (trace["colorbar"] for trace in present.enlarged(under)["data"]):
+        assert (bar["yref"], bar["y"], bar["yanchor"]) == ("container", 0.0, "bottom")
+        assert bar["title"] == {"text": "s", "side": "bottom"}
