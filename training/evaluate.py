@@ -51,7 +51,8 @@ from models.card import ModelCard
 from models.checkpoint import SHIPPED_DIR, load_checkpoint, shipped_checkpoint
 from models.config import SHIPPED_KINDS
 from models.transformer import Transformer
-from training.train import evaluate_loss, token_stream
+from training.data import token_stream
+from training.train import evaluate_loss
 
 ROW_SUM_LINES = 500  # held-out validation lines for the smallest attention row sum
 

@@ -5,7 +5,7 @@ import pytest
 from corpus import heldout
 from corpus.corpus import generate_corpus, pronoun_probes
 from corpus.heldout import PROBE_MAKERS, held_out, occurring, probe_set, training_lines
-from training.train import corpus_lines
+from training.data import corpus_lines
 
 KINDS = tuple(PROBE_MAKERS)
 

@@ -215,7 +215,7 @@ def test_card_perplexity_is_over_the_whole_validation_set(exported_dir, card, ki
     import torch.nn.functional as F
 
     from corpus.heldout import validation_lines
-    from training.train import token_stream
+    from training.data import token_stream
 
     model, tokenizer, _ = load_checkpoint(exported_dir / f"{kind}.safetensors")
     stream = token_stream(tokenizer, validation_lines())
