@@ -1,6 +1,6 @@
 """Server-side cost of every view of the visualizer page, without Streamlit.
 
-Mirrors ``ui/views.py`` and ``ui/recurrence.py`` at their defaults (layer 0,
+Mirrors the view modules of ``ui/views.py``'s registry at their defaults (layer 0,
 head 0, the last query and position): each view's figures are built with the
 real ``viz/`` builders from one sentence's arrays and serialized the way
 Streamlit ships them to the browser:

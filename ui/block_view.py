@@ -101,3 +101,16 @@ def draw(sel: Selection, flow_too: bool = True) -> bool:
     if flow_too:
         plot(specs.get(flow, sel.name, result, layer, t), key="block_flow")
     return True
+
+
+def block_numbers_view(sel: Selection) -> None:
+    """The block view: the selected layer's transformer block in numbers from the graph (#21
+    item 2): what attention and the MLP add to every token's residual stream, one
+    token's in + attention + MLP = out, and the block diagram with this model's shapes."""
+    with presenter.notes():
+        st.caption(
+            "A pre-LN block: x + attention(LayerNorm(x)), then + MLP(LayerNorm(·)). The "
+            "residual stream keeps its shape (B, T, d_model); attention and the MLP only add "
+            "to it. Every number is the exported graph's own block output for this sentence."
+        )
+    draw(sel)

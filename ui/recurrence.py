@@ -1,4 +1,5 @@
-"""Views 5 and 6: causal mask beside the recurrent state, and next-token predictions."""
+"""The causal mask view: the masked scores beside the recurrent state (linear attention's
+S_i and z_i, the delta rule's own step). The Predictions view is ``ui/predictions.py``."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ from inference.analysis import Analysis, has_head_scores
 from inference.text_input import visible
 from ui import click, delta_view, downloads, loaders, specs
 from ui.figures import plot
-from ui.generation import generation_panel, sampled_bars
 from ui.selection import Selection
 from ui.text import plain
 from viz import mask as vm
@@ -186,51 +186,3 @@ def recurrent_play(name: str, result: Analysis, layer: int, head: int) -> dict:
     rec = result.recurrent
     states, normalizers = rec["state"][layer, head], rec["normalizer"][layer, head]
     return play.state_steps(states, normalizers, result.display_tokens)  # (T, D, D), (T, D)
-
-
-def _percent_columns(k: int) -> dict:
-    return {f"p #{r + 1}": st.column_config.NumberColumn(format="percent") for r in range(k)}
-
-
-def opening_position(t: int) -> int:
-    """Where the Predictions view opens: the last position whose next token is in the
-    sentence (T - 2), so the bars can be read against the word that follows (#20 item
-    11: after the final token, usually the full stop, there is nothing to compare with;
-    on the default sentence T - 2 is "to", predicting "mary")."""
-    return max(0, t - 2)
-
-
-def predict_options(sel: Selection) -> dict:
-    """The position whose next-token distribution is drawn."""
-    result = sel.result
-    if st.session_state.get("pred_pos", 0) >= result.T:  # a click on a longer sentence
-        del st.session_state["pred_pos"]
-    # a clicked query (ui.click) is in session state: then no default besides it
-    opening = {} if "pred_pos" in st.session_state else {"value": opening_position(result.T)}
-    pos = st.select_slider(
-        "Position",
-        options=list(range(result.T)),
-        **opening,
-        format_func=lambda i: f"{i}: {plain(visible(result.tokens[i]))}",  # renders markdown
-        key="pred_pos",
-    )
-    return {"position": pos}
-
-
-def predict_view(sel: Selection) -> None:
-    """Top-k next tokens at each position, and the generation panel."""
-    name, result, pos = sel.name, sel.result, sel.options["position"]
-    bars = st.empty()  # drawn after the decoding rule below: its bars follow the rule
-    # the table across the page, every row in view: in a side column at 1280 px its
-    # columns were cut at the right and its rows scrolled (#20 item 11)
-    k = min(3, result.probs.shape[1])
-    table = specs.table(specs.top_next, name, result, k)
-    st.caption(f"Top {k} next tokens at every position, with their probabilities.")
-    st.dataframe(table, hide_index=True, column_config=_percent_columns(k),
-                 height="content" if table.num_rows <= 48 else 900)  # fmt: skip
-    sampling = generation_panel(sel)
-    with bars.container():
-        if sampling.greedy:  # the model's own distribution
-            plot(specs.get(specs.top_k, name, result, pos), key="topk")
-        else:  # what the sampler draws from: temperature, top-k and top-p applied
-            plot(sampled_bars(name, result, pos, sampling), key="topk")

@@ -1,4 +1,4 @@
-"""Pure pieces of the visualizer's views that the app (``ui/views.py``) and the bench
+"""Pure pieces of the visualizer's views that the app (``ui/positional_view.py``) and the bench
 (``bench/views.py``) share, so the bench builds each view as the app does without
 importing ``ui/``."""
 

@@ -243,7 +243,7 @@ def test_viewing_path_imports_no_torch():
 
 
 def test_row_sum_caption_is_measured():
-    from ui.views import row_sum_note
+    from ui.attention_view import row_sum_note
 
     T = 5
     softmax_rows = np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]

@@ -6,9 +6,9 @@ import numpy as np
 import streamlit as st
 
 import lessons as ml
+from ui.figures import plot
 from ui.lessons.common import start
 from ui.selection import Selection
-from ui.views import plot
 from viz import lessons as vl
 from viz import tensors as vt
 

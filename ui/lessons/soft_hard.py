@@ -6,9 +6,9 @@ import numpy as np
 import streamlit as st
 
 import lessons as ml
+from ui.figures import plot
 from ui.lessons.common import start
 from ui.selection import Selection
-from ui.views import plot
 from viz import lessons as vl
 
 BETAS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0, float("inf"))

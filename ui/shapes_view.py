@@ -1,0 +1,38 @@
+"""The Q/K/V shapes view (view 3): the multi-head reshape with this model's numbers, and the
+selected head's Q, K, V or output."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui import downloads, specs
+from ui.figures import plot
+from ui.lacking import lacks
+from ui.selection import Selection
+
+QKV = {"q": "query Q", "k": "key K", "v": "value V", "head_out": "output (attn · V)"}
+
+
+def shapes_options(sel: Selection) -> dict:
+    """Which tensor of the selected head the heatmap shows."""
+    which = st.radio(
+        "Tensor of the selected head",
+        list(QKV),
+        horizontal=True,
+        key="qkv_pick",
+        format_func=QKV.get,
+    )
+    return {"tensor": which}
+
+
+def shapes_view(sel: Selection) -> None:
+    """View 3: the multi-head reshape with this model's numbers, and Q/K/V of one head."""
+    name, result = sel.name, sel.result
+    if lacks(sel, QKV, "The Q/K/V shapes view"):
+        return
+    # Full width: each box is one line of text and sizes itself to it.
+    plot(specs.get(specs.shape_flow, name, result, sel.layer), key="shape_flow")
+    which = sel.options["tensor"]
+    plot(specs.get(specs.qkv, name, result, sel.layer, sel.head, which), key="qkv")
+    tensors = {n: result.outputs[n] for n in QKV}
+    downloads.arrays("qkv", tensors, result.display_tokens, sel.layer, sel.head)
