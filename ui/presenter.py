@@ -21,6 +21,7 @@ CSS = """<style>
 [data-testid="stHeader"] { height: 2.5rem; background: transparent; }
 [data-testid="stMain"] h2 { padding-top: 0.2rem; padding-bottom: 0.2rem; }
 [data-testid="stMetricLabel"] p { font-size: 1.25rem; }
+[data-testid="stTable"] th, [data-testid="stTable"] td { font-size: 20px; }
 </style>"""
 
 
@@ -58,6 +59,19 @@ def control() -> None:
     if is_on():
         _to_url()
         st.html(CSS)
+
+
+def table(frame, height: int | str = "content") -> None:
+    """A table of numbers (a DataFrame or an Arrow table): ``st.dataframe`` (sortable,
+    scrolls), or when presenting a static ``st.table`` in 20 px text (the dataframe's
+    canvas keeps its small font), each float in its shortest form as the dataframe shows
+    it (0.23, not 0.2300)."""
+    if is_on():
+        df = frame.to_pandas() if hasattr(frame, "to_pandas") else frame
+        floats = df.select_dtypes("float").columns
+        st.table(df.style.format("{:g}", subset=list(floats)), hide_index=True)
+    else:
+        st.dataframe(frame, hide_index=True, height=height)
 
 
 @contextmanager

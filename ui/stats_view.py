@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import loaders, specs
+from ui import loaders, presenter, specs
 from ui.selection import Selection
 
 
@@ -15,22 +15,23 @@ def stats_view(sel: Selection) -> None:
     if table is None:
         st.info("Type at least two tokens to score the heads.")
         return
-    st.caption(
-        "Scores on this sentence: previous_token and first_token are mean attention weights "
-        "(0–1), distance is the mean query–key distance in tokens, entropy is in bits. "
-        "induction is measured apart from your sentence, as the model card measures it: on "
-        "24 blocks of 24 random words, each repeated twice."
-        + (
-            " The delta model's implied weights are signed, so the columns from your "
-            "sentence are taken on |weight| ÷ the row's sum of |weight|: each earlier "
-            "token's share of the read-out in magnitude."
-            if sel.model.config.attention == "delta"
-            else ""
+    with presenter.notes():
+        st.caption(
+            "Scores on this sentence: previous_token and first_token are mean attention weights "
+            "(0–1), distance is the mean query–key distance in tokens, entropy is in bits. "
+            "induction is measured apart from your sentence, as the model card measures it: on "
+            "24 blocks of 24 random words, each repeated twice."
+            + (
+                " The delta model's implied weights are signed, so the columns from your "
+                "sentence are taken on |weight| ÷ the row's sum of |weight|: each earlier "
+                "token's share of the read-out in magnitude."
+                if sel.model.config.attention == "delta"
+                else ""
+            )
         )
-    )
     # every head in view, no inner scroll (L2 H2/H3 were hidden under it); a model of
     # many heads (GPT-2 small: 144) scrolls inside a screen-tall table
-    st.dataframe(table, hide_index=True, height="content" if table.num_rows <= 48 else 900)
+    presenter.table(table, height="content" if table.num_rows <= 48 else 900)
     _behavioural(sel)
 
 
@@ -48,8 +49,9 @@ def _behavioural(sel: Selection) -> None:
         "also credits a model that copies through its state without an induction stripe "
         "(the delta model).",
     )
-    st.caption(
-        f"Loss on the first copy {score['first_copy_loss']:.2f} nats a token, on the second "
-        f"{score['second_copy_loss']:.2f}: the model copies when the second is lower. "
-        "The induction column above reads attention instead, head by head."
-    )
+    with presenter.notes():
+        st.caption(
+            f"Loss on the first copy {score['first_copy_loss']:.2f} nats a token, on the second "
+            f"{score['second_copy_loss']:.2f}: the model copies when the second is lower. "
+            "The induction column above reads attention instead, head by head."
+        )

@@ -98,6 +98,14 @@ def test_presenter_mode_on_a_projector(browser, server_url, width, height):
             wait_idle(page)
             page.locator(".st-key-mask_panels .js-plotly-plot .main-svg").first.wait_for()
             assert page.evaluate(OVERLAPS, "mask_panels") == []
+            page.goto(f"{server_url}/visualizer?present=1&view=stats")  # a table, not a canvas
+            wait_idle(page)
+            cells = page.locator('[data-testid="stTable"] td')
+            cells.first.wait_for()
+            sizes = cells.evaluate_all(
+                "els => els.map(e => parseFloat(getComputedStyle(e).fontSize))"
+            )
+            assert len(sizes) >= 12 and min(sizes) >= 20, sizes
             return
         _block_step_presented(page, server_url)
         page.goto(f"{server_url}/lecture?present=1")

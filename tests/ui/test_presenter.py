@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -52,3 +53,25 @@ def test_turning_it_off_leaves_the_url():
     at.run()
     at.toggle(key="present").set_value(False).run()
     assert "present" not in at.query_params and not at.exception
+
+
+def test_the_head_statistics_are_a_20px_table_with_the_dataframes_numbers():
+    """Presenting, the head statistics are a static table (the dataframe's canvas keeps its
+    small font; the page's style sets the table's to 20 px), each float as the dataframe
+    shows it; its captions fold under Notes."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"present": "1", "view": "stats"})
+    at.run()
+    assert not at.exception and not at.dataframe
+    (table,) = at.table
+    frame = table.value
+    assert list(frame.columns[:2]) == ["layer", "head"] and len(frame) == 12  # 3 x 4 heads
+    shown = pa.ipc.open_stream(table.proto.arrow_data.styler.display_values).read_all()
+    shown = shown.to_pandas()  # the strings the browser prints (the Styler's format)
+    for column in ("previous_token", "entropy"):
+        assert all(
+            float(text) == float(f"{v:g}")
+            for text, v in zip(shown[column], frame[column], strict=True)
+        )
+        assert not any(text.endswith("00") for text in shown[column])  # 0.23, not 0.2300
+    assert any(e.label == "Notes" for e in at.expander)
