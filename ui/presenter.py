@@ -14,6 +14,7 @@ from contextlib import contextmanager
 import streamlit as st
 
 KEY = "present"  # the toggle's key and the URL's parameter
+BAR_COLOR = "#93c5fd"  # a table's weight bars (light blue: the number stays readable)
 CSS = """<style>
 [data-testid="stMainBlockContainer"] { padding-top: 1.2rem; padding-bottom: 2rem;
   max-width: 100%; }
@@ -61,17 +62,26 @@ def control() -> None:
         st.html(CSS)
 
 
-def table(frame, height: int | str = "content") -> None:
+def table(frame, height: int | str = "content", float_format: str = "{:g}",
+          bar: str | None = None) -> None:  # fmt: skip
     """A table of numbers (a DataFrame or an Arrow table): ``st.dataframe`` (sortable,
     scrolls), or when presenting a static ``st.table`` in 20 px text (the dataframe's
-    canvas keeps its small font), each float in its shortest form as the dataframe shows
-    it (0.23, not 0.2300)."""
-    if is_on():
-        df = frame.to_pandas() if hasattr(frame, "to_pandas") else frame
-        floats = df.select_dtypes("float").columns
-        st.table(df.style.format("{:g}", subset=list(floats)), hide_index=True)
-    else:
+    canvas keeps its small font, and scrolls rows out of view).
+
+    Args:
+        height: the dataframe's height (not presenting).
+        float_format: presenting, every float column's format (default its shortest
+            form, as the dataframe prints it: 0.23, not 0.2300).
+        bar: presenting, a column of weights in 0..1 drawn as bars in its cells.
+    """
+    if not is_on():
         st.dataframe(frame, hide_index=True, height=height)
+        return
+    df = frame.to_pandas() if hasattr(frame, "to_pandas") else frame
+    style = df.style.format(float_format, subset=list(df.select_dtypes("float").columns))
+    if bar is not None:
+        style = style.bar(subset=[bar], vmin=0.0, vmax=1.0, color=BAR_COLOR)
+    st.table(style, hide_index=True)
 
 
 @contextmanager

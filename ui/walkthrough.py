@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from inference.walkthrough import walkthrough
+from ui import presenter
 from ui.figures import plot
 from ui.lacking import lacks
 from ui.selection import Selection
@@ -60,7 +61,11 @@ def section(sel: Selection, query: int) -> None:
         }
     )
     with st.container(key="walkthrough"):
-        st.dataframe(frame, hide_index=True, column_config=bars)
+        if presenter.is_on():  # 20 px, every row in view; bars in the weights' cells
+            signed = cfg.attention == "delta"
+            presenter.table(frame, float_format="{:.4f}", bar=None if signed else last)
+        else:
+            st.dataframe(frame, hide_index=True, column_config=bars)
         title = f"weights · V: the head's output for query {query}, {walk.output.shape[0]} numbers"
         plot(vt.vector_bar(walk.output, title=title), key="walkthrough_output")
     error = float(np.abs(walk.weights - sel.head_array("attn")[query]).max())

@@ -75,3 +75,20 @@ def test_the_head_statistics_are_a_20px_table_with_the_dataframes_numbers():
         )
         assert not any(text.endswith("00") for text in shown[column])  # 0.23, not 0.2300
     assert any(e.label == "Notes" for e in at.expander)
+
+
+def test_the_walkthrough_is_a_20px_table_with_bars_in_its_weights():
+    """Presenting, one query's step-by-step table is static (every row in view, 20 px),
+    its weights printed to 4 decimals with a bar in each cell; the numbers are the
+    dataframe's: the last column is the head's row and sums to 1."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["present"] = "1"
+    at.run()
+    assert not at.exception
+    (table,) = [t for t in at.table if t.value.columns[0] == "key"]
+    weights = table.value[table.value.columns[-1]].to_numpy(dtype=float)  # (T,)
+    assert abs(weights.sum() - 1) < 1e-6
+    styler = table.proto.arrow_data.styler
+    shown = pa.ipc.open_stream(styler.display_values).read_all().to_pandas()
+    assert all(len(text.split(".")[1]) == 4 for text in shown[shown.columns[-1]])
+    assert "linear-gradient" in styler.styles  # the bars
