@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+import pandas as pd
 import streamlit as st
 
 KEY = "present"  # the toggle's key and the URL's parameter
@@ -64,7 +65,7 @@ def control() -> None:
 
 def table(frame, height: int | str = "content", float_format: str = "{:g}",
           bar: str | None = None) -> None:  # fmt: skip
-    """A table of numbers (a DataFrame or an Arrow table): ``st.dataframe`` (sortable,
+    """A table of numbers (a DataFrame, an Arrow table or a list of row dicts): ``st.dataframe`` (sortable,
     scrolls), or when presenting a static ``st.table`` in 20 px text (the dataframe's
     canvas keeps its small font, and scrolls rows out of view).
 
@@ -77,7 +78,7 @@ def table(frame, height: int | str = "content", float_format: str = "{:g}",
     if not is_on():
         st.dataframe(frame, hide_index=True, height=height)
         return
-    df = frame.to_pandas() if hasattr(frame, "to_pandas") else frame
+    df = frame.to_pandas() if hasattr(frame, "to_pandas") else pd.DataFrame(frame)
     style = df.style.format(float_format, subset=list(df.select_dtypes("float").columns))
     if bar is not None:
         style = style.bar(subset=[bar], vmin=0.0, vmax=1.0, color=BAR_COLOR)

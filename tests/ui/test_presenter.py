@@ -92,3 +92,21 @@ def test_the_walkthrough_is_a_20px_table_with_bars_in_its_weights():
     shown = pa.ipc.open_stream(styler.display_values).read_all().to_pandas()
     assert all(len(text.split(".")[1]) == 4 for text in shown[shown.columns[-1]])
     assert "linear-gradient" in styler.styles  # the bars
+
+
+def test_the_lecture_s_comparison_and_the_predictions_are_tables_when_presenting():
+    """The CNN / RNN / self-attention table of lecture step 6 and the Predictions view's
+    top-3 table (probabilities as percentages) are static 20 px tables too."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"present": "1", "view": "predict"})
+    at.run()
+    assert not at.exception and not at.dataframe
+    (top,) = at.table
+    shown = pa.ipc.open_stream(top.proto.arrow_data.styler.display_values).read_all()
+    assert all(text.endswith("%") for text in shown.to_pandas()["p #1"])
+    at = open_page("lecture", at)
+    at.session_state["step"] = 6
+    at.run()
+    assert not at.exception and not at.dataframe
+    (costs,) = at.table
+    assert {"self-attention", "RNN"} <= set(costs.value.iloc[:, 0]), costs.value

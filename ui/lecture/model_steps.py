@@ -52,7 +52,7 @@ def self_attention(sel: Selection) -> Deeper:
     n, d = sel.result.T, sel.model.config.d_model
     rows = layer_costs(n, d, k=3)
     st.markdown(f"**At this sentence's n = {n} tokens and the model's d = {d}:**")
-    st.dataframe(rows, hide_index=True, width="stretch")
+    presenter.table(rows)
     vega_lite(specs.get(specs.pe_heatmap, sel.name, sel.result))
     return Deeper(
         "visualizer", "Positional encoding in the visualizer", state(sel, view="positional")
