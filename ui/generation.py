@@ -10,7 +10,7 @@ import streamlit as st
 from inference.sampling import MAX_SEED, Sampling, distribution
 from inference.text_input import visible
 from models.tokenizer import decode, token_text
-from ui import loaders
+from ui import loaders, presenter
 from ui.selection import Selection
 from ui.text import plain_lines
 from viz import style
@@ -105,10 +105,13 @@ def generation_panel(sel: Selection) -> Sampling:
     if rows:
         st.success(f"{plain_lines(text)}  \n_({rule}, {how})_")
         st.caption("Each new token with the model's probability of it when it was picked.")
-        st.dataframe(
-            pd.DataFrame(rows),
-            hide_index=True,
-            column_config={"p": st.column_config.NumberColumn("p", format="percent")},
-        )
+        if presenter.is_on():  # 20 px, every row in view
+            presenter.table(rows, float_format="{:.1%}")
+        else:
+            st.dataframe(
+                pd.DataFrame(rows),
+                hide_index=True,
+                column_config={"p": st.column_config.NumberColumn("p", format="percent")},
+            )
         st.button("Use as the sentence", on_click=_extend_text, args=(text,), key="use_gen")
     return sampling

@@ -16,7 +16,7 @@ from corpus.translation import OutsideGrammar, translate
 from inference.seq2seq import MAX_LEN, read_source
 from inference.translation_metrics import bleu
 from models.seq2seq.config import SEQ2SEQ_KINDS
-from ui import link, translate_views
+from ui import link, presenter, translate_views
 from ui.text import plain
 from ui.translation_loaders import decoding, translator
 from viz.seq2seq import KIND_NAMES
@@ -114,7 +114,7 @@ def translations(words: list[str], gold) -> None:
     if gold is not None:
         rows.append({"model": "gold (the rules)", "translation": " ".join(gold.target),
                      "exact": "", "BLEU": ""})  # fmt: skip
-    st.dataframe(rows, hide_index=True, width="stretch")
+    presenter.table(rows)
     if unfinished:
         st.info(
             f"{', '.join(unfinished)}: no end of sentence within {MAX_LEN} words, so the "

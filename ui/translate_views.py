@@ -7,6 +7,7 @@ import numpy as np
 import streamlit as st
 
 from inference.seq2seq import inspect
+from ui import presenter
 from ui.figures import plot
 from ui.translation_loaders import card, decoding, translator
 from viz import attention as va
@@ -154,7 +155,7 @@ def _steps_table(run) -> None:
             for i, s in enumerate(run.steps)]  # fmt: skip
     # every step in view (a decoding has at most MAX_LEN): the GRU's mistakes at t = 12-13
     # scrolled out of a ten-row table
-    st.dataframe(rows, hide_index=True, height="content")
+    presenter.table(rows)
 
 
 def self_view(words: list[str], gold) -> None:

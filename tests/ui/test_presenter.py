@@ -45,6 +45,7 @@ def test_every_page_draws_presenting(presenting, url_path):
     assert not at.exception, [e.value for e in at.exception]
     assert at.query_params["present"] == "1"
     assert _fonts_ok(at)
+    assert not at.dataframe, url_path  # tables in 20 px (ui.presenter.table)
 
 
 def test_turning_it_off_leaves_the_url():
@@ -110,3 +111,15 @@ def test_the_lecture_s_comparison_and_the_predictions_are_tables_when_presenting
     assert not at.exception and not at.dataframe
     (costs,) = at.table
     assert {"self-attention", "RNN"} <= set(costs.value.iloc[:, 0]), costs.value
+
+
+def test_generated_tokens_are_a_table_with_their_percentages_when_presenting():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"present": "1", "view": "predict", "text": "the cat"})
+    at.run()
+    at.button(key="generate").click().run()
+    assert not at.exception and not at.dataframe
+    rows = at.table[-1]
+    assert {"token", "p"} <= set(rows.value.columns) and len(rows.value) == 10
+    shown = pa.ipc.open_stream(rows.proto.arrow_data.styler.display_values).read_all()
+    assert all(text.endswith("%") for text in shown.to_pandas()["p"])

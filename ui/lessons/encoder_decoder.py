@@ -11,6 +11,7 @@ import streamlit as st
 from corpus.translation import translate
 from inference.translation_metrics import bleu
 from lessons import nadaraya_watson as nw
+from ui import presenter
 from ui.figures import plot
 from ui.navigation import link
 from ui.translation_loaders import card, decoding
@@ -52,12 +53,11 @@ def _bleu() -> None:
         "against the gold one. Measured on 500 held-out sentences:"
     )
     models = card()["models"]
-    st.dataframe(
+    presenter.table(
         [{"model": vs.KIND_NAMES[k], "exact match": f"{m['heldout']['exact_match']:.1%}",
           "BLEU": round(m["heldout"]["bleu"], 3),
           "longer than training: exact": f"{m['longer']['exact_match']:.1%}"}
          for k, m in models.items()],
-        hide_index=True,
     )  # fmt: skip
 
 
