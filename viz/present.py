@@ -20,6 +20,8 @@ TITLE_PX = 26
 ROW_PX = 20  # a heatmap row: one 20 px label per token
 LABEL_ALL_T = 40  # every token labelled up to this many
 FRAME_PX = 190  # title, margins, the rotated key labels and the axis title under them
+LEGEND_TOP_PX = 130  # top margin for the title and a legend of two 20 px rows above the plot
+BARS_PX = 80  # colour bars under the panels, with their numbers and titles
 TITLE_STANDOFF_PX = 8  # an axis title this far beyond its tick labels (automargin makes room)
 MARGIN = {"t": 50, "b": 40, "l": 40, "r": 20}  # automargin adds room for the labels
 
@@ -45,6 +47,8 @@ def _axis(axis: dict, label_all: bool) -> dict:
     if label_all and "nticks" in axis:  # one label per token
         axis.pop("nticks")
         axis["dtick"] = 1
+    elif label_all and axis.get("type") == "category" and "tickvals" not in axis:
+        axis["dtick"] = 1  # plotly's own thinning skipped every second token at 20 px
     return axis
 
 
@@ -74,14 +78,24 @@ def _with_colorbars(data: list) -> list:
     return out
 
 
+def _y_axis(trace: dict) -> str:
+    """The layout key of a trace's y axis: ``"y2"`` -> ``"yaxis2"``."""
+    return "yaxis" + trace.get("yaxis", "y")[1:]
+
+
 def token_rows(spec: dict) -> int | None:
-    """T of a figure that is one (T, T) token heatmap and its click layer, else None."""
-    kinds = [trace.get("type") for trace in spec["data"]]
-    if kinds.count("heatmap") != 1 or set(kinds) - {"heatmap", "scatter"}:
+    """T of a figure of (T, T) token heatmaps side by side (one, or the lessons' panels:
+    every y axis on one domain) with at most their click layers, else None."""
+    kinds = {trace.get("type") for trace in spec["data"]}
+    heats = [trace for trace in spec["data"] if trace.get("type") == "heatmap"]
+    if not heats or kinds - {"heatmap", "scatter"}:
         return None
-    heat = next(trace for trace in spec["data"] if trace.get("type") == "heatmap")
-    y = heat.get("y")
-    return len(y) if isinstance(y, list) else None
+    rows = {len(h["y"]) if isinstance(h.get("y"), list) else None for h in heats}
+    axes = [spec["layout"].get(_y_axis(h), {}) for h in heats]
+    domains = {tuple(axis.get("domain", (0.0, 1.0))) for axis in axes}
+    if len(rows) != 1 or None in rows or len(domains) != 1:
+        return None
+    return rows.pop()
 
 
 def enlarged(spec: dict) -> dict:
@@ -108,7 +122,15 @@ def enlarged(spec: dict) -> dict:
         layout["annotations"] = [
             {**a, "font": _bigger(a.get("font"), FONT_PX)} for a in layout["annotations"]
         ]
+    legend = layout.get("legend") or {}
+    if layout.get("title") and legend.get("orientation") == "h" and legend.get("y", 0) >= 1:
+        # a legend above the plot: at 20 px its rows ran into the 26 px title (plotly
+        # centres the title in the top margin and does not move it for the legend)
+        margin = layout.get("margin") or {}
+        layout["margin"] = {**margin, "t": max(margin.get("t") or 0, LEGEND_TOP_PX)}
+    data = _with_colorbars(spec["data"])
     if t is not None:
-        layout["height"] = ROW_PX * min(t, LABEL_ALL_T) + FRAME_PX
+        under = any(trace.get("colorbar", {}).get("yref") == "container" for trace in data)
+        layout["height"] = ROW_PX * min(t, LABEL_ALL_T) + FRAME_PX + (BARS_PX if under else 0)
         layout["margin"] = {**layout.get("margin", {}), **MARGIN}
-    return {"data": _with_colorbars(spec["data"]), "layout": layout}
+    return {"data": data, "layout": layout}

@@ -108,6 +108,12 @@ def test_presenter_mode_on_a_projector(browser, server_url, width, height):
             assert len(sizes) >= 12 and min(sizes) >= 20, sizes
             return
         _block_step_presented(page, server_url)
+        page.goto(f"{server_url}/kernel?present=1")  # a lesson's two panels: every token
+        wait_idle(page)
+        page.locator(".st-key-lesson_kernel .js-plotly-plot .main-svg").first.wait_for()
+        m = page.evaluate(MEASURE, "lesson_kernel")
+        assert sorted(int(label.split("·")[0]) for label in m["y"]) == list(range(SIXTEEN)), m
+        assert m["font"] >= 20 and page.evaluate(OVERLAPS, "lesson_kernel") == []
         page.goto(f"{server_url}/lecture?present=1")
         wait_idle(page)
         page.get_by_role("button", name="Next").click()  # a rerun keeps presenting

@@ -61,3 +61,32 @@ def test_colour_bars_leave_the_axis_titles_room():
     for bar in (trace["colorbar"] for trace in present.enlarged(under)["data"]):
         assert (bar["yref"], bar["y"], bar["yanchor"]) == ("container", 0.0, "bottom")
         assert bar["title"] == {"text": "s", "side": "bottom"}
+
+
+def test_heatmaps_side_by_side_get_a_row_per_token_and_every_label():
+    """The lessons' panels (kernel: two, merged W_QK: three) share their rows: each row
+    20 px and every token labelled, as one token heatmap (plotly thinned them to every
+    second token at 20 px); stacked panels or other traces keep their layout."""
+    t, labels = 16, [f"{i}·w" for i in range(16)]
+    heat = {"type": "heatmap", "z": np.eye(t), "x": labels, "y": labels}
+    axes = {"xaxis": {"type": "category", "domain": [0, 0.46]},
+            "xaxis2": {"type": "category", "domain": [0.54, 1]},
+            "yaxis": {"type": "category"}, "yaxis2": {"type": "category"}}  # fmt: skip
+    spec = {"data": [heat, {**heat, "xaxis": "x2", "yaxis": "y2"}], "layout": axes}
+    assert present.token_rows(spec) == t
+    layout = present.enlarged(spec)["layout"]
+    assert layout["height"] == present.ROW_PX * t + present.FRAME_PX
+    assert all(layout[k]["dtick"] == 1 for k in axes)
+    stacked = {**spec, "layout": {**axes, "yaxis2": {"type": "category", "domain": [0, 0.4]}}}
+    assert present.token_rows(stacked) is None
+    assert "dtick" not in present.enlarged(stacked)["layout"]["yaxis"]
+
+
+def test_a_title_over_a_legend_above_the_plot_gets_room():
+    """soft vs hard's entropy figure: its two 20 px legend rows ran into the 26 px title."""
+    spec = {"data": [{"type": "bar", "y": [1, 2]}],
+            "layout": {"title": {"text": "Row entropy"}, "margin": {"t": 80},
+                       "legend": {"orientation": "h", "y": 1.0, "yanchor": "bottom"}}}  # fmt: skip
+    assert present.enlarged(spec)["layout"]["margin"]["t"] == present.LEGEND_TOP_PX
+    below = {**spec, "layout": {**spec["layout"], "legend": {"orientation": "h", "y": -0.3}}}
+    assert present.enlarged(below)["layout"]["margin"]["t"] == 80
