@@ -3,9 +3,10 @@
 :func:`enlarged` takes a finished plotly spec (``{"data", "layout"}``) and returns a new
 one with the same traces (shared, not copied: cached specs are never modified) and a
 layout whose every text is at least ``FONT_PX`` px: tick labels, axis titles, the hover
-label, annotations; the title a step larger. A figure of one token heatmap (with its
-click layer) gets ``ROW_PX`` a row and every token labelled up to ``LABEL_ALL_T``
-tokens, so that 16 tokens fit above the fold of a 1280×720 projector.
+label, annotations; the title a step larger. A figure of token heatmaps side by side (one
+with its click layer, or a lesson's panels) gets ``ROW_PX`` a row and every token
+labelled up to ``LABEL_ALL_T`` tokens, so that 16 tokens fit above the fold of a
+1280×720 projector.
 
 Colour bars move (:func:`_moved_colorbar`): with 20 px labels, plotly (4.1, 4.2) shifted
 an x axis title up into the rotated key labels when a horizontal colour bar sat above
@@ -80,7 +81,7 @@ def _with_colorbars(data: list) -> list:
 
 def _y_axis(trace: dict) -> str:
     """The layout key of a trace's y axis: ``"y2"`` -> ``"yaxis2"``."""
-    return "yaxis" + trace.get("yaxis", "y")[1:]
+    return "yaxis" + (trace.get("yaxis") or "y")[1:]
 
 
 def token_rows(spec: dict) -> int | None:
@@ -130,7 +131,7 @@ def enlarged(spec: dict) -> dict:
         layout["margin"] = {**margin, "t": max(margin.get("t") or 0, LEGEND_TOP_PX)}
     data = _with_colorbars(spec["data"])
     if t is not None:
-        under = any(trace.get("colorbar", {}).get("yref") == "container" for trace in data)
+        under = any((trace.get("colorbar") or {}).get("yref") == "container" for trace in data)
         layout["height"] = ROW_PX * min(t, LABEL_ALL_T) + FRAME_PX + (BARS_PX if under else 0)
         layout["margin"] = {**layout.get("margin", {}), **MARGIN}
     return {"data": data, "layout": layout}
