@@ -65,9 +65,9 @@ def control() -> None:
 
 def table(frame, height: int | str = "content", float_format: str = "{:g}",
           bar: str | None = None) -> None:  # fmt: skip
-    """A table of numbers (a DataFrame, an Arrow table or a list of row dicts): ``st.dataframe`` (sortable,
-    scrolls), or when presenting a static ``st.table`` in 20 px text (the dataframe's
-    canvas keeps its small font, and scrolls rows out of view).
+    """A table of numbers (a DataFrame, an Arrow table or a list of row dicts):
+    ``st.dataframe`` (sortable, scrolls), or when presenting a static ``st.table`` in
+    20 px text (the dataframe's canvas keeps its small font, and scrolls rows out of view).
 
     Args:
         height: the dataframe's height (not presenting).
