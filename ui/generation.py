@@ -105,13 +105,8 @@ def generation_panel(sel: Selection) -> Sampling:
     if rows:
         st.success(f"{plain_lines(text)}  \n_({rule}, {how})_")
         st.caption("Each new token with the model's probability of it when it was picked.")
-        if presenter.is_on():  # 20 px, every row in view
-            presenter.table(rows, float_format="{:.1%}")
-        else:
-            st.dataframe(
-                pd.DataFrame(rows),
-                hide_index=True,
-                column_config={"p": st.column_config.NumberColumn("p", format="percent")},
-            )
+        percent = {"p": st.column_config.NumberColumn("p", format="percent")}
+        presenter.table(pd.DataFrame(rows), height="auto", column_config=percent,
+                        float_format="{:.1%}")  # fmt: skip
         st.button("Use as the sentence", on_click=_extend_text, args=(text,), key="use_gen")
     return sampling

@@ -51,11 +51,8 @@ def predict_view(sel: Selection) -> None:
     k = min(3, result.probs.shape[1])
     table = specs.table(specs.top_next, name, result, k)
     st.caption(f"Top {k} next tokens at every position, with their probabilities.")
-    if presenter.is_on():  # 20 px, every row in view
-        presenter.table(table, float_format="{:.2%}")
-    else:
-        st.dataframe(table, hide_index=True, column_config=_percent_columns(k),
-                     height="content" if table.num_rows <= 48 else 900)  # fmt: skip
+    presenter.table(table, height="content" if table.num_rows <= 48 else 900,
+                    column_config=_percent_columns(k), float_format="{:.2%}")  # fmt: skip
     sampling = generation_panel(sel)
     with bars.container():
         if sampling.greedy:  # the model's own distribution

@@ -64,19 +64,19 @@ def control() -> None:
 
 
 def table(frame, height: int | str = "content", float_format: str = "{:g}",
-          bar: str | None = None) -> None:  # fmt: skip
+          bar: str | None = None, column_config: dict | None = None) -> None:  # fmt: skip
     """A table of numbers (a DataFrame, an Arrow table or a list of row dicts):
     ``st.dataframe`` (sortable, scrolls), or when presenting a static ``st.table`` in
     20 px text (the dataframe's canvas keeps its small font, and scrolls rows out of view).
 
     Args:
-        height: the dataframe's height (not presenting).
+        height, column_config: the dataframe's (not presenting).
         float_format: presenting, every float column's format (default its shortest
             form, as the dataframe prints it: 0.23, not 0.2300).
         bar: presenting, a column of weights in 0..1 drawn as bars in its cells.
     """
     if not is_on():
-        st.dataframe(frame, hide_index=True, height=height)
+        st.dataframe(frame, hide_index=True, height=height, column_config=column_config)
         return
     df = frame.to_pandas() if hasattr(frame, "to_pandas") else pd.DataFrame(frame)
     style = df.style.format(float_format, subset=list(df.select_dtypes("float").columns))

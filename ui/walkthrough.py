@@ -61,11 +61,8 @@ def section(sel: Selection, query: int) -> None:
         }
     )
     with st.container(key="walkthrough"):
-        if presenter.is_on():  # 20 px, every row in view; bars in the weights' cells
-            signed = cfg.attention == "delta"
-            presenter.table(frame, float_format="{:.4f}", bar=None if signed else last)
-        else:
-            st.dataframe(frame, hide_index=True, column_config=bars)
+        presenter.table(frame, height="auto", column_config=bars, float_format="{:.4f}",
+                        bar=last if bars else None)  # fmt: skip
         title = f"weights · V: the head's output for query {query}, {walk.output.shape[0]} numbers"
         plot(vt.vector_bar(walk.output, title=title), key="walkthrough_output")
     error = float(np.abs(walk.weights - sel.head_array("attn")[query]).max())
