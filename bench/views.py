@@ -39,6 +39,7 @@ from viz import block as vb
 from viz import grid as vg
 from viz import mask as vm
 from viz import positional as vp
+from viz import shape_flow as vflow
 from viz import shapes as vs
 from viz import spec as vspec
 from viz import tensors as vt
@@ -133,7 +134,7 @@ def shapes(page: Page, timer: Timer) -> None:
     stages = vs.reshape_stages(
         1, res.T, cfg.d_model, cfg.n_head, cfg.d_head, cfg.attention, cfg.attn_eps
     )
-    _plot(timer, "shape_flow_figure", vs.shape_flow_figure, stages)
+    _plot(timer, "shape_flow_figure", vflow.shape_flow_figure, stages)
     q = res.outputs["q"][0, 0]  # (T, d_head)
     labels = (res.display_tokens, None, "q", "d_head dimension", "token")
     _plot(timer, "matrix_heatmap", vt.matrix_heatmap, q, *labels)
@@ -187,7 +188,7 @@ def block(page: Page, timer: Timer) -> None:
     _plot(timer, "token_sum_figure", vb.token_sum_figure, nums.token(t), res.display_tokens[t], 0)
     norms = tuple(float(nums.norms[h][t]) for h in contract.BLOCK_HOOKS)
     stages = vb.block_stages(1, res.T, cfg.d_model, cfg.d_mlp, cfg.n_head, cfg.attention, norms)
-    _plot(timer, "shape_flow_figure", vs.shape_flow_figure, stages)
+    _plot(timer, "shape_flow_figure", vflow.shape_flow_figure, stages)
 
 
 def predict(page: Page, timer: Timer) -> None:

@@ -105,3 +105,12 @@ def tensor_sizes(model: onnx.ModelProto, lengths: tuple[int, int]) -> dict[str, 
             raise ValueError(f"the graph does not run at T = {T}: {exc}") from exc
         sizes.append([int(np.size(v)) for v in values])
     return {n: (a, b) for n, a, b in zip(every, *sizes, strict=True)}
+
+
+def probe_lengths(cfg) -> tuple[int, int]:
+    """The two lengths :func:`export.checks.square_sequence_tensors` runs a graph of
+    ``cfg`` at: 97 and 194 tokens (two and four chunks of 64), or half and all of a
+    learned position table's context length."""
+    if cfg.position_scheme != "learned":
+        return 97, 194
+    return max(1, cfg.context_length // 2), cfg.context_length

@@ -31,7 +31,7 @@ import torch
 from tokenizers import Tokenizer
 from torch import nn
 
-from export.checks import check_graph, square_sequence_tensors
+from export.checks import check_graph, probe_lengths, square_sequence_tensors
 from models import contract
 from models.attention import ATTENTION_REGISTRY
 from models.checkpoint import SHIPPED_DIR, load_checkpoint, shipped_checkpoint
@@ -263,15 +263,6 @@ def export_model(
             if square := square_sequence_tensors(graph, probe_lengths(cfg)):
                 raise ValueError(f"{path.name} builds T x T tensors: {', '.join(square[:5])}")
     return paths
-
-
-def probe_lengths(cfg) -> tuple[int, int]:
-    """The two lengths :func:`export.checks.square_sequence_tensors` runs a graph of
-    ``cfg`` at: 97 and 194 tokens (two and four chunks of 64), or half and all of a
-    learned position table's context length."""
-    if cfg.position_scheme != "learned":
-        return 97, 194
-    return max(1, cfg.context_length // 2), cfg.context_length
 
 
 def targets(args: argparse.Namespace) -> tuple[list[Path], Path | None]:

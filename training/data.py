@@ -1,7 +1,9 @@
-"""The training data: lines of text, their token stream, and random batches of windows."""
+"""The training data: lines of text, their token stream, random batches of windows, and
+the tokenizer file written beside the checkpoint."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import torch
@@ -52,3 +54,12 @@ def batches(stream: torch.Tensor, batch_size: int, T: int, generator: torch.Gene
         starts = torch.randint(0, len(stream) - T, (batch_size,), generator=generator)  # (B,)
         window = torch.stack([stream[s : s + T + 1] for s in starts.tolist()])  # (B, T+1)
         yield window[:, :-1], window[:, 1:]
+
+
+def write_tokenizer(path: Path, tokenizer: Tokenizer) -> None:
+    """Write ``tokenizer`` as pretty JSON to ``path`` atomically (a temporary file, then a
+    rename), so the two concurrent runs of ``make models`` never leave a torn file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(tokenizer.to_str(pretty=True), encoding="utf-8")
+    os.replace(tmp, path)

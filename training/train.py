@@ -29,7 +29,7 @@ from models.checkpoint import load_checkpoint, save_checkpoint, shipped_checkpoi
 from models.config import ATTENTION_KINDS, ModelConfig
 from models.tokenizer import build_tokenizer
 from models.transformer import Transformer
-from training.data import batches, corpus_lines, token_stream
+from training.data import batches, corpus_lines, token_stream, write_tokenizer
 from training.eps_share import EPS_SHARE_WEIGHT, EpsShare
 from training.recall_rows import recall_batch
 
@@ -286,15 +286,6 @@ def resume_point(path: Path | None) -> tuple[dict, int] | None:
     if ".step" not in stem or not step.isascii() or not step.isdecimal():
         raise ValueError(f"{path}: not a NAME.stepN.safetensors checkpoint; pass one of those")
     return load_checkpoint(path)[0].state_dict(), int(step)
-
-
-def write_tokenizer(path: Path, tokenizer: Tokenizer) -> None:
-    """Write ``tokenizer`` as pretty JSON to ``path`` atomically (a temporary file, then a
-    rename), so the two concurrent runs of ``make models`` never leave a torn file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(tokenizer.to_str(pretty=True), encoding="utf-8")
-    os.replace(tmp, path)
 
 
 if __name__ == "__main__":

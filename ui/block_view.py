@@ -18,7 +18,7 @@ from ui.figures import plot
 from ui.selection import Selection
 from ui.text import plain
 from viz import block as vb
-from viz.shapes import shape_flow_figure
+from viz.shape_flow import shape_flow_figure
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)

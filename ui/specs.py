@@ -34,6 +34,7 @@ from viz import fit, style
 from viz import grid as vg
 from viz import mask as vm
 from viz import positional as vp
+from viz import shape_flow as vflow
 from viz import shapes as vs
 from viz import spec as vspec
 from viz import tensors as vt
@@ -95,7 +96,7 @@ def shape_flow(name, result, layer) -> dict:
         f"Multi-head reshape of layer {layer}: B=1, T={result.T}, d_model={cfg.d_model}, "
         f"H={cfg.n_head}, d_head={cfg.d_head}"
     )
-    return vs.shape_flow_figure(stages, title=title)
+    return vflow.shape_flow_figure(stages, title=title)
 
 
 def qkv(name, result, layer, head, which) -> dict:

@@ -3,7 +3,7 @@ and its numbers from the graph (#21).
 
 ``block_stages`` lists each tensor of one block, from the residual stream in to the
 residual stream out (with one token's ||x|| at each when given);
-``viz.shapes.shape_flow_figure`` draws the list as boxes and arrows.
+``viz.shape_flow.shape_flow_figure`` draws the list as boxes and arrows.
 ``contributions_figure`` draws what attention and the MLP add to every token's residual
 stream, ``token_sum_figure`` one token's residual in + attention + MLP = residual out,
 dimension by dimension. Input: ``inference.block.BlockNumbers``' arrays.

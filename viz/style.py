@@ -1,6 +1,6 @@
 """Shared styling for projector-readable figures.
 
-Constants are used by both the plotly (``viz.attention``, ``viz.shapes``) and the
+Constants are used by both the plotly (``viz.attention``, ``viz.shape_flow``) and the
 altair (``viz.positional``) modules so every chart in the app looks the same
 from the back of a lecture hall.
 """

@@ -29,10 +29,11 @@ linux_only = pytest.mark.skipif(
 )
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def idle_workers(monkeypatch):
     """Workers at SCHED_IDLE, as a server starts them (tests/conftest.py sets the tests'
-    default to normal priority)."""
+    default to normal priority: on a host whose cores other jobs keep busy, an idle-class
+    worker would wait for them all, so only the tests of that class use it)."""
     monkeypatch.setenv("ATTNVIZ_WORKER_PRIORITY", "idle")
 
 
@@ -71,6 +72,7 @@ def _hogs(cpu: int, seconds: float, n: int = 4) -> list[subprocess.Popen]:
 
 
 @linux_only
+@pytest.mark.usefixtures("idle_workers")
 def test_a_worker_runs_at_sched_idle_in_the_server_s_session():
     """SCHED_IDLE ranks the worker below the server's threads only within one session's
     autogroup, so the worker stays in the server's session (in a process group of its own:
@@ -135,6 +137,7 @@ def test_a_command_line_deadline_grows_by_the_time_its_worker_waits_for_a_cpu():
 
 
 @linux_only
+@pytest.mark.usefixtures("idle_workers")
 def test_a_worker_kept_waiting_for_a_cpu_is_not_timed_out_until_the_cap(exported_dir):
     """A request's budget (3 s here) is the worker's CPU time: time it waits for a CPU
     that busier processes hold does not count, up to WAIT_FACTOR times the budget on the

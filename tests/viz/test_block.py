@@ -1,4 +1,4 @@
-"""viz.block: the transformer block's stages, drawn by viz.shapes.shape_flow_figure."""
+"""viz.block: the transformer block's stages, drawn by viz.shape_flow.shape_flow_figure."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 import pytest
 
 from viz.block import block_stages, contributions_figure, token_sum_figure
-from viz.shapes import shape_flow_figure
+from viz.shape_flow import shape_flow_figure
 
 
 def test_the_residual_stream_keeps_its_shape_and_the_mlp_widens():

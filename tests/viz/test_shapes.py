@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import pytest
 
 from models.config import ATTENTION_KINDS
-from viz import shapes
+from viz import shape_flow, shapes
 
 
 def test_softmax_stages():
@@ -60,7 +60,7 @@ def boxes_and_arrows(fig: go.Figure) -> tuple[list, list, list]:
 @pytest.mark.parametrize("attention", ATTENTION_KINDS)
 def test_shape_flow_draws_a_box_per_tensor_with_this_models_numbers(attention):
     stages = shapes.reshape_stages(1, 17, 64, 4, 16, attention=attention)
-    fig = go.Figure(shapes.shape_flow_figure(stages))  # plotly.py validates the spec
+    fig = go.Figure(shape_flow.shape_flow_figure(stages))  # plotly.py validates the spec
     boxes, arrows, labels = boxes_and_arrows(fig)
     assert len(boxes) == len(stages) and len(arrows) == len(labels) == len(stages) - 1
     texts = [b.text for b in boxes]
@@ -85,13 +85,13 @@ def test_shape_flow_shows_every_stage_inside_the_figure(n_stages):
     y range, in order, each with its own STAGE_PX of the figure's height."""
     stages = shapes.reshape_stages(1, 5, 64, 4, 16, attention="linear")
     stages = (stages * 3)[:n_stages]
-    fig = go.Figure(shapes.shape_flow_figure(stages))
+    fig = go.Figure(shape_flow.shape_flow_figure(stages))
     boxes, arrows, _ = boxes_and_arrows(fig)
     lo, hi = fig.layout.yaxis.range
     ys = [b.y for b in boxes]
     assert ys == sorted(ys, reverse=True) and lo < min(ys) and max(ys) < hi
     plot_px = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
-    assert plot_px / (hi - lo) == pytest.approx(shapes.STAGE_PX)  # px per stage, any count
+    assert plot_px / (hi - lo) == pytest.approx(shape_flow.STAGE_PX)  # px per stage, any count
     for arrow, (upper, lower) in zip(arrows, zip(ys, ys[1:], strict=False), strict=True):
         assert lower < arrow.y < arrow.ay < upper  # each arrow between its two boxes
 
@@ -104,7 +104,7 @@ def test_shape_flow_says_what_x_is_and_runs_in_pytorch(attention):
     import torch
 
     stages = shapes.reshape_stages(2, 5, 8, 2, attention=attention, layer=1)
-    fig = go.Figure(shapes.shape_flow_figure(stages))
+    fig = go.Figure(shape_flow.shape_flow_figure(stages))
     text = " ".join(a.text for a in fig.layout.annotations)
     assert "token + position embedding =" not in text and "= token + position" not in text
     assert "LayerNorm" in stages[0]["op"] and "layer 1" in stages[0]["op"]
