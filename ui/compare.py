@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from ui import click, loaders, specs
+from ui import click, loaders, presenter, specs
 from ui.figures import plot
 from ui.selection import Selection
 from ui.text import plain
@@ -50,12 +50,14 @@ def compare_view(sel: Selection) -> None:
     (shipped, served or uploaded) beside the shipped model picked under "Beside"."""
     other = sel.options["other"]
     pair = [(sel.name, sel.result), (other, loaders.get_analysis(other, sel.text))]
-    st.caption(
+    caption = (
         f"{plain(_title(sel.name))} ({sel.model.config.attention} attention) beside the "
         f"shipped {other} model on the same sentence, at the same layer and head number "
         "(or the nearest one the model has). Each model splits the sentence with its own "
         f"tokenizer. {NOT_THE_SAME_HEAD}"
     )
+    if not presenter.is_on():
+        st.caption(caption)
     wide = not all(specs.side_by_side(result.T) for _, result in pair)
     places = [st.container() for _ in pair] if wide else st.columns(2)
     for col, (name, result) in zip(places, pair, strict=True):
@@ -65,11 +67,15 @@ def compare_view(sel: Selection) -> None:
         best = int(np.argmax(probs))
         title = plain(_title(name))
         with col:
-            st.markdown(f"**{title}** ({cfg.attention} attention), layer {lay}, head {hd}")
+            if not presenter.is_on():  # presenting, the figure's title names model and head
+                st.markdown(f"**{title}** ({cfg.attention} attention), layer {lay}, head {hd}")
             fig, key = specs.get(specs.compare, name, result, lay, hd), f"cmp_{name}"
             plot(fig, key=key, on_select=click.on_click(key))  # a click picks the query
             token = plain(loaders.get_vocab(name)[best])
             st.markdown(f"Next token: **{token}** ({probs[best]:.1%})")
+    if presenter.is_on():  # under the figures: both heatmaps above a projector's fold
+        with presenter.notes():
+            st.caption(caption)
 
 
 def _title(name: str) -> str:

@@ -1,5 +1,6 @@
 """End to end in headless Chromium: presenter mode on a projector's screen, 1920×1080 and
-1280×720. The main figure is inside the first viewport, its tick labels and hover text
+1280×720. The main figure (at 1280×720 also the compare view's two heatmaps and the
+forgetting lesson's answers) is inside the first viewport, its tick labels and hover text
 at least 20 px, one label per token at 16 and at 40 tokens; ``present=1`` is kept when
 the teacher moves to another page."""
 
@@ -114,6 +115,16 @@ def test_presenter_mode_on_a_projector(browser, server_url, width, height):
         m = page.evaluate(MEASURE, "lesson_kernel")
         assert sorted(int(label.split("·")[0]) for label in m["y"]) == list(range(SIXTEEN)), m
         assert m["font"] >= 20 and page.evaluate(OVERLAPS, "lesson_kernel") == []
+        page.goto(f"{server_url}/visualizer?present=1&view=compare")  # both heatmaps in view
+        wait_idle(page)
+        for key in ("cmp_softmax", "cmp_linear"):
+            _presented(page, key, SIXTEEN)
+        page.goto(f"{server_url}/forgetting?present=1")  # the probe's answers beside its bars
+        wait_idle(page)
+        page.locator(".st-key-forget_answers .js-plotly-plot .main-svg").first.wait_for()
+        m = page.evaluate(MEASURE, "forget_answers")
+        assert 0 <= m["top"] and m["bottom"] <= m["height"] and m["font"] >= 20, m
+        assert page.locator('[data-testid="stMetric"]').count() == 3
         page.goto(f"{server_url}/lecture?present=1")
         wait_idle(page)
         page.get_by_role("button", name="Next").click()  # a rerun keeps presenting

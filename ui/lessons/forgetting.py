@@ -9,7 +9,7 @@ import streamlit as st
 
 from inference import behaviour
 from lessons.forgetting import capacity_curves, recall_table
-from ui import loaders
+from ui import loaders, presenter
 from ui.figures import plot
 from ui.lessons.check import check_yourself
 from ui.text import plain
@@ -55,31 +55,41 @@ def _probe(n: int, example: int) -> None:
         f"**The sequence ({len(ids)} tokens):** {plain(pairs)} · then **{plain(name_of[ids[-1]])}** → ?"
     )
     rows = {k: recall_table(m.logits(ids)[-1], values, answer) for k, m in models.items()}
-    cols = st.columns(len(rows))
+    if presenter.is_on():  # the answers beside the figure: both above a projector's fold
+        answers, figure = st.columns([1, 3])
+        cols = [answers] * len(rows)
+    else:
+        cols, figure = st.columns(len(rows)), st.container()
     for col, (kind, row) in zip(cols, rows.items(), strict=True):
         verdict = "right" if row["correct"] else "wrong"
         col.metric(f"{kind} answers", plain(name_of[values[row["picked"]]]), verdict,
                    delta_color="green" if row["correct"] else "red", delta_arrow="off")  # fmt: skip
     words_shown = [name_of[v] for v in values]
     fig = vf.recall_answers(words_shown, {k: r["probs"] for k, r in rows.items()}, answer)
-    plot(fig, key="forget_answers")
-    st.caption(
-        f"The right answer is **{plain(name_of[values[answer]])}**. Probabilities among the "
-        "n values of the sequence (a softmax over the model's logits of those n words): a "
-        "model is right when the right value has the highest. Computed now by the three "
-        "shipped models."
-    )
+    with figure:
+        plot(fig, key="forget_answers")
+    with presenter.notes():
+        st.caption(
+            f"The right answer is **{plain(name_of[values[answer]])}**. Probabilities among "
+            "the n values of the sequence (a softmax over the model's logits of those n "
+            "words): a model is right when the right value has the highest. Computed now by "
+            "the three shipped models."
+        )
 
 
 def page() -> None:
     """Render the lesson."""
     st.title("Why linear attention forgets")
-    st.markdown(INTRO)
+    if not presenter.is_on():
+        st.markdown(INTRO)
     st.header("Try it: n pairs, then a key")
     c1, c2 = st.columns(2)
     n = int(c1.slider("Pairs n", 1, MAX_PAIRS, 8, key="recall_pairs", **BOUND))
     example = int(c2.number_input("Example", 0, 999, 0, key="recall_example", **BOUND))
     _probe(n, example)
+    if presenter.is_on():  # the teacher says it: under the figure, folded
+        with presenter.notes():
+            st.markdown(INTRO)
     check_yourself(
         "Before you move the slider: which model do you expect to fail first as n grows, and why?",
         "The linear model: its state sums every pair's kvᵀ, so the key's own value comes "
