@@ -16,9 +16,8 @@ from pathlib import Path
 
 from bench import gpt2_small
 from bench.conversion import BABY_GPT, SHAKESPEARE_CHARS, cli_conversion, write_baby_checkpoint
-from bench.views import Page, build_all
-from inference.analysis import analyze, head_table, induction_probe, positional_encoding
-from inference.predictions import id_to_token
+from bench.views import Facts, Page, build_all
+from inference.analysis import analyze
 from inference.runtime import load_graphs
 from upload.local import convert_files
 
@@ -37,14 +36,13 @@ def views_at_context(shipped: dict, args: dict, repeats: int) -> dict:
         model = load_graphs(graphs["inspect"], graphs.get("fast"), None, "baby GPT")
         T = model.config.context_length
         models = {"softmax": model, "linear": shipped["linear"]}
-        vocab = {kind: id_to_token(m) for kind, m in models.items()}
-        induction, pos_enc = induction_probe(model), positional_encoding(model)
+        facts = {kind: Facts.of(kind, m) for kind, m in models.items()}
         arrays, totals = [], []
         for seed in range(repeats + 1):
             text = "".join(SHAKESPEARE_CHARS[(7 * i + seed) % 65] for i in range(T))
             start = time.perf_counter()
             result = analyze(model, text, recurrent=False)  # (L, H, T, T) and the rest
-            page = Page("softmax", models, result, head_table(result, induction), pos_enc, vocab)
+            page = Page("softmax", models, result, facts)
             middle = time.perf_counter()
             build_all(page)
             if seed:  # the first sentence warms up

@@ -7,11 +7,12 @@ view on screen (target <= 150 ms), per model and view.
 Then, per model and sentence length T, each timed call gets a sentence it has not seen
 (no cache involved) and measures
 
-* ``arrays``: ``analyze()`` + ``head_table()``, the model's arrays for every view (the
-  linear model's recurrent form is timed in the mask view, the only one that shows it);
-* ``views``: every view's figures built from those arrays with the real ``viz/``
-  builders and serialized as Streamlit sends them (``bench/views.py``), plus the
-  other shipped model's analysis that the compare and mask views need;
+* ``arrays``: ``analyze()``, the model's arrays for every view (the linear model's
+  recurrent form is timed in the mask view, the only one that shows it);
+* ``views``: every view's figures and tables built from those arrays by the app's own
+  builders (``inference.view_specs``; the head-statistics table with ``head_table()``)
+  and serialized as Streamlit sends them (``bench/views.py``), plus the other shipped
+  model's analysis that the compare and mask views need;
 * ``total``: both, i.e. what a new sentence would cost if every view were drawn (a
   rerun draws the view on screen only: reported, no target).
 
@@ -27,10 +28,9 @@ import numpy as np
 
 from bench.common import EXPORTED, sentence_of
 from bench.rerun import reruns
-from bench.views import Page, build_all
-from inference.analysis import analyze, head_table, induction_probe, positional_encoding
+from bench.views import Facts, Page, build_all
+from inference.analysis import analyze
 from inference.measure import summarize
-from inference.predictions import id_to_token
 
 LATENCY_TARGET_MS = 150.0
 
@@ -69,19 +69,17 @@ def app_latency(
     """
     out: dict = {
         "target_ms": LATENCY_TARGET_MS,
-        "what": "new sentence -> analyze() + head_table() + every view's figures serialized "
+        "what": "new sentence -> analyze() + every view's figures and tables (the app's builders) serialized "
         "as Streamlit sends them (plotly JSON, altair spec + Arrow, tables as Arrow); server side",
         "rerun": reruns(models, folder, max(lengths), rerun_sentences),
     }
     slowest = {}
-    vocab = {kind: id_to_token(model) for kind, model in models.items()}  # once per server
+    facts = {kind: Facts.of(kind, model) for kind, model in models.items()}  # once per server
     for kind, model in models.items():
-        induction = induction_probe(model)  # (L, H): cached once per server in the app
-        pos_enc = positional_encoding(model)  # (P, C): likewise
 
-        def page_of(text, kind=kind, model=model, induction=induction, pos_enc=pos_enc):
+        def page_of(text, kind=kind, model=model):
             result = analyze(model, text, recurrent=False)  # as the app: for the mask view only
-            return Page(kind, models, result, head_table(result, induction), pos_enc, vocab)
+            return Page(kind, models, result, facts)
 
         rows = {}
         for T in lengths:

@@ -1,21 +1,19 @@
 """Server-side cost of every view of the visualizer page, without Streamlit.
 
-Mirrors the view modules of ``ui/views.py``'s registry at their defaults (layer 0,
-head 0, the last query and position): each view's figures are built with the
-real ``viz/`` builders from one sentence's arrays and serialized the way
-Streamlit ships them to the browser:
+Each view's figures at its defaults (layer 0, head 0, the last query and position) are
+built by the app's own builders (``inference.view_specs``, which ``ui/specs.py`` caches)
+from one sentence's analysis, and serialized the way Streamlit ships them to the browser:
 
-* plotly (``ui.figures.plot``): the plain spec through ``viz.spec.wire`` (typed
-  arrays) and ``plotly.io.to_json(spec, validate=False)``, as Streamlit encodes it;
-* altair (``ui.figures.vega_lite``): ``viz.spec.vega_lite(chart)`` (the Vega-Lite
-  spec with every DataFrame as Arrow IPC bytes) and the spec's JSON;
-* tables (``st.dataframe``): the DataFrame as Arrow IPC bytes.
+* plotly: the plain spec through ``viz.spec.wire`` (typed arrays) and
+  ``plotly.io.to_json(spec, validate=False)``, as Streamlit encodes it;
+* Vega-Lite (the positional view): the spec's JSON, its datasets as Arrow IPC bytes;
+* tables (``st.dataframe``): the Arrow table as IPC bytes.
 
 Widgets, markdown and the download buttons (encoded only on click) are not timed.
-Work cached once per server (positional encoding, induction probe, the vocabulary,
-the charts of the encoding alone) is done before timing, as in the app; the other shipped model's analysis of the same new
-sentence (compare view, and the recurrent panel of the mask view for a softmax
-model) is timed, once.
+Work cached once per server (positional encoding, induction probe, the vocabulary:
+:class:`Facts`) is done before timing, as in the app; the other shipped model's analysis
+of the same new sentence (compare view, and the recurrent panel of the mask view for a
+softmax model) is timed, once.
 """
 
 from __future__ import annotations
@@ -26,23 +24,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 import plotly.io
+import pyarrow as pa
 
-from inference.analysis import Analysis, analyze, with_recurrent
+from inference import view_specs as figs
+from inference.analysis import (
+    Analysis,
+    analyze,
+    induction_probe,
+    positional_encoding,
+    with_recurrent,
+)
 from inference.block import block_numbers, block_outputs, has_block_outputs
-from inference.predictions import top_next_columns
+from inference.predictions import id_to_token
 from inference.runtime import OnnxModel
-from models import contract
-from viz import attention as va
-from viz import block as vb
-from viz import grid as vg
-from viz import mask as vm
-from viz import positional as vp
-from viz import shape_flow as vflow
-from viz import shapes as vs
+from models.config import ModelConfig
 from viz import spec as vspec
-from viz import tensors as vt
 from viz.views import default_dims
 
 VIEWS = ("attention", "compare", "shapes", "positional", "mask", "block", "predict", "stats")
@@ -53,14 +50,39 @@ def plotly_payload(spec: dict) -> str:
     return plotly.io.to_json(vspec.wire(spec), validate=False)
 
 
-arrow_bytes = vspec.arrow_bytes  # a DataFrame as Streamlit sends it (Arrow IPC bytes)
+def vega_lite_payload(spec: dict) -> int:
+    """Characters of the spec's JSON plus bytes of its Arrow datasets, as
+    ``ui.figures.vega_lite`` sends them."""
+    rest = {k: v for k, v in spec.items() if k != "datasets"}
+    return len(json.dumps(rest)) + sum(len(b) for b in spec.get("datasets", {}).values())
 
 
-def altair_payload(chart) -> str:
-    """The Vega-Lite spec ``ui.figures.vega_lite`` sends (JSON; datasets as Arrow)."""
-    spec = vspec.vega_lite(chart)
-    datasets = spec.pop("datasets")
-    return json.dumps(spec) + str(sum(len(b) for b in datasets.values()))
+def table_payload(table: pa.Table | None) -> bytes:
+    """An Arrow table as Streamlit sends a dataframe (IPC stream bytes); b"" for None."""
+    if table is None:
+        return b""
+    sink = pa.BufferOutputStream()
+    with pa.RecordBatchStreamWriter(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+@dataclass
+class Facts:
+    """:class:`inference.view_specs.ModelFacts` of a bench model, computed once (the app
+    caches the same per server): vocabulary (V,), positional encoding (P, C) and the
+    induction probe's scores (L, H)."""
+
+    name: str
+    config: ModelConfig
+    vocab: list[str]
+    pos_enc: np.ndarray
+    induction: np.ndarray | None
+
+    @classmethod
+    def of(cls, name: str, model: OnnxModel) -> Facts:
+        return cls(name, model.config, id_to_token(model), positional_encoding(model),
+                   induction_probe(model))  # fmt: skip
 
 
 @dataclass
@@ -68,28 +90,25 @@ class Page:
     """One sentence on one model, and what the app caches per server.
 
     Attributes:
-        kind: ``softmax`` or ``linear`` (the selected model).
-        models: both shipped models, kind -> ``OnnxModel``.
+        kind: the selected model's key in ``models``.
+        models: the shipped models, kind -> ``OnnxModel`` (two or more: the compare view).
         result: this model's ``Analysis`` of the sentence (``attn`` (L, H, T, T), ...).
-        table: its head-statistics table (``head_table``), or None when T < 2.
-        pos_enc: (P, C) positional encoding (cached once per model in the app).
-        vocab: kind -> token string of every id (cached once per model in the app).
-        other: the other shipped model's ``Analysis`` of the sentence, filled in (and
-            timed) by the first view that needs it.
+        facts: kind -> :class:`Facts`.
+        other: the other model's ``Analysis`` of the sentence, filled in (and timed) by
+            the first view that needs it.
     """
 
     kind: str
     models: dict[str, OnnxModel]
     result: Analysis
-    table: pd.DataFrame | None
-    pos_enc: np.ndarray
-    vocab: dict[str, list[str]]
+    facts: dict[str, Facts]
     other: Analysis | None = None
 
     @property
     def other_kind(self) -> str:
-        """The other shipped model's kind."""
-        return "linear" if self.kind == "softmax" else "softmax"
+        """The model beside this one in the compare view (``ui.compare.PARTNER``'s pairs)."""
+        partner = {"softmax": "linear", "linear": "softmax", "delta": "linear"}.get(self.kind)
+        return partner if partner in self.models else next(k for k in self.models if k != self.kind)
 
 
 Timer = Callable[[str, Callable[[], object]], object]
@@ -103,111 +122,83 @@ def _other(page: Page, timer: Timer) -> Analysis:
     return page.other
 
 
-def _plot(timer: Timer, name: str, builder, *args, **kw) -> None:
-    """Time ``builder(*args, **kw)`` (a plotly figure) plus its JSON under ``name``."""
-    timer(name, lambda: plotly_payload(builder(*args, **kw)))
-
-
-def _chart(timer: Timer, name: str, builder, *args, **kw) -> None:
-    """Time ``builder(*args, **kw)`` (an altair chart) plus its spec under ``name``."""
-    timer(name, lambda: altair_payload(builder(*args, **kw)))
+def _plot(timer: Timer, name: str, builder, *args) -> None:
+    """Time ``builder(*args)`` (a plotly spec) plus its JSON under ``name``."""
+    timer(name, lambda: plotly_payload(builder(*args)))
 
 
 def attention(page: Page, timer: Timer) -> None:
     """View 1: selected head with one query's row under it, every head."""
-    attn, tokens, T = page.result.outputs["attn"], page.result.display_tokens, page.result.T
-    _plot(timer, "attention_with_row", va.attention_with_row, attn[0, 0], tokens, T - 1)  # (T, T)
-    _plot(timer, "head_grid", vg.head_grid, attn, tokens)  # (L, H, T, T)
+    facts, res = page.facts[page.kind], page.result
+    _plot(timer, "attention_with_row", figs.attention, facts, res, 0, 0, "selected head", res.T - 1)
+    _plot(timer, "head_grid", figs.head_grid, facts, res)
 
 
 def compare(page: Page, timer: Timer) -> None:
-    """View 2: both shipped models' selected head on the same sentence, and their top token."""
-    pairs = {page.kind: page.result, page.other_kind: _other(page, timer)}
-    for res in pairs.values():
-        w = res.outputs["attn"][0, 0]  # (T, T)
-        _plot(timer, "attention_heatmap x2", va.attention_heatmap, w, res.display_tokens)
+    """View 2: both shipped models' selected head on the same sentence."""
+    for kind, res in ((page.kind, page.result), (page.other_kind, _other(page, timer))):
+        _plot(timer, "attention_heatmap x2", figs.compare, page.facts[kind], res, 0, 0)
 
 
 def shapes(page: Page, timer: Timer) -> None:
-    """View 3: the reshape table and Q of the selected head."""
-    cfg, res = page.models[page.kind].config, page.result
-    stages = vs.reshape_stages(
-        1, res.T, cfg.d_model, cfg.n_head, cfg.d_head, cfg.attention, cfg.attn_eps
-    )
-    _plot(timer, "shape_flow_figure", vflow.shape_flow_figure, stages)
-    q = res.outputs["q"][0, 0]  # (T, d_head)
-    labels = (res.display_tokens, None, "q", "d_head dimension", "token")
-    _plot(timer, "matrix_heatmap", vt.matrix_heatmap, q, *labels)
+    """View 3: the reshape flow and Q of the selected head."""
+    facts, res = page.facts[page.kind], page.result
+    _plot(timer, "shape_flow_figure", figs.shape_flow, facts, res, 0)
+    _plot(timer, "matrix_heatmap", figs.qkv, facts, res, 0, 0, "q")
 
 
 def positional(page: Page, timer: Timer) -> None:
     """View 4: encoding curves (default dimensions); the PE matrix and its similarity
     depend on the model only (cached once per server in the app: not timed)."""
-    pe, cfg = page.pos_enc, page.models[page.kind].config  # pe: (P, C)
-    sin, length = cfg.position_scheme == "sinusoidal", page.result.T
-    dims = default_dims(pe.shape[1])
-    _chart(timer, "pe_curves", vp.pe_curves, pe, dims, sin, sentence_length=length)
+    facts, res = page.facts[page.kind], page.result
+    dims = default_dims(facts.pos_enc.shape[1])
+    timer("pe_curves", lambda: vega_lite_payload(figs.pe_curves(facts, res, dims, res.T)))
 
 
 def mask(page: Page, timer: Timer) -> None:
     """View 5: the three causal-mask panels, and the linear model's state, z and y at the end."""
-    out, cfg = page.result.outputs, page.models[page.kind].config
-    scores, weights = out["scores"][0, 0], out["attn"][0, 0]  # (T, T) each
-    tokens, kind = page.result.display_tokens, cfg.attention
-    _plot(
-        timer,
-        "causal_mask_panels",
-        vm.causal_mask_panels,
-        scores,
-        weights,
-        tokens,
-        kind,
-        cfg.attn_eps,
-    )
-    lin_kind = page.kind if page.kind == "linear" else page.other_kind
-    base = page.result if page.kind == "linear" else _other(page, timer)
-    model = page.models[lin_kind]
+    _plot(timer, "causal_mask_panels", figs.mask_panels, page.facts[page.kind], page.result, 0, 0)
+    base = page.result if page.kind == "linear" else _other_linear(page, timer)
+    model, facts = page.models["linear"], page.facts["linear"]
     lin = timer("with_recurrent (step graph)", lambda: with_recurrent(model, base))
-    rec, i = lin.recurrent, lin.T - 1
-    S = rec["state"][0, 0, i]  # (D, D)
-    _plot(timer, "matrix_heatmap", vt.matrix_heatmap, S, None, None, "S", "value", "key")
-    for name in ("normalizer", "y"):
-        _plot(timer, "vector_bar x2", vt.vector_bar, rec[name][0, 0, i])  # (D,)
+    i = lin.T - 1
+    _plot(timer, "matrix_heatmap", figs.recurrent_state, facts, lin, 0, 0, i)
+    for which in ("normalizer", "y"):
+        _plot(timer, "vector_bar x2", figs.recurrent_vector, facts, lin, 0, 0, i, which)
+
+
+def _other_linear(page: Page, timer: Timer) -> Analysis:
+    """The linear model's analysis of the sentence (the mask view's recurrent panel)."""
+    if page.other_kind == "linear":
+        return _other(page, timer)
+    model, text = page.models["linear"], page.result.text
+    return timer("analyze(linear model)", lambda: analyze(model, text, recurrent=False))
 
 
 def block(page: Page, timer: Timer) -> None:
     """The block view: layer 0's block outputs (one inspect run), the contributions bars,
     the last token's in + attention + MLP = out and the block diagram (``ui.block_view``)."""
-    model, res = page.models[page.kind], page.result
+    model, res, facts = page.models[page.kind], page.result, page.facts[page.kind]
     if not has_block_outputs(model):
         return
     nums = timer("block_outputs", lambda: block_numbers(block_outputs(model, res.ids, 0)))
-    t, cfg = res.T - 1, model.config
-    _plot(timer, "contributions_figure", vb.contributions_figure, nums.norms,
-          res.display_tokens, t, 0)  # fmt: skip
-    _plot(timer, "token_sum_figure", vb.token_sum_figure, nums.token(t), res.display_tokens[t], 0)
-    norms = tuple(float(nums.norms[h][t]) for h in contract.BLOCK_HOOKS)
-    stages = vb.block_stages(1, res.T, cfg.d_model, cfg.d_mlp, cfg.n_head, cfg.attention, norms)
-    _plot(timer, "shape_flow_figure", vflow.shape_flow_figure, stages)
+    t = res.T - 1
+    _plot(timer, "contributions_figure", figs.block_contributions, res, nums, 0, t)
+    _plot(timer, "token_sum_figure", figs.block_token_sum, res, nums, 0, t)
+    _plot(timer, "shape_flow_figure", figs.block_flow, facts, res, nums, 0, t)
 
 
 def predict(page: Page, timer: Timer) -> None:
     """View 6: top-8 bars at the last position and the top-3 table at every position."""
-    res, vocab = page.result, page.vocab[page.kind]
-    probs = res.probs  # (T, V)
-    _plot(timer, "topk_bars", vt.topk_bars, probs[-1], vocab[: probs.shape[1]], k=8)
-
-    def table() -> bytes:
-        cols: dict = {"position": list(range(res.T)), "token": res.tokens}
-        return arrow_bytes(pd.DataFrame({**cols, **top_next_columns(probs, vocab, 3)}))
-
-    timer("top-3 table", table)
+    facts, res = page.facts[page.kind], page.result
+    _plot(timer, "topk_bars", figs.top_k, facts, res, res.T - 1)
+    timer("top-3 table", lambda: table_payload(figs.top_next(facts, res, 3)))
 
 
 def stats(page: Page, timer: Timer) -> None:
-    """View 7: the head-statistics table (computed with the arrays) as Arrow."""
-    if page.table is not None:
-        timer("head table", lambda: arrow_bytes(page.table.round(3)))
+    """View 7: the head-statistics table (``head_table`` of the arrays) as Arrow."""
+    facts, res = page.facts[page.kind], page.result
+    timer("head table", lambda: table_payload(figs.head_stats(facts, res)))
 
 
 BUILDERS = {

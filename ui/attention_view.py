@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from inference import view_specs as figs
 from inference.text_input import visible
 from ui import click, downloads, presenter, specs, walkthrough
 from ui.figures import plot
@@ -53,9 +54,9 @@ def attention_view(sel: Selection) -> None:
     left, right = (st.container(), st.container()) if presenting else st.columns([3, 2])
     with left:
         if presenting and one is not None:  # the heatmap alone fits a projector's screen
-            fig = specs.get(specs.compare, name, result, layer, head)
+            fig = specs.get(figs.compare, name, result, layer, head)
         else:
-            fig = specs.get(specs.attention, name, result, layer, one, mode, q)
+            fig = specs.get(figs.attention, name, result, layer, one, mode, q)
         plot(fig, key="attn_big", on_select=click.on_click("attn_big"))
     with right, presenter.notes():
         st.caption(
@@ -67,7 +68,7 @@ def attention_view(sel: Selection) -> None:
                 "sum to more than 1."
                 if mode == "max over heads"
                 else row_sum_note(
-                    specs.head_weights(result, layer, one, mode),
+                    figs.head_weights(result, layer, one, mode),
                     sel.model.config.attention,
                     sel.model.config.attn_eps,
                 )
@@ -78,7 +79,7 @@ def attention_view(sel: Selection) -> None:
     if mode == "selected head":
         walkthrough.section(sel, q)
     st.subheader("All layers and heads")
-    plot(specs.get(specs.head_grid, name, result), key="attn_grid")
+    plot(specs.get(figs.head_grid, name, result), key="attn_grid")
 
 
 def row_sum_note(weights: np.ndarray, attention: str, eps: float) -> str:

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import streamlit as st
 
+from inference import view_specs as figs
 from inference.analysis import Analysis
 from inference.block import BlockNumbers, block_numbers, block_outputs, has_block_outputs
-from models import contract
 from ui import click, loaders, presenter, specs
 from ui.figures import plot
 from ui.selection import Selection
 from ui.text import plain
-from viz import block as vb
-from viz.shape_flow import shape_flow_figure
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
@@ -38,30 +36,20 @@ def numbers(name: str, result: Analysis, layer: int) -> BlockNumbers:
     return block_numbers(block_outputs(loaders.get_model(name), result.ids, layer))
 
 
-def contributions(name, result, layer, token) -> dict:
-    """What attention and the MLP add to each token of block ``layer`` (``token`` shaded)."""
-    norms = numbers(name, result, layer).norms
-    return vb.contributions_figure(norms, result.display_tokens, token, layer)
+def contributions(facts, result, layer, token) -> dict:
+    """``view_specs.block_contributions`` of block ``layer``; ``facts``: the model's
+    ``inference.view_specs.ModelFacts`` (``ui.specs.get`` hands it)."""
+    return figs.block_contributions(result, numbers(facts.name, result, layer), layer, token)
 
 
-def token_sum(name, result, layer, token) -> dict:
-    """Token ``token``'s residual in + attention + MLP = residual out, by dimension."""
-    vec = numbers(name, result, layer).token(token)
-    return vb.token_sum_figure(vec, result.display_tokens[token], layer)
+def token_sum(facts, result, layer, token) -> dict:
+    """``view_specs.block_token_sum`` of block ``layer``."""
+    return figs.block_token_sum(result, numbers(facts.name, result, layer), layer, token)
 
 
-def flow(name, result, layer, token) -> dict:
-    """The block diagram with this model's shapes and token ``token``'s norms."""
-    cfg = loaders.get_model(name).config
-    nums = numbers(name, result, layer)
-    norms = tuple(float(nums.norms[h][token]) for h in contract.BLOCK_HOOKS)
-    stages = vb.block_stages(1, result.T, cfg.d_model, cfg.d_mlp, cfg.n_head, cfg.attention,
-                             norms)  # fmt: skip
-    title = (
-        f"Block {layer} of {cfg.n_layer} ({cfg.attention}): d_model = {cfg.d_model}, "
-        f"d_mlp = {cfg.d_mlp}, H = {cfg.n_head}"
-    )
-    return shape_flow_figure(stages, title=title)
+def flow(facts, result, layer, token) -> dict:
+    """``view_specs.block_flow`` of block ``layer``."""
+    return figs.block_flow(facts, result, numbers(facts.name, result, layer), layer, token)
 
 
 CHART = "block_contributions"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from inference import view_specs as figs
 from ui import click, loaders, presenter, specs
 from ui.figures import plot
 from ui.selection import Selection
@@ -58,7 +59,7 @@ def compare_view(sel: Selection) -> None:
     )
     if not presenter.is_on():
         st.caption(caption)
-    wide = not all(specs.side_by_side(result.T) for _, result in pair)
+    wide = not all(figs.side_by_side(result.T) for _, result in pair)
     places = [st.container() for _ in pair] if wide else st.columns(2)
     for col, (name, result) in zip(places, pair, strict=True):
         cfg = loaders.get_model(name).config
@@ -69,7 +70,7 @@ def compare_view(sel: Selection) -> None:
         with col:
             if not presenter.is_on():  # presenting, the figure's title names model and head
                 st.markdown(f"**{title}** ({cfg.attention} attention), layer {lay}, head {hd}")
-            fig, key = specs.get(specs.compare, name, result, lay, hd), f"cmp_{name}"
+            fig, key = specs.get(figs.compare, name, result, lay, hd), f"cmp_{name}"
             plot(fig, key=key, on_select=click.on_click(key))  # a click picks the query
             token = plain(loaders.get_vocab(name)[best])
             st.markdown(f"Next token: **{token}** ({probs[best]:.1%})")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from inference import view_specs as figs
 from ui import downloads, loaders, specs
 from ui.figures import vega_lite
 from ui.lacking import lacks
@@ -51,10 +52,10 @@ def positional_view(sel: Selection) -> None:
     )
     dims = sel.options["dims"]
     if dims:
-        vega_lite(specs.get(specs.pe_curves, name, result, list(dims), result.T))
+        vega_lite(specs.get(figs.pe_curves, name, result, list(dims), result.T))
     c1, c2 = st.columns(2)
     with c1:
-        vega_lite(specs.get(specs.pe_heatmap, name, result))
+        vega_lite(specs.get(figs.pe_heatmap, name, result))
     with c2:
-        vega_lite(specs.get(specs.pe_similarity, name, result))
+        vega_lite(specs.get(figs.pe_similarity, name, result))
     downloads.arrays("pos_enc", {"pos_enc": pe}, None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from inference import view_specs as figs
 from inference.text_input import visible
 from ui import presenter, specs
 from ui.figures import plot
@@ -49,13 +50,13 @@ def predict_view(sel: Selection) -> None:
     # the table across the page, every row in view: in a side column at 1280 px its
     # columns were cut at the right and its rows scrolled (#20 item 11)
     k = min(3, result.probs.shape[1])
-    table = specs.table(specs.top_next, name, result, k)
+    table = specs.table(figs.top_next, name, result, k)
     st.caption(f"Top {k} next tokens at every position, with their probabilities.")
     presenter.table(table, height="content" if table.num_rows <= 48 else 900,
                     column_config=_percent_columns(k), float_format="{:.2%}")  # fmt: skip
     sampling = generation_panel(sel)
     with bars.container():
         if sampling.greedy:  # the model's own distribution
-            plot(specs.get(specs.top_k, name, result, pos), key="topk")
+            plot(specs.get(figs.top_k, name, result, pos), key="topk")
         else:  # what the sampler draws from: temperature, top-k and top-p applied
             plot(sampled_bars(name, result, pos, sampling), key="topk")

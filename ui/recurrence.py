@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from inference import view_specs as figs
 from inference.analysis import Analysis, has_head_scores
 from inference.text_input import visible
 from ui import click, delta_view, downloads, loaders, specs
@@ -50,7 +51,7 @@ def _scores_and_mask(sel: Selection) -> None:
     """Our graphs: pre-mask scores, the causal mask, the weights."""
     kind, layer, head = sel.model.config.attention, sel.layer, sel.head
     st.markdown(f"**{kind.capitalize()} model, layer {layer}, head {head}.** " + MASK_NOTE[kind])
-    panels = specs.get(specs.mask_panels, sel.name, sel.result, layer, head)
+    panels = specs.get(figs.mask_panels, sel.name, sel.result, layer, head)
     _clickable(_outlined(panels, sel.result), sel.result)
 
 
@@ -81,7 +82,7 @@ def _foreign_mask(sel: Selection) -> None:
             "ONNX's Attention operator, which returns only the probabilities; they are "
             "shown here, the scores it masked are not in the graph."
         )
-        plot(specs.get(specs.compare, sel.name, sel.result, layer, head), key="mask_panels")
+        plot(specs.get(figs.compare, sel.name, sel.result, layer, head), key="mask_panels")
         return
     st.markdown(
         f"**Softmax model, layer {layer}, head {head}.** This graph was not made by this "
@@ -91,7 +92,7 @@ def _foreign_mask(sel: Selection) -> None:
         "mask as measured: the keys the Softmax gave weight exactly 0. The right panel is "
         "the Softmax output, the attention weights."
     )
-    panels = specs.get(specs.softmax_input_panels, sel.name, sel.result, layer, head)
+    panels = specs.get(figs.softmax_input_panels, sel.name, sel.result, layer, head)
     _clickable(_outlined(panels, sel.result), sel.result)
 
 
@@ -152,9 +153,9 @@ def _linear_section(sel: Selection, lin_name: str, lin: Analysis, i: int | None)
     )
     c1, c2 = st.columns([3, 2])
     with c1:
-        plot(specs.get(specs.recurrent_state, lin_name, lin, lay, hd, i), key="rec_state")
+        plot(specs.get(figs.recurrent_state, lin_name, lin, lay, hd, i), key="rec_state")
     with c2:
-        z = specs.get(specs.recurrent_vector, lin_name, lin, lay, hd, i, "normalizer")
+        z = specs.get(figs.recurrent_vector, lin_name, lin, lay, hd, i, "normalizer")
         plot(z, key="rec_z")
     c1, c2 = st.columns([3, 2])  # the output beside the check that both forms agree
     with c1:
@@ -168,7 +169,7 @@ def _linear_section(sel: Selection, lin_name: str, lin: Analysis, i: int | None)
             "and compared with the parallel (T×T) graph."
         )
     with c2:
-        plot(specs.get(specs.recurrent_vector, lin_name, lin, lay, hd, i, "y"), key="rec_y")
+        plot(specs.get(figs.recurrent_vector, lin_name, lin, lay, hd, i, "y"), key="rec_y")
     with st.expander("▶ Play S_i and z_i token by token (in your browser)"):
         plot(specs.get(recurrent_play, lin_name, lin, lay, hd), key="rec_play")
     downloads.arrays(
@@ -180,7 +181,7 @@ def _linear_section(sel: Selection, lin_name: str, lin: Analysis, i: int | None)
     )
 
 
-def recurrent_play(name: str, result: Analysis, layer: int, head: int) -> dict:
+def recurrent_play(facts, result: Analysis, layer: int, head: int) -> dict:
     """The state S_i and normalizer z_i of one head for every token i, as plotly frames
     (``viz.play.state_steps``), a spec for ``specs.get``."""
     rec = result.recurrent

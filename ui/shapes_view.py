@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from inference import view_specs as figs
 from ui import downloads, specs
 from ui.figures import plot
 from ui.lacking import lacks
@@ -31,8 +32,8 @@ def shapes_view(sel: Selection) -> None:
     if lacks(sel, QKV, "The Q/K/V shapes view"):
         return
     # Full width: each box is one line of text and sizes itself to it.
-    plot(specs.get(specs.shape_flow, name, result, sel.layer), key="shape_flow")
+    plot(specs.get(figs.shape_flow, name, result, sel.layer), key="shape_flow")
     which = sel.options["tensor"]
-    plot(specs.get(specs.qkv, name, result, sel.layer, sel.head, which), key="qkv")
+    plot(specs.get(figs.qkv, name, result, sel.layer, sel.head, which), key="qkv")
     tensors = {n: result.outputs[n] for n in QKV}
     downloads.arrays("qkv", tensors, result.display_tokens, sel.layer, sel.head)

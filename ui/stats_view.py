@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import streamlit as st
 
+from inference import view_specs as figs
 from ui import loaders, presenter, specs
 from ui.selection import Selection
 
 
 def stats_view(sel: Selection) -> None:
     """View 7: per-head statistics with automatic labels."""
-    table = specs.table(specs.head_stats, sel.name, sel.result)
+    table = specs.table(figs.head_stats, sel.name, sel.result)
     if table is None:
         st.info("Type at least two tokens to score the heads.")
         return

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from inference import view_specs as figs
 from lessons.architectures import layer_costs
 from ui import block_view, loaders, presenter, specs
 from ui.figures import plot, vega_lite
@@ -23,9 +24,9 @@ def _heatmap(name: str, result, layer: int, head: int) -> dict:
     """One head's weights with the last token's row under them; the heatmap alone when
     presenting (it then fits the projector's screen)."""
     if presenter.is_on():
-        return specs.get(specs.compare, name, result, layer, head)
+        return specs.get(figs.compare, name, result, layer, head)
     q = result.T - 1
-    return specs.get(specs.attention, name, result, layer, head, "selected head", q)
+    return specs.get(figs.attention, name, result, layer, head, "selected head", q)
 
 
 def cues(sel: Selection) -> Deeper:
@@ -42,7 +43,7 @@ def scoring(sel: Selection) -> Deeper:
 
 def multi_head(sel: Selection) -> Deeper:
     """The multi-head reshape with this model's sizes."""
-    plot(specs.get(specs.shape_flow, sel.name, sel.result, sel.layer), key="lecture_shapes")
+    plot(specs.get(figs.shape_flow, sel.name, sel.result, sel.layer), key="lecture_shapes")
     return Deeper("visualizer", "Q/K/V shapes in the visualizer", state(sel, view="shapes"))
 
 
@@ -53,7 +54,7 @@ def self_attention(sel: Selection) -> Deeper:
     rows = layer_costs(n, d, k=3)
     st.markdown(f"**At this sentence's n = {n} tokens and the model's d = {d}:**")
     presenter.table(rows)
-    vega_lite(specs.get(specs.pe_heatmap, sel.name, sel.result))
+    vega_lite(specs.get(figs.pe_heatmap, sel.name, sel.result))
     return Deeper(
         "visualizer", "Positional encoding in the visualizer", state(sel, view="positional")
     )

@@ -1,0 +1,218 @@
+"""The figures and tables of the visualizer's views, built from one model's analysis of
+one sentence: arrays in, a plain spec (plotly or Vega-Lite) or an Arrow table out.
+
+The app (``ui/specs.py``, which caches them across sessions) and the bench
+(``bench/views.py``, which times them) call the same functions. What a builder needs of
+the model besides the analysis comes in a :class:`ModelFacts`: the app's reads its
+cached loaders lazily, the bench's holds the values.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+import pyarrow as pa
+
+from inference.analysis import Analysis, head_scores, head_table
+from inference.block import BlockNumbers
+from inference.predictions import top_next_columns
+from inference.text_input import visible
+from models import contract
+from models.config import ModelConfig
+from viz import attention as va
+from viz import block as vb
+from viz import fit, style
+from viz import grid as vg
+from viz import mask as vm
+from viz import positional as vp
+from viz import shape_flow as vflow
+from viz import shapes as vs
+from viz import spec as vspec
+from viz import tensors as vt
+
+
+class ModelFacts(Protocol):
+    """What the builders read of a model besides its analysis.
+
+    Attributes:
+        name: the model's key (``softmax``, a served model's name, ``upload``).
+        config: its :class:`models.config.ModelConfig`.
+        vocab: the token string of every id (V,).
+        pos_enc: its positional encoding (P, C).
+        induction: the induction probe's score per head (L, H), or None.
+    """
+
+    name: str
+    config: ModelConfig
+    vocab: list[str]
+    pos_enc: np.ndarray
+    induction: np.ndarray | None
+
+
+def _weights(result: Analysis, layer: int, head: int | None, mode: str) -> tuple:
+    """(T, T) weights and title of the attention view's big heatmap (``head`` is
+    None for the mean and the max over heads)."""
+    attn = result.outputs["attn"]  # (L, H, T, T)
+    if mode == "selected head":
+        return attn[layer, head], f"Layer {layer}, head {head}"
+    reduce = attn[layer].mean if mode == "mean over heads" else attn[layer].max
+    return reduce(0), f"Layer {layer}, {mode.split()[0]} over {attn.shape[1]} heads"
+
+
+def head_weights(result: Analysis, layer: int, head: int | None, mode: str) -> np.ndarray:
+    """The (T, T) weights :func:`attention` draws."""
+    return _weights(result, layer, head, mode)[0]
+
+
+def attention(facts: ModelFacts, result: Analysis, layer, head, mode, query) -> dict:
+    """The attention view's heatmap (one head, or the mean or max over heads) with
+    query ``query``'s row as bars underneath."""
+    weights, title = _weights(result, layer, head, mode)
+    return va.attention_with_row(weights, result.display_tokens, query, title=title)
+
+
+def head_grid(facts: ModelFacts, result: Analysis) -> dict:
+    """Every layer and head of the sentence as small multiples."""
+    return vg.head_grid(result.outputs["attn"], result.display_tokens)
+
+
+def compare(facts: ModelFacts, result: Analysis, layer, head) -> dict:
+    """One head of model ``name`` for the side-by-side comparison."""
+    w = result.outputs["attn"][layer, head]  # (T, T)
+    width = fit.HALF_1280_PX if side_by_side(result.T) else fit.FULL_1280_PX
+    title = f"{facts.name}: L{layer} H{head}"
+    return va.attention_heatmap(w, result.display_tokens, title=title, width_px=width)
+
+
+def side_by_side(t: int) -> bool:
+    """Whether two heatmaps of t tokens go side by side (else one above the other):
+    then each still labels every token at a 1280 px window."""
+    return t <= fit.SIDE_BY_SIDE_MAX
+
+
+def shape_flow(facts: ModelFacts, result: Analysis, layer) -> dict:
+    """The multi-head reshape of ``layer`` as a flow of boxes with this model's sizes."""
+    cfg = facts.config
+    stages = vs.reshape_stages(
+        1, result.T, cfg.d_model, cfg.n_head, cfg.d_head, attention=cfg.attention, eps=cfg.attn_eps,
+        layer=layer,
+    )  # fmt: skip
+    title = (
+        f"Multi-head reshape of layer {layer}: B=1, T={result.T}, d_model={cfg.d_model}, "
+        f"H={cfg.n_head}, d_head={cfg.d_head}"
+    )
+    return vflow.shape_flow_figure(stages, title=title)
+
+
+def qkv(facts: ModelFacts, result: Analysis, layer, head, which) -> dict:
+    """``q``, ``k``, ``v`` or ``head_out`` (T, d_head) of one head."""
+    matrix = result.outputs[which][layer, head]  # (T, d_head)
+    title = f"{which} of layer {layer}, head {head}: shape {matrix.shape}"
+    return vt.matrix_heatmap(
+        matrix, result.display_tokens, None, title, "d_head dimension", "token"
+    )
+
+
+def mask_panels(facts: ModelFacts, result: Analysis, layer, head) -> dict:
+    """Scores, causal mask and weights of one head."""
+    out, cfg = result.outputs, facts.config
+    return vm.causal_mask_panels(
+        head_scores(result, layer, head),  # (T, T)
+        out["attn"][layer, head],
+        result.display_tokens,
+        cfg.attention,
+        cfg.attn_eps,
+    )
+
+
+def softmax_input_panels(facts: ModelFacts, result: Analysis, layer, head) -> dict:
+    """What one head's Softmax receives (mask included), the mask as measured and the
+    weights: a foreign ONNX graph's mask view."""
+    out = result.outputs
+    return vm.softmax_input_panels(
+        out["masked_scores"][layer, head], out["attn"][layer, head], result.display_tokens
+    )
+
+
+def recurrent_state(facts: ModelFacts, result: Analysis, layer, head, i) -> dict:
+    """The state S_i (d_head, d_head) of one head of a linear model after token i."""
+    S = result.recurrent["state"][layer, head, i]  # (d_head, d_head)
+    return vt.matrix_heatmap(S, None, None, f"State S_{i}", "value dim", "key feature dim")
+
+
+def recurrent_vector(facts: ModelFacts, result: Analysis, layer, head, i, which) -> dict:
+    """The normalizer z_i or the output y_i (d_head,) after token i."""
+    title = {"normalizer": f"Normalizer z_{i}", "y": f"Output y_{i}"}[which]
+    return vt.vector_bar(result.recurrent[which][layer, head, i], title=title)  # (d_head,)
+
+
+def top_k(facts: ModelFacts, result: Analysis, pos) -> dict:
+    """The 8 most likely next tokens after position ``pos``."""
+    vocab = facts.vocab
+    title = f"Next token after “{style.escape(visible(result.tokens[pos]))}”"
+    return vt.topk_bars(result.probs[pos], vocab[: result.probs.shape[1]], k=8, title=title)
+
+
+def pe_curves(facts: ModelFacts, result: Analysis | None, dims, length) -> dict:
+    """Encoding curves of dimensions ``dims``, the sentence's end marked (Vega-Lite)."""
+    pe = facts.pos_enc  # (P, C)
+    sinusoidal = facts.config.position_scheme == "sinusoidal"
+    return vspec.vega_lite(vp.pe_curves(pe, list(dims), sinusoidal, sentence_length=length))
+
+
+def pe_heatmap(facts: ModelFacts, result: Analysis | None) -> dict:
+    """The whole positional encoding (P, C) (Vega-Lite)."""
+    return vspec.vega_lite(vp.pe_heatmap(facts.pos_enc))
+
+
+def pe_similarity(facts: ModelFacts, result: Analysis | None) -> dict:
+    """Dot products of every two positions' encodings (Vega-Lite)."""
+    return vspec.vega_lite(vp.pe_similarity(facts.pos_enc))
+
+
+def top_next(facts: ModelFacts, result: Analysis, k) -> pa.Table:
+    """The ``k`` most likely next tokens and their probabilities at every position
+    (T rows: position, token, #1 next, p #1, ...)."""
+    table = {"position": list(range(result.T)), "token": [visible(t) for t in result.tokens]}
+    return pa.table({**table, **top_next_columns(result.probs, facts.vocab, k)})
+
+
+def head_stats(facts: ModelFacts, result: Analysis) -> pa.Table | None:
+    """Per-head statistics of the sentence and the induction scores, rounded to 3
+    decimals (L*H rows); None for a one-token sentence."""
+    signed = facts.config.attention == "delta"  # implied weights: signed
+    table = head_table(result, facts.induction, signed=signed)
+    return None if table is None else pa.Table.from_pandas(table.round(3), preserve_index=False)
+
+
+def block_contributions(result: Analysis, nums: BlockNumbers, layer: int, token: int) -> dict:
+    """What attention and the MLP add to each token of block ``layer`` (``token``
+    shaded), from the block's numbers ``nums`` (``inference.block.block_numbers``)."""
+    return vb.contributions_figure(nums.norms, result.display_tokens, token, layer)
+
+
+def block_token_sum(result: Analysis, nums: BlockNumbers, layer: int, token: int) -> dict:
+    """Token ``token``'s residual in + attention + MLP = residual out, by dimension."""
+    return vb.token_sum_figure(nums.token(token), result.display_tokens[token], layer)
+
+
+def block_flow(
+    facts: ModelFacts, result: Analysis, nums: BlockNumbers, layer: int, token: int
+) -> dict:
+    """The block diagram with this model's shapes and token ``token``'s norms."""
+    cfg = facts.config
+    norms = tuple(float(nums.norms[h][token]) for h in contract.BLOCK_HOOKS)
+    stages = vb.block_stages(1, result.T, cfg.d_model, cfg.d_mlp, cfg.n_head, cfg.attention,
+                             norms)  # fmt: skip
+    title = (
+        f"Block {layer} of {cfg.n_layer} ({cfg.attention}): d_model = {cfg.d_model}, "
+        f"d_mlp = {cfg.d_mlp}, H = {cfg.n_head}"
+    )
+    return vflow.shape_flow_figure(stages, title=title)
+
+
+# Figures of one sentence (or of the model only: ``MODEL_ONLY``) are few and can be
+# large (the head grid is L*H heatmaps); per-head figures are many and small.
+PER_SENTENCE = {head_grid, shape_flow, top_next, head_stats}
+MODEL_ONLY = {pe_curves, pe_heatmap, pe_similarity}
