@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import urllib.parse
 
-import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.helpers.browser import wait_idle
@@ -23,15 +22,6 @@ PAGES = {
     "merged": "The merged bilinear form",
     "complexity": "Complexity, measured live",
 }
-NAV_LINKS = [
-    "Lecture path",
-    "Visualizer",
-    "Soft vs hard attention",
-    "Scoring functions",
-    "Kernel view",
-    "Merged bilinear form",
-    "Complexity",
-]
 
 
 def remote(url: str) -> bool:
@@ -54,7 +44,10 @@ def test_remote_is_what_it_says():
     assert not remote("data:image/svg+xml,<svg></svg>")
 
 
-def test_every_view_and_lesson_requests_only_this_machine(page, server_url):
+def test_every_view_and_page_opens_at_its_own_url_and_requests_only_this_machine(page, server_url):
+    """Every view (clicked) and every page (opened at its own URL: its title, no "Page
+    not found", the URL kept) loads nothing from another machine. The sidebar's links to
+    the same pages are ``test_lessons_browser``'s."""
     seen = []
     page.on("request", lambda request: seen.append(request.url))
     page.on("websocket", lambda ws: seen.append(ws.url))
@@ -66,25 +59,17 @@ def test_every_view_and_lesson_requests_only_this_machine(page, server_url):
         views.get_by_text(label, exact=True).click()
         wait_idle(page)
         no_exception(page)
-    nav = page.locator('[data-testid="stSidebarNav"]')
-    for link in NAV_LINKS:
-        nav.get_by_role("link", name=link, exact=True).click()
+    for url_path, title in PAGES.items():
+        page.goto(f"{server_url}/{url_path}")
         wait_idle(page)
+        page.get_by_role("heading", name=title, level=1).wait_for()
+        page.wait_for_timeout(500)  # the "Page not found" dialog comes after the first draw
+        assert "Page not found" not in page.inner_text("body"), url_path
+        assert urllib.parse.urlsplit(page.url).path == f"/{url_path}"
         no_exception(page)
     page.wait_for_timeout(1500)  # late requests: fonts, the tab icon
     assert any(server_url in url for url in seen), "no request was recorded at all"
     assert [url for url in seen if remote(url)] == []
-
-
-@pytest.mark.parametrize("url_path", list(PAGES))
-def test_every_page_opens_at_its_own_url(page, server_url, url_path):
-    page.goto(f"{server_url}/{url_path}")
-    wait_idle(page)
-    page.get_by_role("heading", name=PAGES[url_path], level=1).wait_for()
-    page.wait_for_timeout(500)  # the "Page not found" dialog comes after the first draw
-    assert "Page not found" not in page.inner_text("body")
-    assert urllib.parse.urlsplit(page.url).path == f"/{url_path}"
-    no_exception(page)
 
 
 def test_root_url_opens_the_visualizer_with_the_link_parameters(page, server_url):
