@@ -95,7 +95,8 @@ def test_the_forgetting_lesson_runs_the_three_models_and_draws_the_cards_accurac
     no_errors(at)
     answers = [m for m in at.metric if m.label.endswith("answers")]
     assert [m.label.split()[0] for m in answers] == ["softmax", "linear", "delta"]
-    assert {m.delta for m in answers} <= {"right", "wrong"}
+    # the first screen tells the lesson's story: what each model usually does at n = 8
+    assert [m.delta for m in answers] == ["right", "wrong", "right"]
     assert {"forget_answers", "forget_accuracy", "forget_capacity"} <= set(chart_keys(at))
     at.slider(key="recall_pairs").set_value(16).run()
     no_errors(at)

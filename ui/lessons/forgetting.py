@@ -25,6 +25,9 @@ INTRO = (
     "what S held for the key, then writes."
 )
 MAX_PAIRS = 31  # 2 n + 1 tokens within the shipped models' context of 64
+# The first screen: at 8 pairs example 1 shows each model's usual outcome (softmax and delta
+# right, linear wrong: the card's 97 %, 14 %, 98 %; tests/ui/test_delta_views.py checks it).
+DEFAULT_PAIRS = 8
 BOUND = {"bind": "query-params"}
 CAPACITY_PAIRS = [1, 2, 4, 8, 16, 32, 64, 128]
 
@@ -84,8 +87,8 @@ def page() -> None:
         st.markdown(INTRO)
     st.header("Try it: n pairs, then a key")
     c1, c2 = st.columns(2)
-    n = int(c1.slider("Pairs n", 1, MAX_PAIRS, 8, key="recall_pairs", **BOUND))
-    example = int(c2.number_input("Example", 0, 999, 0, key="recall_example", **BOUND))
+    n = int(c1.slider("Pairs n", 1, MAX_PAIRS, DEFAULT_PAIRS, key="recall_pairs", **BOUND))
+    example = int(c2.number_input("Example", 1, 999, 1, key="recall_example", **BOUND))
     _probe(n, example)
     if presenter.is_on():  # the teacher says it: under the figure, folded
         with presenter.notes():
