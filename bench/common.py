@@ -19,10 +19,12 @@ from inference.runtime import OnnxModel, load_shipped
 from models.tokenizer import encode, known_words
 
 EXPORTED = Path(__file__).resolve().parents[1] / "exported"
-# The shipped kinds the bench measures: its rows compare softmax with linear attention; the
-# third shipped model (delta, #22) has no bench rows yet (its graphs use Scan and Conv, which
-# the upload checks refuse, so the isolation rows could not run it either).
+# The shipped kinds most sections measure: their rows compare softmax with linear attention.
+# The third shipped model (delta, #22) is measured where its graphs are what the row is
+# about, onnxruntime against PyTorch and time against length (``EVERY_KIND``); the upload
+# isolation rows cannot run it (its graphs use Scan and Conv, which the upload checks refuse).
 BENCH_KINDS = ("softmax", "linear")
+EVERY_KIND = ("softmax", "linear", "delta")
 
 
 def trim_memory() -> bool:
@@ -76,7 +78,7 @@ def machine_info(model: OnnxModel | None = None) -> dict:
 
 
 def shipped(kind: str, folder: Path = EXPORTED) -> OnnxModel:
-    """A shipped model (``softmax`` or ``linear``) from ``folder``."""
+    """A shipped model (``softmax``, ``linear`` or ``delta``) from ``folder``."""
     return load_shipped(folder, kind)
 
 

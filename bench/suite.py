@@ -13,7 +13,7 @@ from pathlib import Path
 
 from bench import speed
 from bench.common import BENCH_KINDS as SHIPPED_KINDS
-from bench.common import EXPORTED, machine_info, sentence_of, shipped
+from bench.common import EVERY_KIND, EXPORTED, machine_info, sentence_of, shipped
 from bench.previous import carry
 from bench.report import SECTIONS, write_summary
 from export.twins import make_twin
@@ -127,6 +127,7 @@ def run(
     sizes = sizes or (QUICK if quick else Sizes())
     old = _earlier(out / "results.json", quick, merge)
     models = {kind: shipped(kind, folder) for kind in SHIPPED_KINDS}
+    every = models | {k: shipped(k, folder) for k in EVERY_KIND if k not in models}
     results: dict = {"machine": machine_info(models["linear"]), "quick": quick, "sizes": {}}
     results["machine"]["loadavg_start"] = list(os.getloadavg())  # 1, 5, 15 min: other load
     results["sizes"] = sizes.__dict__ | {"models": str(folder)}
@@ -138,7 +139,7 @@ def run(
 
         def twin(kind: str):
             if kind not in twins:
-                twins[kind] = make_twin(kind, models[kind], folder, Path(tmp) / kind, kv=True)
+                twins[kind] = make_twin(kind, every[kind], folder, Path(tmp) / kind, kv=True)
             return twins[kind]
 
         for section in [s for s in SECTIONS if s in only]:
@@ -155,11 +156,13 @@ def run(
                     sizes.rerun_sentences,
                 )
             elif section == "inference":
-                pair = {k: twin(k) for k in models}
-                results[section] = speed.inference(pair, sizes.inference_T, sizes.inference_repeats)
+                engines = {k: twin(k) for k in every}
+                results[section] = speed.inference(
+                    engines, sizes.inference_T, sizes.inference_repeats
+                )
             elif section == "scaling":
                 results[section] = measure.scaling(
-                    models,
+                    every,
                     list(sizes.scaling_T),
                     sizes.scaling_max_repeats,
                     sizes.scaling_budget_s,

@@ -14,13 +14,16 @@ def inference(inf: dict, results: dict) -> list[tuple]:
     for kind in SHIPPED_KINDS:
         if s := inf.get(kind):
             label = s.get("comparison", default)
+            # DeltaNet's graphs scan the tokens one by one (ONNX has no triangular solve for
+            # the chunked form PyTorch runs): reported, the target is the other two's
+            scanned = kind == "delta"
             out.append(
                 (
                     f"{label} (eager), {kind}, T = {inf['T']}",
-                    f">= {inf['target_speedup']}x faster",
+                    "reported" if scanned else f">= {inf['target_speedup']}x faster",
                     f"{s['speedup']:.2f}x ({ms(s['onnxruntime']['median_ms'])} vs "
                     f"{ms(s['torch_eager']['median_ms'])}, medians)",
-                    yes(s["speedup"] >= inf["target_speedup"]),
+                    "" if scanned else yes(s["speedup"] >= inf["target_speedup"]),
                 )
             )
     return out
@@ -34,6 +37,10 @@ def scaling(sc: dict, results: dict) -> list[tuple]:
         slope = "n/a" if lin["slope"] is None else f"{lin['slope']:.2f}"
         name = f"Linear fast graph, log-log slope, T = {lin['T'][0]}..{lin['T'][-1]}"
         out.append((name, f"<= {sc['target_linear_slope']}", slope, yes(ok)))
+    if (dl := sc.get("delta")) and dl["slope"] is not None:  # DeltaNet: linear time too
+        ok = dl["slope"] <= sc["target_linear_slope"]
+        name = f"Delta (DeltaNet) fast graph, log-log slope, T = {dl['T'][0]}..{dl['T'][-1]}"
+        out.append((name, f"<= {sc['target_linear_slope']}", f"{dl['slope']:.2f}", yes(ok)))
     if (sm := sc.get("softmax")) and sm["slope"] is not None:
         out.append(("Softmax fast graph, log-log slope", "reported", f"{sm['slope']:.2f}", ""))
     if "ratio" in sc:

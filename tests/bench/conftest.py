@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from bench.common import BENCH_KINDS as SHIPPED_KINDS
+from bench.common import EVERY_KIND
 from models.checkpoint import save_checkpoint
 
 
@@ -15,7 +15,7 @@ def tiny_folder(tmp_path_factory, tiny_exports, tiny_tokenizer):
     """The shipped kinds' tiny models' graphs plus checkpoints in one folder, laid out like
     exported/."""
     folder = tmp_path_factory.mktemp("shipped")
-    for kind in SHIPPED_KINDS:
+    for kind in EVERY_KIND:
         model, src = tiny_exports[kind]
         for path in src.glob("*.onnx"):
             shutil.copy(path, folder / path.name)

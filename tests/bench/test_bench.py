@@ -36,6 +36,8 @@ def test_quick_suite_writes_results_plots_and_summary(tiny_folder, tmp_path):
     assert saved["inference"]["softmax"]["weights"].startswith("checkpoint")
     assert saved["inference"]["linear"]["max_abs_diff"] < 1e-4
     assert saved["scaling"]["linear"]["slope"] is not None
+    assert saved["scaling"]["delta"]["slope"] is not None  # DeltaNet measured where it belongs
+    assert saved["inference"]["delta"]["max_abs_diff"] < 1e-4
     lo, hi = saved["scaling"]["ratio_p10_p90"]
     assert 0 < lo <= hi
     assert len(saved["scaling"]["softmax"]["peak_mb"]) == len(saved["scaling"]["softmax"]["T"])
@@ -65,6 +67,8 @@ def test_quick_suite_writes_results_plots_and_summary(tiny_folder, tmp_path):
         "| Benchmark | Target | Measured | Previous | Met |" in summary and "Quick run" in summary
     )
     assert "(analytic)" in summary and "naive" in summary
+    assert "| Delta (DeltaNet) fast graph, log-log slope, T = 16..64 | <= " in summary
+    assert "(eager), delta, T = 8 |" in summary
     assert "| Rerun after a layer/head change, warm cache (head seen before), linear, T = 8 |" in (
         summary
     )
