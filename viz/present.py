@@ -101,7 +101,9 @@ def token_rows(spec: dict) -> int | None:
 
 def enlarged(spec: dict) -> dict:
     """``spec`` for a projector: a new layout, the same trace objects (a trace whose
-    colour bar moves is a shallow copy: its arrays are shared).
+    colour bar moves is a shallow copy: its arrays are shared), its play frames' text as
+    large. A wired spec (``viz.spec.Wired``) stays one: the new layout holds plain values
+    only, so it is not walked again.
 
     Raises:
         KeyError: if ``spec`` has no ``data`` or ``layout``.
@@ -134,4 +136,25 @@ def enlarged(spec: dict) -> dict:
         under = any((trace.get("colorbar") or {}).get("yref") == "container" for trace in data)
         layout["height"] = ROW_PX * min(t, LABEL_ALL_T) + FRAME_PX + (BARS_PX if under else 0)
         layout["margin"] = {**layout.get("margin", {}), **MARGIN}
-    return {"data": data, "layout": layout}
+    out = {**spec, "data": data, "layout": layout}  # "frames" (▶ play) and the rest kept
+    if "frames" in spec:
+        out["frames"] = [_frame(frame) for frame in spec["frames"]]
+    return type(spec)(out) if isinstance(spec, dict) else out
+
+
+def _frame(frame: dict) -> dict:
+    """A play frame (``viz.play``) for a projector: the title and annotations its layout
+    sets while playing at least as large as :func:`enlarged` makes them (a frame's
+    annotations replace the figure's); its traces shared."""
+    layout = frame.get("layout")
+    if not layout:
+        return frame
+    layout = dict(layout)
+    title = layout.get("title")
+    if isinstance(title, dict) and "font" in title:
+        layout["title"] = {**title, "font": _bigger(title["font"], TITLE_PX)}
+    if "annotations" in layout:
+        layout["annotations"] = [
+            {**a, "font": _bigger(a.get("font"), FONT_PX)} for a in layout["annotations"]
+        ]
+    return {**frame, "layout": layout}

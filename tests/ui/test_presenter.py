@@ -27,14 +27,33 @@ def _fonts_ok(at: AppTest) -> bool:
     return all(s["layout"].get("font", {}).get("size", 0) >= 20 for s in specs)
 
 
+def _plays(at: AppTest) -> int:
+    """How many figures have a ▶ play button; each must carry its frames, and every
+    annotation a frame sets must be projector-sized (a frame's annotations replace the
+    figure's while it plays)."""
+    played = 0
+    for el in at.get("plotly_chart"):
+        spec = json.loads(el.proto.spec)
+        if spec["layout"].get("updatemenus"):
+            played += 1
+            assert spec.get("frames"), el.proto.id  # presenter mode dropped them once
+            for frame in spec["frames"]:
+                for note in frame.get("layout", {}).get("annotations", []):
+                    assert note["font"]["size"] >= 20, note
+    return played
+
+
 def test_every_view_draws_presenting_with_large_text(presenting):
     at = presenting
     assert at.toggle(key="present").value is True
+    played = 0
     for view in VIEWS:
         at.segmented_control(key="view").set_value(view).run()
         assert not at.exception, (view, [e.value for e in at.exception])
         assert at.query_params["present"] == "1", view
         assert _fonts_ok(at), view
+        played += _plays(at)
+    assert played  # the mask view's state S_i and z_i play
     at.segmented_control(key="view").set_value("attention").run()
     assert any(e.label == "Notes" for e in at.expander)  # the caption, folded
 
@@ -45,6 +64,7 @@ def test_every_page_draws_presenting(presenting, url_path):
     assert not at.exception, [e.value for e in at.exception]
     assert at.query_params["present"] == "1"
     assert _fonts_ok(at)
+    _plays(at)
     assert not at.dataframe, url_path  # tables in 20 px (ui.presenter.table)
 
 

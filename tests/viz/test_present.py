@@ -90,3 +90,17 @@ def test_a_title_over_a_legend_above_the_plot_gets_room():
     assert present.enlarged(spec)["layout"]["margin"]["t"] == present.LEGEND_TOP_PX
     below = {**spec, "layout": {**spec["layout"], "legend": {"orientation": "h", "y": -0.3}}}
     assert present.enlarged(below)["layout"]["margin"]["t"] == 80
+
+
+def test_play_frames_are_kept_with_projector_sized_text_and_a_wired_spec_stays_wired():
+    spec = wired(attention.attention_with_row(_causal(8), list("abcdefgh"), 3))
+    assert spec["frames"]  # ▶ play through the queries
+    big = present.enlarged(spec)
+    assert isinstance(big, type(spec))  # not walked again by ui.figures.plot
+    assert len(big["frames"]) == len(spec["frames"])
+    for new, old in zip(big["frames"], spec["frames"], strict=True):
+        assert new["data"] is old["data"]  # the traces shared
+        sizes = [a["font"]["size"] for a in new["layout"]["annotations"]]
+        assert sizes and min(sizes) >= present.FONT_PX
+    assert spec["frames"][0]["layout"]["annotations"][0]["font"]["size"] < 20  # untouched
+    go.Figure(big)
