@@ -25,20 +25,22 @@ import time
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from bench.stclient import Session
-from deploy.launch import Server, serve
+from deploy.launch import Server
 
 QUERY = {"model": "softmax", "view": "attention", "text": "the cat sat on the mat"}
 SENTENCES = ("the keys to the cabinet are on the table", "mary gave a drink to john")
 
 
-async def _student(server: Server, seconds: float) -> list[float]:
-    """Reruns (ms) of one session for ``seconds``: head changes and new sentences."""
+async def student(server: Server, seconds: float, until=None) -> list[float]:
+    """Reruns (ms) of one session for ``seconds`` (and, given ``until``, a function, until
+    it returns True): head changes and new sentences. None for a rerun not answered within
+    60 s (the session ends there)."""
     out: list[float | None] = []
     try:
         async with Session(server.ws_url, dict(QUERY), timeout_s=60) as s:
             await s.open()
             i, end = 0, time.monotonic() + seconds
-            while time.monotonic() < end:
+            while time.monotonic() < end or (until is not None and not until()):
                 if i % 2:
                     run = await s.set(("text", "Type a sentence"), f"{SENTENCES[i // 2 % 2]} {i}")
                 else:
@@ -90,10 +92,10 @@ async def _flood(server: Server, rate: float, seconds: float) -> int:
 async def flood_case(server: Server, rate: float, seconds: float) -> dict:
     """Baseline, then the flood with the other student measuring and a new session."""
     rss0 = server.rss_mb()
-    base = await _student(server, 6)
+    base = await student(server, 6)
     flood = asyncio.create_task(_flood(server, rate, seconds))
     await asyncio.sleep(1)
-    other = asyncio.create_task(_student(server, seconds - 3))
+    other = asyncio.create_task(student(server, seconds - 3))
     await asyncio.sleep(seconds / 2)
     during_open = await open_s(server)
     sent, toasts = await flood
@@ -132,10 +134,10 @@ async def _typist(server: Server, seconds: float, seed: int) -> int:
 async def paragraph_case(server: Server, typists: int, seconds: float) -> dict:
     """Baseline, then ``typists`` sessions typing paragraphs of unknown words."""
     rss0 = server.rss_mb()
-    base = await _student(server, 6)
+    base = await student(server, 6)
     attack = [asyncio.create_task(_typist(server, seconds, i)) for i in range(typists)]
     await asyncio.sleep(1)
-    other = asyncio.create_task(_student(server, seconds - 3))
+    other = asyncio.create_task(student(server, seconds - 3))
     await asyncio.sleep(seconds / 2)
     during_open = await open_s(server)
     answered = [await t for t in attack]
@@ -152,7 +154,7 @@ async def paragraph_case(server: Server, typists: int, seconds: float) -> dict:
     }
 
 
-def _in_process(script: str) -> dict:
+def in_process(script: str) -> dict:
     """Run ``script`` (prints one JSON line) in a fresh Python, as the server's own process
     would run it (``MALLOC_ARENA_MAX=2``); its JSON."""
     import json
@@ -229,27 +231,3 @@ print(json.dumps({"paragraph_max_s": round(max(times), 3), "paragraph_median_s":
     round(sorted(times)[2], 3), "vocab": len(vocab), "index_build_s": round(build, 2),
     "vocab_request_s": round(per_request, 2)}))
 """
-
-
-def fair_share(quick: bool = False) -> dict:
-    """Every measurement of the section (see the module docstring)."""
-    seconds = 8.0 if quick else 20.0
-    out: dict = {}
-    with serve() as server:
-        asyncio.run(open_s(server))  # the server's first run installs the rerun gate
-        out["flood"] = asyncio.run(flood_case(server, 500.0, seconds))
-        out["paragraph_1"] = asyncio.run(paragraph_case(server, 1, seconds))
-        out["paragraph_3"] = asyncio.run(paragraph_case(server, 3, seconds))
-    out["long_context"] = _in_process(LONG_CONTEXT)
-    out["suggestions"] = _in_process(SUGGESTIONS)
-    return out
-
-
-def main() -> None:
-    import json
-
-    print(json.dumps(fair_share(), indent=1))
-
-
-if __name__ == "__main__":
-    main()

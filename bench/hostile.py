@@ -26,19 +26,17 @@ def nested_key_pickle(depth: int = 1_000_000) -> bytes:
     return b"\x80\x02}" + b")" + b"\x85" * depth + b"K\x01s."
 
 
-def nanogpt_files(**sizes) -> dict[str, bytes]:
-    """A valid nanoGPT character-level ``ckpt.pt`` (2 layers, 16 wide, a block of 16, or
-    ``sizes``: ``n_layer``, ``n_head``, ``n_embd``, ``block_size``) and its ``meta.pkl``."""
+def nanogpt_ckpt(vocab_size: int, seed: int = 0, **sizes) -> bytes:
+    """A nanoGPT ``ckpt.pt`` (random weights, tied embeddings, no optimizer state) with
+    ``vocab_size`` token rows: 2 layers, 16 wide, a block of 16, or ``sizes``
+    (``n_layer``, ``n_head``, ``n_embd``, ``block_size``)."""
     import torch
 
-    chars = sorted(set(NANOGPT_TEXT))
-    stoi = {ch: i for i, ch in enumerate(chars)}
-    meta = pickle.dumps({"vocab_size": len(chars), "itos": dict(enumerate(chars)), "stoi": stoi})
-    args = dict(n_layer=2, n_head=2, n_embd=16, block_size=16, bias=True, vocab_size=len(chars))
+    args = dict(n_layer=2, n_head=2, n_embd=16, block_size=16, bias=True, vocab_size=vocab_size)
     args.update(sizes)
-    g, C = torch.Generator().manual_seed(0), args["n_embd"]
+    g, C = torch.Generator().manual_seed(seed), args["n_embd"]
     sd = {
-        "transformer.wte.weight": torch.randn(len(chars), C, generator=g) * 0.2,
+        "transformer.wte.weight": torch.randn(vocab_size, C, generator=g) * 0.2,  # (V, C)
         "transformer.wpe.weight": torch.randn(args["block_size"], C, generator=g) * 0.2,
     }
     shapes = {"attn.c_attn": (3 * C, C), "attn.c_proj": (C, C)}
@@ -54,7 +52,16 @@ def nanogpt_files(**sizes) -> dict[str, bytes]:
     sd["lm_head.weight"] = sd["transformer.wte.weight"]  # tied, as nanoGPT saves it
     buf = io.BytesIO()
     torch.save({"model": sd, "optimizer": {}, "model_args": args, "iter_num": 1}, buf)
-    return {"ckpt.pt": buf.getvalue(), "meta.pkl": meta}
+    return buf.getvalue()
+
+
+def nanogpt_files(seed: int = 0, **sizes) -> dict[str, bytes]:
+    """A valid nanoGPT character-level ``ckpt.pt`` (:func:`nanogpt_ckpt`, ``sizes``) and
+    its ``meta.pkl``."""
+    chars = sorted(set(NANOGPT_TEXT))
+    stoi = {ch: i for i, ch in enumerate(chars)}
+    meta = pickle.dumps({"vocab_size": len(chars), "itos": dict(enumerate(chars)), "stoi": stoi})
+    return {"ckpt.pt": nanogpt_ckpt(len(chars), seed, **sizes), "meta.pkl": meta}
 
 
 def zip_bytes(members: dict[str, int]) -> bytes:

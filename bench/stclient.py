@@ -32,100 +32,36 @@ and ``streamlit/web/server/starlette/starlette_websocket.py`` of streamlit 1.67.
 from __future__ import annotations
 
 import asyncio
-import json
+import os
 import time
 import urllib.parse
+import urllib.request
+import uuid
 from dataclasses import dataclass, field
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
-from streamlit.proto.Element_pb2 import Element
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from websockets.asyncio.client import ClientConnection, connect
 
-from bench.stwidgets import Widget, plotly_array, pushed, widget_of
+from bench.stwidgets import Run, Widget, plotly_array, pushed, widget_of
 
 __all__ = ["Run", "Session", "Widget", "plotly_array", "widget_of"]
 
+
+def _xsrf_token() -> str:
+    """A version-2 XSRF token (``2|mask|masked token|timestamp``, Tornado's format, which
+    Streamlit 1.67 decodes): the upload route compares the header's token with the
+    cookie's, so a client may send the same fresh token in both (double submit)."""
+    import binascii
+
+    token, mask = os.urandom(16), os.urandom(4)
+    masked = bytes(b ^ mask[i % 4] for i, b in enumerate(token))
+    hexed = [binascii.b2a_hex(x).decode() for x in (mask, masked)]
+    return f"2|{hexed[0]}|{hexed[1]}|{int(time.time())}"
+
+
 EARLY_FOR_RERUN = ForwardMsg.ScriptFinishedStatus.Value("FINISHED_EARLY_FOR_RERUN")
-FINISHED = {  # a whole run, or a fragment's
-    ForwardMsg.ScriptFinishedStatus.Value("FINISHED_SUCCESSFULLY"),
-    ForwardMsg.ScriptFinishedStatus.Value("FINISHED_FRAGMENT_RUN_SUCCESSFULLY"),
-}
-MAIN, SIDEBAR = 0, 1  # the first index of a delta path
-
-
-@dataclass
-class Run:
-    """One script run as the session saw it."""
-
-    ms: float  # BackMsg sent -> script_finished received (milliseconds)
-    status: int  # ForwardMsg.ScriptFinishedStatus
-    elements: dict[tuple[int, ...], tuple[Element, str]]  # delta path -> (element, fragment id)
-    query_string: str
-    sent: dict[str, WidgetState]  # widget id -> the value this client held during the run
-
-    @property
-    def finished(self) -> bool:
-        """Whether the run (or the fragment's run) reached the end of the script."""
-        return self.status in FINISHED
-
-    def widgets(self) -> list[Widget]:
-        """Every widget drawn, in delta-path order (main area first, then sidebar)."""
-        out = []
-        for path in sorted(self.elements):
-            element, fragment = self.elements[path]
-            proto = getattr(element, element.WhichOneof("type") or "", None)
-            held = self.sent.get(getattr(proto, "id", None))
-            if (w := widget_of(element, fragment, held)) is not None:
-                out.append(w)
-        return out
-
-    def widget(self, *names: str) -> Widget:
-        """The one widget labelled, else keyed, by the first of ``names`` that matches.
-
-        Raises:
-            LookupError: when none matches, or several share a label or key.
-        """
-        everything = self.widgets()
-        for name in names:
-            for match in (
-                [w for w in everything if w.label == name],
-                [w for w in everything if w.key == name],
-            ):
-                if len(match) > 1:
-                    raise LookupError(f"{len(match)} widgets named {name!r}")
-                if match:
-                    return match[0]
-        raise LookupError(
-            f"no widget {' or '.join(map(repr, names))}; widgets: {[w.label for w in everything]}"
-        )
-
-    def plotly(self, key: str | None = None) -> dict:
-        """The spec of the plotly chart keyed ``key`` (element id ``...-<key>``), else the
-        first plotly chart of the main area.
-
-        Raises:
-            LookupError: when the run drew no such chart.
-        """
-        charts = [
-            (path, e.plotly_chart)
-            for path, (e, _) in sorted(self.elements.items())
-            if e.WhichOneof("type") == "plotly_chart" and path[0] == MAIN
-        ]
-        keyed = [c for _, c in charts if key and c.id.endswith(f"-{key}")]
-        chosen = keyed or [c for _, c in charts]
-        if not chosen:
-            raise LookupError(f"no plotly chart {key or ''} in this run")
-        return json.loads(chosen[0].spec)
-
-    def exceptions(self) -> list[str]:
-        """Messages of the exceptions the run showed (``st.exception`` / uncaught)."""
-        return [
-            f"{e.exception.type}: {e.exception.message}"
-            for e, _ in self.elements.values()
-            if e.WhichOneof("type") == "exception"
-        ]
 
 
 @dataclass
@@ -145,6 +81,7 @@ class Session:
     headers: dict = field(default_factory=dict)  # sent with the websocket's upgrade (Cookie)
     query_string: str = field(init=False, default="")
     page_script_hash: str = field(init=False, default="")
+    session_id: str = field(init=False, default="")  # the server's, from new_session
     last: Run | None = field(init=False, default=None)
     _ws: ClientConnection | None = field(init=False, default=None, repr=False)
     _values: dict = field(init=False, default_factory=dict, repr=False)
@@ -161,6 +98,7 @@ class Session:
         )
         self._reader = asyncio.create_task(self._read())
         self._pending: asyncio.Future | None = None
+        self._file_urls: dict[str, asyncio.Future] = {}  # request id -> FileURLs list
         self._elements: dict = {}
         self._fragment = ""
         return self
@@ -190,7 +128,73 @@ class Session:
             self._set_query(w.query_param_key, value)
         return await self.rerun(fragment_id=w.fragment_id)
 
-    async def rerun(self, page_name: str = "", fragment_id: str = "") -> Run:
+    async def click(self, name: str | tuple[str, ...]) -> Run:
+        """Click the button ``name`` (label or key) once: a rerun whose trigger value is set
+        for that run only, as the browser sends it."""
+        if self.last is None:
+            raise RuntimeError("open() the page first")
+        w = self.last.widget(*((name,) if isinstance(name, str) else name))
+        if w.kind != "button":
+            raise ValueError(f"{w.label!r} is a {w.kind}, not a button")
+        return await self.rerun(
+            fragment_id=w.fragment_id, trigger=WidgetState(id=w.id, trigger_value=True)
+        )
+
+    async def upload(self, name: str | tuple[str, ...], files: dict[str, bytes]) -> Run:
+        """Put ``files`` (file name -> bytes) into the file uploader ``name`` and rerun, as
+        the browser does: ask the server for upload URLs (``file_urls_request``), PUT each
+        file there (multipart, with the double-submit XSRF cookie and header), then send the
+        uploader's ``FileUploaderState``.
+
+        Raises:
+            urllib.error.HTTPError: when the server refuses a file (e.g. 413, too large).
+        """
+        if self.last is None:
+            raise RuntimeError("open() the page first")
+        w = self.last.widget(*((name,) if isinstance(name, str) else name))
+        request_id = uuid.uuid4().hex
+        waiting = self._file_urls[request_id] = asyncio.get_running_loop().create_future()
+        msg = BackMsg()
+        msg.file_urls_request.request_id = request_id
+        msg.file_urls_request.session_id = self.session_id
+        msg.file_urls_request.file_names.extend(files)
+        await self._ws.send(msg.SerializeToString())
+        try:
+            urls = await asyncio.wait_for(waiting, self.timeout_s)
+        finally:
+            self._file_urls.pop(request_id, None)
+        state = WidgetState(id=w.id)
+        for (file_name, data), url in zip(files.items(), urls, strict=True):
+            await asyncio.to_thread(self._put, url.upload_url, file_name, data)
+            info = state.file_uploader_state_value.uploaded_file_info.add()
+            info.file_id, info.name, info.size = url.file_id, file_name, len(data)
+            info.file_urls.CopyFrom(url)
+        self._values[w.id] = state
+        return await self.rerun(fragment_id=w.fragment_id)
+
+    def _put(self, path: str, file_name: str, data: bytes) -> None:
+        """PUT one file to the server's upload route (``path`` is server-relative)."""
+        base = self.ws_url.replace("ws://", "http://", 1).replace("wss://", "https://", 1)
+        base = base.removesuffix("/_stcore/stream")
+        token = _xsrf_token()
+        boundary = uuid.uuid4().hex
+        part = f'form-data; name="file"; filename="{file_name}"'
+        head = f"--{boundary}\r\nContent-Disposition: {part}\r\n\r\n".encode()
+        body = head + data + f"\r\n--{boundary}--\r\n".encode()
+        headers = {
+            "Content-Type": f"multipart/form-data; boundary={boundary}",
+            "X-Xsrftoken": token,
+            "Cookie": f"_streamlit_xsrf={token}",
+        }
+        if cookie := self.headers.get("Cookie"):
+            headers["Cookie"] += f"; {cookie}"
+        req = urllib.request.Request(base + path, data=body, method="PUT", headers=headers)
+        with urllib.request.urlopen(req, timeout=self.timeout_s) as reply:
+            reply.read()
+
+    async def rerun(
+        self, page_name: str = "", fragment_id: str = "", trigger: WidgetState | None = None
+    ) -> Run:
         """Send ``rerun_script`` with this session's state; the finished run.
 
         Raises:
@@ -204,6 +208,8 @@ class Session:
         state.page_name = page_name
         state.fragment_id = fragment_id
         state.widget_states.widgets.extend(self._values.values())
+        if trigger is not None:  # a button: set for this run only
+            state.widget_states.widgets.append(trigger)
         self._fragment = fragment_id
         self._pending = asyncio.get_running_loop().create_future()
         start = time.perf_counter()
@@ -271,6 +277,7 @@ class Session:
         kind = msg.WhichOneof("type")
         if kind == "new_session":  # a script run starts (a fragment run keeps the page)
             self.page_script_hash = msg.new_session.page_script_hash
+            self.session_id = msg.new_session.initialize.session_id or self.session_id
             if not self._fragment:
                 self._elements = {}
         elif kind == "page_info_changed":
@@ -278,6 +285,10 @@ class Session:
         elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
             path = tuple(msg.metadata.delta_path)
             self._elements[path] = (msg.delta.new_element, msg.delta.fragment_id)
+        elif kind == "file_urls_response":
+            waiting = self._file_urls.get(msg.file_urls_response.response_id)
+            if waiting is not None and not waiting.done():
+                waiting.set_result(list(msg.file_urls_response.file_urls))
         elif kind == "ref_hash":  # only sent for hashes the client said it has cached
             self._fail(RuntimeError("the server sent a cached-message reference"))
         elif kind == "script_finished" and msg.script_finished != EARLY_FOR_RERUN:

@@ -11,10 +11,12 @@ widget's kind. Source: ``streamlit/proto/*.proto`` of streamlit 1.67.
 from __future__ import annotations
 
 import base64
+import json
 from dataclasses import dataclass
 
 import numpy as np
 from streamlit.proto.Element_pb2 import Element
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 # Widget kinds this client can set, with the WidgetState field their value travels in.
@@ -144,3 +146,83 @@ def plotly_array(value) -> np.ndarray:
 def pushed(element: Element) -> bool:
     """Whether the server told the browser to show a value (``set_value``)."""
     return bool(getattr(proto_of(element), "set_value", False))
+
+
+MAIN = 0  # the first index of a delta path: the main area (1: the sidebar)
+FINISHED = {  # a whole run, or a fragment's
+    ForwardMsg.ScriptFinishedStatus.Value("FINISHED_SUCCESSFULLY"),
+    ForwardMsg.ScriptFinishedStatus.Value("FINISHED_FRAGMENT_RUN_SUCCESSFULLY"),
+}
+
+
+@dataclass
+class Run:
+    """One script run as the session saw it."""
+
+    ms: float  # BackMsg sent -> script_finished received (milliseconds)
+    status: int  # ForwardMsg.ScriptFinishedStatus
+    elements: dict[tuple[int, ...], tuple[Element, str]]  # delta path -> (element, fragment id)
+    query_string: str
+    sent: dict[str, WidgetState]  # widget id -> the value this client held during the run
+
+    @property
+    def finished(self) -> bool:
+        """Whether the run (or the fragment's run) reached the end of the script."""
+        return self.status in FINISHED
+
+    def widgets(self) -> list[Widget]:
+        """Every widget drawn, in delta-path order (main area first, then sidebar)."""
+        out = []
+        for path in sorted(self.elements):
+            element, fragment = self.elements[path]
+            proto = getattr(element, element.WhichOneof("type") or "", None)
+            held = self.sent.get(getattr(proto, "id", None))
+            if (w := widget_of(element, fragment, held)) is not None:
+                out.append(w)
+        return out
+
+    def widget(self, *names: str) -> Widget:
+        """The one widget labelled, else keyed, by the first of ``names`` that matches.
+
+        Raises:
+            LookupError: when none matches, or several share a label or key.
+        """
+        everything = self.widgets()
+        for name in names:
+            for match in (
+                [w for w in everything if w.label == name],
+                [w for w in everything if w.key == name],
+            ):
+                if len(match) > 1:
+                    raise LookupError(f"{len(match)} widgets named {name!r}")
+                if match:
+                    return match[0]
+        raise LookupError(
+            f"no widget {' or '.join(map(repr, names))}; widgets: {[w.label for w in everything]}"
+        )
+
+    def plotly(self, key: str | None = None) -> dict:
+        """The spec of the plotly chart keyed ``key`` (element id ``...-<key>``), else the
+        first plotly chart of the main area.
+
+        Raises:
+            LookupError: when the run drew no such chart.
+        """
+        charts = [
+            (path, e.plotly_chart)
+            for path, (e, _) in sorted(self.elements.items())
+            if e.WhichOneof("type") == "plotly_chart" and path[0] == MAIN
+        ]
+        keyed = [c for _, c in charts if key and c.id.endswith(f"-{key}")]
+        chosen = keyed or [c for _, c in charts]
+        if not chosen:
+            raise LookupError(f"no plotly chart {key or ''} in this run")
+        return json.loads(chosen[0].spec)
+
+    def exceptions(self) -> list[str]:
+        """Messages of the exceptions the run showed (``st.exception`` / uncaught)."""
+        return [
+            f"{e.exception.type}: {e.exception.message}"
+            for e, _ in self.elements.values()
+            if e.WhichOneof("type") == "exception"
+        ]

@@ -199,7 +199,7 @@ def run(
                     folder, sizes.isolation_T, sizes.isolation_repeats, sizes.isolation_starts
                 )
             elif section == "fair_share":  # attacks on a real server (issue #25)
-                from bench.fairshare import fair_share
+                from bench.fairshare_uploads import fair_share
 
                 results[section] = fair_share(quick)
             elif section == "checkpoints":

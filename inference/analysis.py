@@ -18,7 +18,7 @@ import pandas as pd
 from inference import behaviour, head_stats
 from inference.runtime import OnnxModel
 from inference.text_input import EmptyInput, clean_text, left_out_notice, suggest, visible
-from models.tokenizer import UNK, encode
+from models.tokenizer import UNK, encode, vocab_of
 
 # The inspect outputs a lean analysis keeps (``analyze(keep=...)``; a large model's, as the
 # server's operator models): what the views draw, less ``scores`` (one head's are computed
@@ -217,7 +217,7 @@ def probe_tokens(model: OnnxModel) -> list[int]:
     special = {UNK} | {
         a.content for a in model.tokenizer.get_added_tokens_decoder().values() if a.special
     }
-    vocab = model.tokenizer.get_vocab()
+    vocab = vocab_of(model.tokenizer)
     return head_stats.probe_word_ids(vocab, model.config.vocab_size, special)
 
 
@@ -247,7 +247,7 @@ def behavioural_probe(model: OnnxModel) -> dict | None:
     Raises:
         ModelRunError: if onnxruntime fails on the probe.
     """
-    words = behaviour.word_ids(model.tokenizer.get_vocab())
+    words = behaviour.word_ids(vocab_of(model.tokenizer))
     words = [i for i in words if i < model.config.vocab_size] or probe_tokens(model)
     period = min(behaviour.INDUCTION_PERIOD, model.config.context_length // 2, len(words))
     if period < 2:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from inference.runtime import OnnxModel
-from models.tokenizer import token_text
+from models.tokenizer import token_text, vocab_of
 
 
 def top_next_columns(probs: np.ndarray, vocab: list[str], k: int) -> dict[str, list]:
@@ -49,7 +49,7 @@ def _top_ids(probs: np.ndarray, k: int) -> np.ndarray:
 def id_to_token(model: OnnxModel) -> list[str]:
     """The text of every id (index = id; byte-level BPE tokens decoded, ``token_text``);
     an id no token maps to (a padded vocabulary's extra rows) as ``[id N]``."""
-    vocab = model.tokenizer.get_vocab()
+    vocab = vocab_of(model.tokenizer)
     out = [f"[id {i}]" for i in range(max(model.config.vocab_size, len(vocab)))]
     for token, i in vocab.items():
         out[i] = token_text(model.tokenizer, token)

@@ -18,7 +18,7 @@ import numpy as np
 from rapidfuzz import fuzz, process
 from tokenizers import Tokenizer
 
-from models.tokenizer import UNK, split_words
+from models.tokenizer import UNK, split_words, vocab_of
 
 
 class WordIndex:
@@ -45,7 +45,7 @@ class WordIndex:
     @classmethod
     def of(cls, tokenizer: Tokenizer) -> WordIndex:
         """The index of ``tokenizer``'s whole words (:func:`known_words`), ties by id."""
-        vocab = {t: i for t, i in tokenizer.get_vocab().items() if not t.startswith("##")}
+        vocab = {t: i for t, i in vocab_of(tokenizer).items() if not t.startswith("##")}
         vocab.pop(UNK, None)
         return cls(vocab.keys(), vocab.values())
 

@@ -27,12 +27,43 @@ import numpy as np
 
 from upload.limits import EXPORT_CACHE_BYTES
 
+CHUNK = 8192  # entries of a dict or list encoded by one json.dumps call (see _feed)
+
+
+def _feed(digest, obj) -> None:
+    """``obj`` (JSON data) into ``digest``, canonically (keys sorted, lengths and brackets
+    marked), a large dict or list ``CHUNK`` entries at a time: one ``json.dumps`` of a
+    262,144-word vocabulary holds the GIL for about a second, freezing every other
+    session of the server (issue #25); between chunks their threads run."""
+    if isinstance(obj, dict):
+        keys = sorted(obj, key=str)
+        digest.update(b"{%d" % len(keys))
+        if any(isinstance(obj[k], (dict, list, tuple)) for k in keys[:CHUNK]):
+            for k in keys:  # nested (a spec, a config): few keys
+                digest.update(json.dumps(str(k)).encode())
+                _feed(digest, obj[k])
+        else:  # flat (a vocabulary: token -> id)
+            for i in range(0, len(keys), CHUNK):
+                part = [[str(k), obj[k]] for k in keys[i : i + CHUNK]]
+                digest.update(json.dumps(part, ensure_ascii=True).encode())
+        digest.update(b"}")
+    elif isinstance(obj, (list, tuple)):
+        digest.update(b"[%d" % len(obj))
+        for i in range(0, len(obj), CHUNK):  # e.g. BPE merges: pairs of strings
+            digest.update(
+                json.dumps(obj[i : i + CHUNK], sort_keys=True, ensure_ascii=True).encode()
+            )
+        digest.update(b"]")
+    else:
+        digest.update(json.dumps(obj, ensure_ascii=True).encode())
+
 
 def export_key(config: dict, spec: dict, weights: dict[str, np.ndarray]) -> str:
-    """Hex SHA-256 of the data the exporter builds graphs from (weights in name order)."""
+    """Hex SHA-256 of the data the exporter builds graphs from (weights in name order).
+    The config and tokenizer spec are hashed in pieces (:func:`_feed`): the server's other
+    sessions run while a large vocabulary is hashed."""
     digest = hashlib.sha256()
-    head = {"config": config, "tokenizer": spec}
-    digest.update(json.dumps(head, sort_keys=True, ensure_ascii=True).encode())
+    _feed(digest, {"config": config, "tokenizer": spec})
     for key in sorted(weights):
         array = np.ascontiguousarray(weights[key])
         digest.update(json.dumps([key, array.dtype.str, list(array.shape)]).encode())

@@ -224,7 +224,7 @@ def _export_and_open(name: str, converted: Converted, report) -> OnnxModel:
     check_room(name, weights)  # a server too full to open it: refused before the export
     graphs = export(name, cfg, spec, weights, report)
     report(0.9, "opening the graphs…")
-    return open_shared(key, graphs, weights, name, info)
+    return open_shared(key, graphs, weights, name, info, spec)
 
 
 def _open_isolated(files: dict[str, bytes], what: str, report) -> IsolatedModel:

@@ -23,6 +23,7 @@ from inference.runtime import OnnxModel, load_graphs
 from models.card import ModelCard
 from upload.errors import UploadError
 from upload.limits import OPEN_UPLOADS_BYTES
+from upload.tokenizer_spec import build
 
 # How much an open graph costs beside its bytes: onnxruntime holds a model's weights
 # about 1.5 times (measured on GPT-2 small's size, ui/served.py).
@@ -48,11 +49,13 @@ def open_bytes() -> int:
 
 
 def open_shared(
-    key: str, graphs: dict[str, bytes], weights: dict, name: str, card: ModelCard
+    key: str, graphs: dict[str, bytes], weights: dict, name: str, card: ModelCard, spec=None
 ) -> OnnxModel:
     """A session's model of the graphs exported from the data hashed as ``key``: the
     shared :class:`Opened` when one is open, else newly opened (``weights``, float32 by our
-    parameter names, kept for the lessons). Its ``name`` is "upload: <name>".
+    parameter names, kept for the lessons; ``spec``, the checked tokenizer spec the graphs
+    were exported with, builds the tokenizer instead of the graphs' JSON copy of it). Its
+    ``name`` is "upload: <name>".
 
     Raises:
         UploadError: when opening it would take the uploads open in this server past
@@ -64,7 +67,10 @@ def open_shared(
             nbytes = int(SESSION_FACTOR * sum(map(len, graphs.values())))
             nbytes += sum(w.nbytes for w in weights.values())
             _refuse_past_budget(name, nbytes)
-            model = load_graphs(graphs["inspect"], graphs.get("fast"), graphs.get("step"), name)
+            tokenizer = None if spec is None else build(spec)
+            model = load_graphs(
+                graphs["inspect"], graphs.get("fast"), graphs.get("step"), name, tokenizer=tokenizer
+            )
             opened = _OPEN[key] = Opened(model, weights, nbytes)
     return _own(opened, name, card)
 

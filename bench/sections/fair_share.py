@@ -50,6 +50,7 @@ def fair_share(data: dict, results: dict) -> list[tuple]:
                 yes(abs(growth) <= RSS_MB),
             )
         )
+    out += [row for case in data.get("uploads", []) for row in _upload_rows(case)]
     if lc := data.get("long_context"):
         before, now = lc["unbounded"], lc["budget"]
         out.append(
@@ -81,6 +82,55 @@ def fair_share(data: dict, results: dict) -> list[tuple]:
             )
         )
     return out
+
+
+UPLOAD_CASES = {  # bench/fairshare_uploads.py's cases, as the rows name them
+    "huge vocabulary": "an upload with a 262,144-word vocabulary, then 30 unknown words",
+    "long context": "an upload with a context of 2,048, then 2,000 characters",
+    "slow graph": "an uploaded ONNX graph that runs for minutes at 6 tokens",
+    "ten uploads": "ten sessions uploading an ONNX graph at once (ten workers kept)",
+    "ten checkpoints": "ten sessions uploading ten checkpoints at once (ten exports)",
+}
+
+
+def _upload_rows(case: dict) -> list[tuple]:
+    """Rows of one upload case: the other session, a new session, the workers' memory,
+    what the attackers saw, the server's RSS."""
+    what = UPLOAD_CASES.get(case["case"], case["case"])
+    opened = case.get("open_during_s")
+    loaded = [a for a in case["attackers"] if a.get("model") == "upload"]
+    lines = sorted({line for a in case["attackers"] for line in a.get("sentence_said", [])})
+    seen = f"; it saw: {lines[0][:120]}" if len(lines) == 1 else ""
+    growth = case["rss_after_mb"] - case["rss_before_mb"]
+    budget = case.get("workers_budget_mb")
+    return [
+        (f"Another session's slowest rerun during {what}", *_other(case)),
+        (
+            f"A new session during {what}: first run finished",
+            f"<= {OPEN_S:g} s",
+            "did not open" if opened is None else f"{opened:.2f} s",
+            yes(opened is not None and opened <= OPEN_S),
+        ),
+        (
+            f"Upload workers' total RSS during {what} (peak)",
+            "within the workers' budget" + (f" ({budget:,} MB)" if budget else ""),
+            f"{case['workers_peak_mb']:,} MB in {case['workers_peak']} process(es)",
+            yes(budget is None or case["workers_peak_mb"] <= budget),
+        ),
+        (
+            f"Attackers loaded and answered, {what}",
+            "every one, errors in one line",
+            f"{len(loaded)} of {len(case['attackers'])} loaded, slowest "
+            f"{max((a.get('load_s', 0) for a in case['attackers']), default=0):.0f} s{seen}",
+            yes(len(loaded) == len(case["attackers"])),
+        ),
+        (
+            f"Server RSS after {what} (the attackers' models still in their sessions)",
+            "reported",
+            f"{growth:+,} MB ({case['rss_before_mb']:,} -> {case['rss_after_mb']:,} MB)",
+            "",
+        ),
+    ]
 
 
 def fair_share_notes(data: dict) -> list[str]:

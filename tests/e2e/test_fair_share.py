@@ -42,6 +42,7 @@ OPEN_LIMIT_S = 2.0
 # +110 MB, mostly the per-server caches of the attackers' new sentences (bounded by
 # bytes). 160 MB still catches a leak per rerun; the 100 MB target is open in #25.
 RSS_GROWTH_LIMIT = 160 * 2**20
+MODEL_FAILED = "This model failed on this input:"  # an accepted graph failing one sentence
 CASE_S = 8.0  # each attack lasts this long; B measures during it
 QUERY = {"model": "softmax", "view": "attention", "text": "the cat sat on the mat"}
 SENTENCES = ("the keys to the cabinet are on the table", "mary gave a drink to john")
@@ -144,11 +145,17 @@ def _scenario(url: str, pid: int) -> dict:
         return {"base": base, "cases": cases, "link_alerts": link, "open_after_s": after_open,
                 "rss_growth_mb": round((rss1 - rss0) / 2**20)}  # fmt: skip
 
+    return _in_thread(run)
+
+
+def _in_thread(run):
+    """``asyncio.run(run())`` in a thread of its own (a sync Playwright fixture may own
+    this thread's event loop); its result, or its exception raised here."""
     out: dict = {}
 
-    def thread() -> None:  # its own thread: a sync Playwright fixture may own this one's loop
+    def thread() -> None:
         try:
-            out.update(asyncio.run(run()))
+            out["result"] = asyncio.run(run())
         except BaseException as exc:  # noqa: BLE001 - re-raised in the test's thread
             out["error"] = exc
 
@@ -157,7 +164,7 @@ def _scenario(url: str, pid: int) -> dict:
     t.join()
     if "error" in out:
         raise out["error"]
-    return out
+    return out["result"]
 
 
 def test_no_session_takes_the_server_from_the_class(server):
@@ -192,3 +199,53 @@ def test_no_session_takes_the_server_from_the_class(server):
     assert not problems, (
         f"{problems}\nbaseline max {base_max:.2f} s; B's slowest per case {summary}"
     )
+
+
+def _upload_problems(case: dict, limit: float, budget_mb: int) -> list[str]:
+    """What is wrong with one upload case of :func:`bench.fairshare_uploads.upload_case`."""
+    name, out = case["case"], []
+    if case["max_ms"] is None or case["max_ms"] / 1e3 > limit:
+        out.append(f"{name}: B's slowest rerun {case['max_ms']} ms (limit {limit:.2f} s)")
+    if case["open_during_s"] is None or case["open_during_s"] > OPEN_LIMIT_S:
+        out.append(f"{name}: a new session opened in {case['open_during_s']} s")
+    if case["workers_peak_mb"] > budget_mb:
+        out.append(f"{name}: workers held {case['workers_peak_mb']} MB (budget {budget_mb} MB)")
+    for a in case["attackers"]:
+        if "error" in a or a["model"] != "upload":  # every one of these files is valid
+            out.append(f"{name}: the attacker's upload did not load: {a}")
+        elif a.get("sentence_exceptions"):
+            out.append(f"{name}: the attacker's sentence raised {a['sentence_exceptions']}")
+        elif name == "slow graph":
+            lines = [x for x in a["sentence_said"] if x.startswith(MODEL_FAILED)]
+            if len(lines) != 1 or "\n" in lines[0]:
+                out.append(f"slow graph: the attacker saw {a['sentence_said']}, not one line")
+    return out
+
+
+def test_uploads_leave_the_class_its_share(server, exported_dir):
+    """Issue #25's upload attacks (``bench/fairshare_uploads.py``: a 262,144-word
+    vocabulary, a context of 2,048 on 2,000 characters, a graph slow at 6 tokens, ten
+    uploads at once), each through Streamlit's own upload route while B times its reruns:
+    B's slowest within the limits, a new session open within 2 s, the upload workers'
+    memory within the server's budget, every attacker's model loaded and its sentence
+    answered (the slow graph's in one line), the server alive after."""
+    from bench.fairshare_uploads import CASES, case_files, upload_case
+    from upload.limits import WORKERS_MEMORY_BYTES
+
+    inspect = (exported_dir / "softmax.inspect.onnx").read_bytes()
+    files = {name: case_files(name, inspect) for name in CASES}
+
+    async def run() -> list[dict]:
+        await _student_b(_ws(server.url), 1.0)  # warm: the server's first runs
+        return [await upload_case(server, name, files[name], 3.0) for name in CASES]
+
+    got = {"cases": _in_thread(run)}
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    (SCREENSHOTS / "fair_share_uploads.json").write_text(json.dumps(got, indent=1))
+    problems = []
+    for case in got["cases"]:
+        limit = min(ANSWER_LIMIT_S, RATIO * max(case["base_max_ms"] / 1e3, BASE_FLOOR_S))
+        problems += _upload_problems(case, limit, WORKERS_MEMORY_BYTES // 2**20)
+    if not psutil.pid_exists(server.pid):
+        problems.append("the server died")
+    assert not problems, f"{problems}\n{json.dumps(got['cases'], indent=1)[:6000]}"

@@ -130,3 +130,14 @@ def test_byte_level_tokens_read_as_the_text_they_stand_for():
     assert byte_level_text("Ã©") == "é"  # two bytes, one character
     assert byte_level_text("Ã") == "\\xc3"  # half a character: its byte, escaped
     assert byte_level_text("<|endoftext|>") == "<|endoftext|>"
+
+
+def test_vocab_of_reads_a_tokenizers_vocabulary_once():
+    """``vocab_of``: the tokenizer's own vocabulary, read once and kept per tokenizer (a
+    262,144-word vocabulary's ``get_vocab()`` holds the GIL 0.36 s); another tokenizer's
+    is its own."""
+    from models.tokenizer import build_tokenizer, vocab_of
+
+    one, two = build_tokenizer(["the cat sat"]), build_tokenizer(["a dog ran"])
+    assert vocab_of(one) == one.get_vocab() and vocab_of(one) is vocab_of(one)
+    assert vocab_of(two) == two.get_vocab() and vocab_of(two) != vocab_of(one)

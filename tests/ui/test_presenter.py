@@ -143,3 +143,16 @@ def test_generated_tokens_are_a_table_with_their_percentages_when_presenting():
     assert {"token", "p"} <= set(rows.value.columns) and len(rows.value) == 10
     shown = pa.ipc.open_stream(rows.proto.arrow_data.styler.display_values).read_all()
     assert all(text.endswith("%") for text in shown.to_pandas()["p"])
+
+
+def test_the_forgetting_lesson_presenting_folds_its_words_under_one_notes(presenting):
+    """Presenting "Why linear attention forgets": its introduction and the answers' caption
+    fold under one "Notes" below the answers (two in a row once), none left in place."""
+    from ui.lessons.forgetting import INTRO
+
+    at = open_page("forgetting", presenting)
+    assert not at.exception, [e.value for e in at.exception]
+    (notes,) = [e for e in at.expander if e.label == "Notes"]
+    assert [m.value for m in notes.markdown][:1] == [INTRO]
+    assert "The right answer" in notes.caption[0].value
+    assert INTRO not in [m.value for m in at.main.markdown if m not in notes.markdown]

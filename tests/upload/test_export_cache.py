@@ -43,6 +43,25 @@ def test_the_key_is_the_data_and_nothing_else():
     assert len({key, *others}) == 6
 
 
+def test_a_large_vocabulary_is_keyed_by_every_entry_in_any_order():
+    """A vocabulary larger than one chunk of the hash (``export_cache.CHUNK``): the same
+    entries in another order give the same key; one id, one token, one entry more or
+    one merge changed give another."""
+    words = {f"w{i}": i for i in range(20_000)}  # over two chunks
+    spec = {"kind": "wordpiece", "vocab": words, "merges": [["a", "b"]] * 10_000}
+    key = export_key(CONFIG, spec, _weights())
+    shuffled = dict(reversed(list(words.items())))
+    assert export_key(CONFIG, {**spec, "vocab": shuffled}, _weights()) == key
+    last = {**words, "w19999": 0}
+    renamed = {("x" if t == "w12345" else t): i for t, i in words.items()}
+    longer = {**words, "extra": 20_000}
+    merges = [["a", "b"]] * 9_999 + [["a", "c"]]
+    others = {
+        export_key(CONFIG, {**spec, "vocab": v}, _weights()) for v in (last, renamed, longer)
+    } | {export_key(CONFIG, {**spec, "merges": merges}, _weights())}
+    assert key not in others and len(others) == 4
+
+
 def test_least_recently_used_graphs_leave_first_and_big_ones_are_not_kept():
     cache = ExportCache(capacity=100)
     cache.put("a", {"inspect": b"x" * 40})

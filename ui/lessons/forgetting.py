@@ -43,8 +43,9 @@ def _card_recall(kind: str) -> dict | None:
     return ((card.probes if card else None) or {}).get("recall_accuracy")
 
 
-def _probe(n: int, example: int) -> None:
-    """One recall example of ``n`` pairs through the three shipped models, live."""
+def _probe(n: int, example: int, intro: str | None = None) -> None:
+    """One recall example of ``n`` pairs through the three shipped models, live; ``intro``
+    (when presenting) goes first into the same "Notes" as the answers' caption."""
     models = {k: loaders.shipped_model(k) for k in loaders.SHIPPED_KINDS}
     first = next(iter(models.values()))
     vocab = first.tokenizer.get_vocab()
@@ -72,6 +73,8 @@ def _probe(n: int, example: int) -> None:
     with figure:
         plot(fig, key="forget_answers")
     with presenter.notes():
+        if intro:
+            st.markdown(intro)
         st.caption(
             f"The right answer is **{plain(name_of[values[answer]])}**. Probabilities among "
             "the n values of the sequence (a softmax over the model's logits of those n "
@@ -89,10 +92,7 @@ def page() -> None:
     c1, c2 = st.columns(2)
     n = int(c1.slider("Pairs n", 1, MAX_PAIRS, DEFAULT_PAIRS, key="recall_pairs", **BOUND))
     example = int(c2.number_input("Example", 1, 999, 1, key="recall_example", **BOUND))
-    _probe(n, example)
-    if presenter.is_on():  # the teacher says it: under the figure, folded
-        with presenter.notes():
-            st.markdown(INTRO)
+    _probe(n, example, INTRO if presenter.is_on() else None)  # presenting: folded in Notes
     check_yourself(
         "Before you move the slider: which model do you expect to fail first as n grows, and why?",
         "The linear model: its state sums every pair's kvᵀ, so the key's own value comes "
