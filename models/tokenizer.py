@@ -166,21 +166,31 @@ def token_text(tokenizer: Tokenizer, token: str) -> str:
     return byte_level_text(token) if tokenizer_kind(tokenizer) == "bpe" else token
 
 
-_VOCABS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # tokenizer -> its vocab
-_VOCABS_LOCK = threading.Lock()
+class PerTokenizer:
+    """What ``build(tokenizer)`` returns, built on first use and kept while the tokenizer
+    lives (a shipped model's for the server's life; an upload's until its session drops
+    it). Thread-safe; the build runs outside the lock, so one vocabulary's build never
+    makes a look-up of another wait."""
+
+    def __init__(self, build):
+        self._build = build
+        self._kept: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def __call__(self, tokenizer: Tokenizer):
+        with self._lock:
+            value = self._kept.get(tokenizer)
+        if value is None:
+            value = self._build(tokenizer)
+            with self._lock:
+                value = self._kept.setdefault(tokenizer, value)
+        return value
 
 
-def vocab_of(tokenizer: Tokenizer) -> dict[str, int]:
-    """``tokenizer.get_vocab()`` (token -> id), read once per tokenizer and kept while it
-    lives: for a 262,144-word vocabulary each call holds the GIL 0.36 s, and the views
-    of one rerun asked for it several times (issue #25). Shared: do not modify it."""
-    with _VOCABS_LOCK:
-        vocab = _VOCABS.get(tokenizer)
-    if vocab is None:
-        vocab = tokenizer.get_vocab()
-        with _VOCABS_LOCK:
-            vocab = _VOCABS.setdefault(tokenizer, vocab)
-    return vocab
+vocab_of = PerTokenizer(Tokenizer.get_vocab)
+vocab_of.__doc__ = """``tokenizer.get_vocab()`` (token -> id), read once per tokenizer: for a
+262,144-word vocabulary each call holds the GIL 0.36 s, and the views of one rerun asked
+for it several times (issue #25). Shared: do not modify it."""
 
 
 def load_tokenizer(text: str) -> Tokenizer:

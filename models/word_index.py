@@ -9,8 +9,6 @@ and nothing per sentence beyond the words shown.
 
 from __future__ import annotations
 
-import threading
-import weakref
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 
@@ -18,7 +16,7 @@ import numpy as np
 from rapidfuzz import fuzz, process
 from tokenizers import Tokenizer
 
-from models.tokenizer import UNK, split_words, vocab_of
+from models.tokenizer import UNK, PerTokenizer, split_words, vocab_of
 
 
 class WordIndex:
@@ -67,21 +65,10 @@ class WordIndex:
         return [self.words[lo + i] for i in best]
 
 
-_INDEXES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # tokenizer -> WordIndex
-_INDEXES_LOCK = threading.Lock()
-
-
-def word_index(tokenizer: Tokenizer) -> WordIndex:
-    """``tokenizer``'s :class:`WordIndex`, built on first use and kept while the tokenizer
-    lives (a shipped model's for the server's life; an upload's until its session drops it).
-    Building reads and orders the vocabulary, once: 262,144 words take about 1 s."""
-    with _INDEXES_LOCK:
-        index = _INDEXES.get(tokenizer)
-    if index is None:
-        index = WordIndex.of(tokenizer)  # outside the lock: another vocabulary's wait not
-        with _INDEXES_LOCK:
-            index = _INDEXES.setdefault(tokenizer, index)
-    return index
+word_index = PerTokenizer(WordIndex.of)
+word_index.__doc__ = """``tokenizer``'s :class:`WordIndex`, built on first use and kept while
+the tokenizer lives (:class:`models.tokenizer.PerTokenizer`). Building reads and orders the
+vocabulary, once: 262,144 words take about 1 s."""
 
 
 def closest_words(tokenizer: Tokenizer, word: str, n: int = 3) -> list[str]:

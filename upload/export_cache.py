@@ -45,7 +45,7 @@ def _feed(digest, obj) -> None:
         else:  # flat (a vocabulary: token -> id)
             for i in range(0, len(keys), CHUNK):
                 part = [[str(k), obj[k]] for k in keys[i : i + CHUNK]]
-                digest.update(json.dumps(part, ensure_ascii=True).encode())
+                digest.update(json.dumps(part, sort_keys=True, ensure_ascii=True).encode())
         digest.update(b"}")
     elif isinstance(obj, (list, tuple)):
         digest.update(b"[%d" % len(obj))

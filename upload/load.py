@@ -167,8 +167,11 @@ def _server_worker(what: str, report, **limits) -> Worker:
     return Worker(what, budget=SERVER, on_wait=on_wait, **limits)
 
 
-def export(name: str, cfg: ModelConfig, spec: dict, weights: dict, report=None) -> dict[str, bytes]:
+def export(
+    name: str, cfg: ModelConfig, spec: dict, weights: dict, report=None, key: str | None = None
+) -> dict[str, bytes]:
     """Our exporter, in a fresh worker given only checked data: role -> ONNX bytes.
+    ``key``: the data's ``export_key``, when the caller has it (computed otherwise).
 
     The server itself never imports torch: neither its memory (about 250 MB) nor its GIL
     (seconds of tracing) is spent on a student's upload. The same data exported before
@@ -181,7 +184,7 @@ def export(name: str, cfg: ModelConfig, spec: dict, weights: dict, report=None) 
     def expect(reply: dict):
         return lambda role, shape: role in GRAPH_ROLES and len(shape) == 1
 
-    key = export_key(cfg.to_dict(), spec, weights)
+    key = key or export_key(cfg.to_dict(), spec, weights)
     cached = EXPORTS.get(key)
     if cached is not None:
         return dict(cached)
@@ -222,7 +225,7 @@ def _export_and_open(name: str, converted: Converted, report) -> OnnxModel:
     if (model := shared(key, name, info)) is not None:
         return model
     check_room(name, weights)  # a server too full to open it: refused before the export
-    graphs = export(name, cfg, spec, weights, report)
+    graphs = export(name, cfg, spec, weights, report, key)
     report(0.9, "opening the graphs…")
     return open_shared(key, graphs, weights, name, info, spec)
 
