@@ -130,3 +130,4 @@ finally:
     # selection, and its analysis with it, stayed alive (a served GPT-2 at T = 1,024:
     # a gigabyte per sentence).
     selection = None
+server_start.after_first_run()

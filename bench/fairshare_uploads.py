@@ -53,6 +53,8 @@ UPLOADER = ("Checkpoint files", "upload_files")
 LOAD = ("Load uploaded model", "upload_go")
 TEXT = ("text", "Type a sentence")
 UPLOAD_TIMEOUT_S = 900.0  # one attacker's load: its worker may wait for CPU at SCHED_IDLE
+RSS_WITHIN_MB = 100.0  # issue #25: the server's RSS after an attack, within this of before
+SETTLE_S = 60.0  # the session TTL (30 s) and two sweeps (10 s), with room
 CASES = ("huge vocabulary", "long context", "slow graph", "ten uploads")  # the test's
 BENCH_CASES = (*CASES, "ten checkpoints")
 
@@ -145,12 +147,31 @@ async def _sample_workers(server: Server, stop: asyncio.Event, peak: dict) -> No
         await asyncio.sleep(0.2)
 
 
+async def settled_rss(server: Server, before_mb: float, timeout_s: float) -> tuple[int, float]:
+    """The server's RSS (MB) once it is back within ``RSS_WITHIN_MB`` of ``before_mb``, or
+    after ``timeout_s``; and the seconds that took. The server drops a closed tab's session
+    ``disconnectedSessionTTL`` after it closed (.streamlit/config.toml: 30 s), then hands
+    its memory back at its next sweep (``ui.server_start.REAP_EVERY_S``)."""
+    start = time.perf_counter()
+    while (rss := server.rss_mb()) > before_mb + RSS_WITHIN_MB:
+        if time.perf_counter() - start > timeout_s:
+            break
+        await asyncio.sleep(1.0)
+    return round(rss), round(time.perf_counter() - start, 1)
+
+
 async def upload_case(
-    server: Server, name: str, files: list[dict[str, bytes]], base_s: float = 6.0
+    server: Server,
+    name: str,
+    files: list[dict[str, bytes]],
+    base_s: float = 6.0,
+    settle_s: float = 0.0,
 ) -> dict:
     """Baseline (``base_s`` seconds), then the attackers of case ``name`` (one per entry of
     ``files``) with the other student measuring until the last attacker is done, and a
-    new session opened meanwhile."""
+    new session opened meanwhile; then, with ``settle_s``, the server's RSS once the
+    attackers' closed sessions were dropped (:func:`settled_rss`, waiting at most that
+    long)."""
     rss0 = server.rss_mb()
     base = await student(server, base_s)
     stop, peak = asyncio.Event(), {}
@@ -163,6 +184,8 @@ async def upload_case(
     during = await other
     stop.set()
     await sampler
+    rss_after = round(server.rss_mb())
+    settled = await settled_rss(server, rss0, settle_s) if settle_s else (None, None)
     return {
         "case": name,
         "attackers": [a if isinstance(a, dict) else {"error": repr(a)} for a in attackers],
@@ -174,7 +197,9 @@ async def upload_case(
         "workers_peak": peak.get("workers", 0),
         "workers_budget_mb": WORKERS_MEMORY_BYTES // 2**20,
         "rss_before_mb": round(rss0),
-        "rss_after_mb": round(server.rss_mb()),
+        "rss_after_mb": rss_after,
+        "rss_settled_mb": settled[0],
+        "settled_s": settled[1],
     }
 
 
@@ -192,7 +217,7 @@ def fair_share(quick: bool = False) -> dict:
         out["paragraph_1"] = asyncio.run(paragraph_case(server, 1, seconds))
         out["paragraph_3"] = asyncio.run(paragraph_case(server, 3, seconds))
         out["uploads"] = [
-            asyncio.run(upload_case(server, name, case_files(name, inspect)))
+            asyncio.run(upload_case(server, name, case_files(name, inspect), settle_s=SETTLE_S))
             for name in BENCH_CASES
         ]
     out["long_context"] = in_process(LONG_CONTEXT)

@@ -186,6 +186,12 @@ class PerTokenizer:
                 value = self._kept.setdefault(tokenizer, value)
         return value
 
+    def keep(self, tokenizer: Tokenizer, value) -> None:
+        """Use ``value`` as ``build(tokenizer)`` (a caller that already holds it: the
+        vocabulary an uploaded tokenizer was built from, ``upload.tokenizer_spec.build``)."""
+        with self._lock:
+            self._kept[tokenizer] = value
+
 
 vocab_of = PerTokenizer(Tokenizer.get_vocab)
 vocab_of.__doc__ = """``tokenizer.get_vocab()`` (token -> id), read once per tokenizer: for a

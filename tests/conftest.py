@@ -112,15 +112,19 @@ def hf_exports(tmp_path_factory):
     return model, {how.label: folder / how.label / "model.onnx" for how in SIX}
 
 
+SESSION_TTL_S = 5  # seconds a test server keeps a closed tab's session
+
+
 @pytest.fixture(scope="session")
 def server():
     """The app on the shipped models, shared by every test of this process that needs a
     real server and does not test isolation (``deploy/launch.py``: ``url``, ``pid``,
-    ``ws_url``, ``log()``). Under ``make test`` the browser and live-bench tests run on
+    ``ws_url``, ``log()``); a closed tab's session is dropped ``SESSION_TTL_S`` after it
+    closed (served: 30 s, .streamlit/config.toml), so a test sees its memory come back. Under ``make test`` the browser and live-bench tests run on
     one xdist worker (group ``browser``), so one server serves them all."""
     from deploy.launch import serve
 
-    with serve() as running:
+    with serve(env={"STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL": str(SESSION_TTL_S)}) as running:
         yield running
 
 

@@ -3,7 +3,8 @@
 A class often uploads the same checkpoint: the teacher shares one file and thirty
 students load it. The export (torch import and tracing in a worker: about 15 s of CPU
 on a 2-core machine) depends only on the checked data the server hands the exporter,
-so identical data gets the identical graphs from here instead of a new export.
+so identical data gets the identical graphs from here instead of a new export. They
+are kept in a temporary folder, not in the server's memory.
 
 The key is a SHA-256 of that data (the checked config, the tokenizer spec, and every
 weight's name, dtype, shape and bytes; the file's name only appears in the exporter's
@@ -18,14 +19,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
+import tempfile
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 
 from upload.limits import EXPORT_CACHE_BYTES
+from upload.tempdirs import EXPORTS_PREFIX
 
 CHUNK = 8192  # entries of a dict or list encoded by one json.dumps call (see _feed)
 
@@ -72,7 +79,14 @@ def export_key(config: dict, spec: dict, weights: dict[str, np.ndarray]) -> str:
 
 
 class ExportCache:
-    """Thread-safe LRU of role -> ONNX bytes, bounded by total bytes.
+    """Thread-safe LRU of role -> ONNX bytes, bounded by total bytes, kept on disk.
+
+    The graphs lie in a folder of their own (one file per graph), not in the server's
+    memory: a class's uploads would otherwise keep up to ``capacity`` of the server's
+    resident memory after the students left (issue #25). A read is the page cache's.
+    The folder is made on the first :meth:`put` (``TEMP_PREFIX`` + "exports-" + this
+    process's id: :func:`upload.tempdirs.remove_stale_workdirs` removes it once the
+    process is gone) and removed when the cache is.
 
     Args:
         capacity: bytes of graphs kept at most.
@@ -80,7 +94,8 @@ class ExportCache:
 
     def __init__(self, capacity: int = EXPORT_CACHE_BYTES):
         self.capacity = capacity
-        self._graphs: OrderedDict[str, dict[str, bytes]] = OrderedDict()
+        self._sizes: OrderedDict[str, dict[str, int]] = OrderedDict()  # key -> role -> bytes
+        self._folder: Path | None = None
         self._lock = threading.Lock()
         self._busy: dict[str, list] = {}  # key -> [lock held while it exports, users]
         self.hits = self.misses = 0
@@ -89,18 +104,31 @@ class ExportCache:
     def size(self) -> int:
         """Bytes of graphs held now."""
         with self._lock:
-            return sum(_bytes(g) for g in self._graphs.values())
+            return sum(sum(s.values()) for s in self._sizes.values())
 
     def get(self, key: str) -> dict[str, bytes] | None:
-        """The graphs stored under ``key`` (now the most recently used), or None."""
+        """The graphs stored under ``key`` (now the most recently used), or None (also
+        when their files were removed meanwhile)."""
         with self._lock:
-            graphs = self._graphs.get(key)
+            sizes = self._sizes.get(key)
+            if sizes is not None:
+                self._sizes.move_to_end(key)
+        graphs = None if sizes is None else self._read(key, sizes)
+        with self._lock:
             if graphs is None:
                 self.misses += 1
-                return None
-            self._graphs.move_to_end(key)
-            self.hits += 1
-            return graphs
+                if sizes is not None and self._sizes.get(key) is sizes:
+                    del self._sizes[key]
+            else:
+                self.hits += 1
+        return graphs
+
+    def _read(self, key: str, sizes: dict[str, int]) -> dict[str, bytes] | None:
+        try:
+            graphs = {role: (self._folder / key / role).read_bytes() for role in sizes}
+        except OSError:
+            return None
+        return graphs if {r: len(b) for r, b in graphs.items()} == sizes else None
 
     @contextmanager
     def exporting(self, key: str, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
@@ -126,14 +154,34 @@ class ExportCache:
                     self._busy.pop(key, None)
 
     def put(self, key: str, graphs: dict[str, bytes]) -> None:
-        """Keep ``graphs`` under ``key``, dropping the least recently used to fit."""
-        if _bytes(graphs) > self.capacity // 2:
+        """Keep ``graphs`` under ``key``, dropping the least recently used to fit. Not
+        kept (nothing raised) when they are over half the capacity or cannot be written."""
+        if _bytes(graphs) > self.capacity // 2 or not all(r.isidentifier() for r in graphs):
+            return
+        try:
+            folder = self._make_folder()
+            part = Path(tempfile.mkdtemp(dir=folder, prefix=".part-"))
+            for role, graph in graphs.items():
+                (part / role).write_bytes(graph)
+            shutil.rmtree(folder / key, ignore_errors=True)
+            part.rename(folder / key)
+        except OSError:
             return
         with self._lock:
-            self._graphs[key] = graphs
-            self._graphs.move_to_end(key)
-            while sum(_bytes(g) for g in self._graphs.values()) > self.capacity:
-                self._graphs.popitem(last=False)
+            self._sizes[key] = {role: len(graph) for role, graph in graphs.items()}
+            self._sizes.move_to_end(key)
+            dropped = []
+            while sum(sum(s.values()) for s in self._sizes.values()) > self.capacity:
+                dropped.append(self._sizes.popitem(last=False)[0])
+        for old in dropped:
+            shutil.rmtree(folder / old, ignore_errors=True)
+
+    def _make_folder(self) -> Path:
+        with self._lock:
+            if self._folder is None:
+                self._folder = Path(tempfile.mkdtemp(prefix=f"{EXPORTS_PREFIX}{os.getpid()}-"))
+                weakref.finalize(self, shutil.rmtree, self._folder, True)
+            return self._folder
 
 
 def _bytes(graphs: dict[str, bytes]) -> int:

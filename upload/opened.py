@@ -40,6 +40,10 @@ class Opened:
 
 _OPEN: weakref.WeakValueDictionary[str, Opened] = weakref.WeakValueDictionary()
 _LOCK = threading.Lock()
+# Set when a shared model was freed: the server then hands the freed heap back to the
+# system (ui.server_start's sweep, inference.memory.release_freed); glibc otherwise kept
+# a 262,144-word upload's 400 MB resident after its students had left (issue #25).
+FREED = threading.Event()
 
 
 def open_bytes() -> int:
@@ -72,6 +76,7 @@ def open_shared(
                 graphs["inspect"], graphs.get("fast"), graphs.get("step"), name, tokenizer=tokenizer
             )
             opened = _OPEN[key] = Opened(model, weights, nbytes)
+            weakref.finalize(opened, FREED.set)
     return _own(opened, name, card)
 
 

@@ -124,13 +124,20 @@ def _upload_rows(case: dict) -> list[tuple]:
             f"{max((a.get('load_s', 0) for a in case['attackers']), default=0):.0f} s{seen}",
             yes(len(loaded) == len(case["attackers"])),
         ),
-        (
-            f"Server RSS after {what} (the attackers' models still in their sessions)",
-            "reported",
-            f"{growth:+,} MB ({case['rss_before_mb']:,} -> {case['rss_after_mb']:,} MB)",
-            "",
-        ),
+        _settled_row(case, what, growth),
     ]
+
+
+def _settled_row(case: dict, what: str, growth: int) -> tuple:
+    """The server's RSS once the attackers' closed sessions were dropped."""
+    settled = case["rss_settled_mb"] - case["rss_before_mb"]
+    return (
+        f"Server RSS after {what}, once the attackers closed their tabs",
+        f"within {RSS_MB:.0f} MB of before",
+        f"{settled:+,} MB after {case['settled_s']:.0f} s ({case['rss_before_mb']:,} -> "
+        f"{case['rss_settled_mb']:,} MB; {growth:+,} MB while their sessions were kept)",
+        yes(abs(settled) <= RSS_MB),
+    )
 
 
 def fair_share_notes(data: dict) -> list[str]:

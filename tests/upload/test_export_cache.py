@@ -4,6 +4,7 @@ export; any change of the data is a new export; the cache stays within its bytes
 from __future__ import annotations
 
 import gc
+import os
 import weakref
 
 import numpy as np
@@ -14,6 +15,7 @@ from upload import opened
 from upload.errors import UploadError
 from upload.export_cache import EXPORTS, ExportCache, export_key
 from upload.load import load_upload
+from upload.tempdirs import EXPORTS_PREFIX
 
 CONFIG = {"d_model": 8, "n_layer": 1}
 SPEC = {"kind": "char", "vocab": ["a", "b"]}
@@ -73,6 +75,26 @@ def test_least_recently_used_graphs_leave_first_and_big_ones_are_not_kept():
     cache.put("d", {"inspect": b"x" * 30, "fast": b"x" * 30})  # over half the capacity
     assert cache.get("d") is None and cache.size == 80
     assert (cache.hits, cache.misses) == (3, 2)
+
+
+def test_graphs_are_kept_on_disk_and_a_lost_file_is_a_miss(tmp_path, monkeypatch):
+    """The graphs lie in the cache's own folder (not in the server's memory, issue #25),
+    named by this process; a file removed meanwhile gives None, never other bytes; the
+    folder goes with the cache."""
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    cache = ExportCache(capacity=1000)
+    cache.put("k1", {"inspect": b"i" * 10, "fast": b"f" * 20})
+    (folder,) = tmp_path.glob(f"{EXPORTS_PREFIX}{os.getpid()}-*")
+    assert (folder / "k1" / "fast").read_bytes() == b"f" * 20
+    assert cache.get("k1") == {"inspect": b"i" * 10, "fast": b"f" * 20}
+    (folder / "k1" / "fast").write_bytes(b"other")  # changed under the cache
+    assert cache.get("k1") is None and cache.size == 0
+    cache.put("k2", {"inspect": b"x"})
+    (folder / "k2" / "inspect").unlink()
+    assert cache.get("k2") is None
+    del cache
+    gc.collect()
+    assert not folder.exists()
 
 
 def test_a_second_upload_of_the_same_weights_is_not_exported_again(tmp_path, monkeypatch):

@@ -7,10 +7,11 @@ import json
 
 import pytest
 
+from models.tokenizer import UNK, vocab_of
 from tests.helpers.gpt2_tokenizer import gpt2_style_tokenizer
 from upload.errors import UploadError
 from upload.token_rows import check_rows, padding_rows, vocab_note
-from upload.tokenizer_spec import check_spec, spec_from_json
+from upload.tokenizer_spec import build, check_spec, spec_from_json
 
 
 def refused(match: str):
@@ -23,6 +24,27 @@ def test_a_gpt2_style_tokenizer_json_gives_a_bpe_spec():
     assert spec["special"] == ["<|endoftext|>"] and spec["add_prefix_space"] is False
     assert all(isinstance(m, list) and len(m) == 2 for m in spec["merges"])
     assert check_spec(spec, 300, "tokenizer.json") is spec
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"kind": "char", "stoi": {"\n": 0, " ": 1, "a": 2, "é": 3}},
+        {
+            "kind": "wordpiece",
+            "vocab": {UNK: 0, "a": 1, "##b": 2, "cat": 7},
+            "max_input_chars_per_word": 64,
+        },
+        "bpe",
+    ],
+)
+def test_a_built_tokenizer_s_vocabulary_is_its_spec_s_and_the_library_s(spec):
+    if spec == "bpe":
+        spec = spec_from_json(gpt2_style_tokenizer(), "tokenizer.json")
+    tokenizer = build(spec)
+    vocab = spec["stoi"] if spec["kind"] == "char" else spec["vocab"]
+    assert vocab_of(tokenizer) is vocab  # not read back from the library (issue #25)
+    assert vocab_of(tokenizer) == tokenizer.get_vocab()
 
 
 @pytest.mark.parametrize(

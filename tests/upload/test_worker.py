@@ -31,7 +31,7 @@ from upload import protocol
 from upload.errors import UploadError, WorkerError
 from upload.limits import MAX_UPLOAD_BYTES, UPLOAD_MEGABYTES
 from upload.load import load_upload
-from upload.tempdirs import TEMP_PREFIX, remove_stale_workdirs
+from upload.tempdirs import EXPORTS_PREFIX, TEMP_PREFIX, remove_stale_workdirs
 from upload.tokenizer_spec import spec_from_json
 
 CONTEXT = 16
@@ -190,6 +190,19 @@ def test_stale_upload_folders_are_removed_and_fresh_ones_kept(tmp_path, monkeypa
     os.utime(stale, (old, old))
     assert remove_stale_workdirs(600) == 1
     assert not stale.exists() and fresh.exists()
+
+
+def test_an_export_cache_folder_is_removed_once_its_server_is_gone(tmp_path, monkeypatch):
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    gone = tmp_path / f"{EXPORTS_PREFIX}{ended.pid}-abc"
+    alive = tmp_path / f"{EXPORTS_PREFIX}{os.getpid()}-def"
+    odd = tmp_path / f"{EXPORTS_PREFIX}²-ghi"  # not a process id: removed, never int()'d
+    for folder in (gone, alive, odd):
+        (folder / "k").mkdir(parents=True)
+    assert remove_stale_workdirs(600) == 2
+    assert alive.exists() and not gone.exists() and not odd.exists()
 
 
 def test_one_upload_limit_for_the_browser_and_the_code():
