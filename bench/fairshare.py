@@ -89,10 +89,11 @@ async def _flood(server: Server, rate: float, seconds: float) -> int:
         return sent, getattr(s, "toasts", [])
 
 
-async def flood_case(server: Server, rate: float, seconds: float) -> dict:
-    """Baseline, then the flood with the other student measuring and a new session."""
+async def flood_case(server: Server, rate: float, seconds: float, base_s: float = 6.0) -> dict:
+    """Baseline (``base_s`` seconds), then the flood with the other student measuring and
+    a new session."""
     rss0 = server.rss_mb()
-    base = await student(server, 6)
+    base = await student(server, base_s)
     flood = asyncio.create_task(_flood(server, rate, seconds))
     await asyncio.sleep(1)
     other = asyncio.create_task(student(server, seconds - 3))
@@ -131,10 +132,11 @@ async def _typist(server: Server, seconds: float, seed: int) -> int:
     return answered
 
 
-async def paragraph_case(server: Server, typists: int, seconds: float) -> dict:
-    """Baseline, then ``typists`` sessions typing paragraphs of unknown words."""
+async def paragraph_case(server: Server, typists: int, seconds: float, base_s: float = 6.0) -> dict:
+    """Baseline (``base_s`` seconds), then ``typists`` sessions typing paragraphs of
+    unknown words."""
     rss0 = server.rss_mb()
-    base = await student(server, 6)
+    base = await student(server, base_s)
     attack = [asyncio.create_task(_typist(server, seconds, i)) for i in range(typists)]
     await asyncio.sleep(1)
     other = asyncio.create_task(student(server, seconds - 3))

@@ -2,9 +2,10 @@
 
 One real ``streamlit run`` server (the session ``server`` fixture). Every session is a
 websocket client speaking Streamlit's own protocol (``bench/stclient.py``: what a browser
-sends and reads, without drawing it): student B alternately picks another head and types
-a new sentence, and times each rerun (message sent -> script finished); first alone (its
-baseline), then while the attack of each case runs:
+sends and reads, without drawing it). The attacks are the bench's own
+(``bench/fairshare.py``, ``bench/fairshare_uploads.py``): student B alternately picks
+another head and types a new sentence, and times each rerun (message sent -> script
+finished); alone just before each case (its baseline), then while its attack runs:
 
 * ``paragraph x1`` / ``paragraph x3``: one or three sessions typing paragraphs of 2,000
   characters of made-up words, one after the other;
@@ -14,9 +15,10 @@ baseline), then while the attack of each case runs:
 
 Asserted per case: B's slowest rerun is at most ANSWER_LIMIT_S and at most RATIO times its
 own baseline's slowest (floored at BASE_FLOOR_S: a quiet machine's 0.1 s would make the
-ratio a lottery); a session opened during the flood finishes its first run within
+ratio a lottery); a session opened during each attack finishes its first run within
 OPEN_LIMIT_S; the attacker sees what it should (the long link: one line saying it was
-cut); at the end the server is alive and its RSS grew by less than RSS_GROWTH_LIMIT.
+cut); at the end the server is alive and, once the attackers' closed sessions were
+dropped, its RSS grew by less than RSS_GROWTH_LIMIT.
 Measured numbers go to ``SCREENSHOTS/fair_share.json``.
 """
 
@@ -24,9 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 import threading
-import time
 
 import psutil
 
@@ -49,106 +49,39 @@ MODEL_FAILED = "This model failed on this input:"  # an accepted graph failing o
 # against a 0.16 s baseline on the quiet machine (was 2.2 s, then 0.5-0.97 s). Open in #25.
 RATIO_OPEN = {"huge vocabulary"}
 CASE_S = 8.0  # each attack lasts this long; B measures during it
+BASE_S = 3.0  # B's baseline, alone, just before each attack
 QUERY = {"model": "softmax", "view": "attention", "text": "the cat sat on the mat"}
-SENTENCES = ("the keys to the cabinet are on the table", "mary gave a drink to john")
 
 
-def _ws(url: str) -> str:
-    return url.replace("http://", "ws://", 1) + "/_stcore/stream"
-
-
-def _paragraph(rng: random.Random, chars: int = 2000) -> str:
-    words = ["".join(rng.choice("qxzjvkwy") for _ in range(4)) for _ in range(chars // 5 + 1)]
-    return " ".join(words)[:chars]
-
-
-async def _student_b(ws: str, seconds: float) -> list[float | None]:
-    """B's reruns (seconds; None: none within 60 s) for ``seconds``."""
-    out: list[float | None] = []
-    try:
-        async with Session(ws, dict(QUERY), timeout_s=60) as s:
-            await s.open()
-            i, end = 0, time.monotonic() + seconds
-            while time.monotonic() < end:
-                if i % 2:
-                    run = await s.set(("text", "Type a sentence"), f"{SENTENCES[i // 2 % 2]} {i}")
-                else:
-                    run = await s.set(("Head", "head"), str((i // 2) % 4))
-                out.append(run.ms / 1e3)
-                i += 1
-                await asyncio.sleep(0.2)
-    except (TimeoutError, ConnectionError, OSError):
-        out.append(None)
-    return out
-
-
-async def _open_s(ws: str) -> float | None:
-    start = time.perf_counter()
-    try:
-        async with asyncio.timeout(60), Session(ws, dict(QUERY), timeout_s=60) as s:
-            await s.open()
-    except (TimeoutError, ConnectionError, OSError):
-        return None
-    return time.perf_counter() - start
-
-
-async def _typist(ws: str, seconds: float, seed: int) -> int:
-    """An attacker typing paragraphs of made-up words; how many were answered."""
-    rng, answered = random.Random(seed), 0
-    async with Session(ws, dict(QUERY), timeout_s=120) as s:
-        await s.open()
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            await s.set(("text", "Type a sentence"), _paragraph(rng))
-            answered += 1
-    return answered
-
-
-async def _flood(ws: str, seconds: float, rate: float = 500.0) -> int:
-    async with Session(ws, dict(QUERY), timeout_s=120) as s:
-        await s.open()
-        sent = await s.flood("Type a sentence", rate, seconds)
-        await s.rerun()  # it still gets an answer afterwards
-    return sent
-
-
-async def _long_link(ws: str) -> list[str]:
+async def _long_link(server) -> list[str]:
     text = "the cat sat on the mat " * 46_000  # about 1 MB
-    async with Session(ws, {**QUERY, "text": text}, timeout_s=120) as s:
+    async with Session(server.ws_url, {**QUERY, "text": text}, timeout_s=120) as s:
         run = await s.open()
     return [e.alert.body for e, _ in run.elements.values() if e.WhichOneof("type") == "alert"]
 
 
-async def _case(ws: str, name: str) -> dict:
-    """One attack with B measuring during it (B starts once the attack is under way)."""
-    record: dict = {"case": name}
-    if name.startswith("paragraph"):
-        n = int(name[-1])
-        attack = [asyncio.create_task(_typist(ws, CASE_S, seed)) for seed in range(n)]
-    else:
-        attack = [asyncio.create_task(_flood(ws, CASE_S))]
-    await asyncio.sleep(1.0)
-    b = asyncio.create_task(_student_b(ws, CASE_S - 2.5))
-    if name == "rerun flood":
-        await asyncio.sleep(2.0)
-        record["open_during_s"] = await _open_s(ws)
-    record["b"] = await b
-    record["attacker"] = [await t for t in attack]
-    return record
+def _scenario(server) -> dict:
+    """The attacks of ``bench.fairshare`` (each with B's baseline just before it), the long
+    link, a new session after them all and the server's RSS once the attackers' closed
+    sessions were dropped."""
+    from bench.fairshare import flood_case, open_s, paragraph_case, student
+    from bench.fairshare_uploads import settled_rss
+    from tests.conftest import SESSION_TTL_S
+    from ui.server_start import REAP_EVERY_S
 
-
-def _scenario(url: str, pid: int) -> dict:
     async def run() -> dict:
-        ws = _ws(url)
-        await _student_b(ws, 2.0)  # warm: the server's first runs, the gate installed
-        rss0 = psutil.Process(pid).memory_info().rss
-        base = await _student_b(ws, 4.0)
-        cases = [await _case(ws, name) for name in ("paragraph x1", "paragraph x3", "rerun flood")]
-        link = await _long_link(ws)
-        after_open = await _open_s(ws)
-        rss1 = psutil.Process(pid).memory_info().rss
-        return {"base": base, "cases": cases, "link_alerts": link, "open_after_s": after_open,
-                "rss_growth_mb": round((rss1 - rss0) / 2**20)}  # fmt: skip
+        await student(server, 2.0)  # warm: the server's first runs, the gate installed
+        rss0 = server.rss_mb()
+        cases = {
+            "paragraph x1": await paragraph_case(server, 1, CASE_S, BASE_S),
+            "paragraph x3": await paragraph_case(server, 3, CASE_S, BASE_S),
+            "rerun flood": await flood_case(server, 500.0, CASE_S, BASE_S),
+        }
+        link = await _long_link(server)
+        after_open = await open_s(server)
+        rss, settled_s = await settled_rss(server, rss0, SESSION_TTL_S + 2 * REAP_EVERY_S + 10)
+        return {"cases": cases, "link_alerts": link, "open_after_s": after_open,
+                "rss_growth_mb": round(rss - rss0), "settled_s": settled_s}  # fmt: skip
 
     return _in_thread(run)
 
@@ -173,22 +106,20 @@ def _in_thread(run):
 
 
 def test_no_session_takes_the_server_from_the_class(server):
-    got = _scenario(server.url, server.pid)
+    got = _scenario(server)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     (SCREENSHOTS / "fair_share.json").write_text(json.dumps(got, indent=1, default=str))
-    assert None not in got["base"], got["base"]
-    base_max = max(got["base"])
-    limit = min(ANSWER_LIMIT_S, RATIO * max(base_max, BASE_FLOOR_S))
     problems = []
-    for case in got["cases"]:
-        b = case["b"]
-        worst = None if None in b or not b else max(b)
-        if worst is None or worst > limit:
-            problems.append(f"{case['case']}: B's slowest rerun {worst} s (limit {limit:.2f} s)")
-        if case["case"] == "rerun flood":
-            opened = case["open_during_s"]
-            if opened is None or opened > OPEN_LIMIT_S:
-                problems.append(f"rerun flood: a new session opened in {opened} s")
+    for name, case in got["cases"].items():
+        limit = min(ANSWER_LIMIT_S, RATIO * max(case["base_max_ms"] / 1e3, BASE_FLOOR_S))
+        if case["max_ms"] is None or case["max_ms"] / 1e3 > limit:
+            problems.append(
+                f"{name}: B's slowest rerun {case['max_ms']} ms (limit {limit:.2f} s, "
+                f"baseline {case['base_max_ms']} ms)"
+            )
+        opened = case["open_during_s"]
+        if opened is None or opened > OPEN_LIMIT_S:
+            problems.append(f"{name}: a new session opened in {opened} s")
     cut = [a for a in got["link_alerts"] if "link's text was cut" in a]
     if len(cut) != 1 or "of 1,058,000 characters" not in cut[0]:
         problems.append(f"long link: the page said {got['link_alerts']}")
@@ -196,14 +127,9 @@ def test_no_session_takes_the_server_from_the_class(server):
         problems.append(f"a new session after the attacks opened in {got['open_after_s']} s")
     if not psutil.pid_exists(server.pid):
         problems.append("the server died")
-    if got["rss_growth_mb"] * 2**20 >= RSS_GROWTH_LIMIT:
+    if got["rss_growth_mb"] * 1e6 >= RSS_GROWTH_LIMIT:
         problems.append(f"the server's RSS grew by {got['rss_growth_mb']} MB")
-    summary = {
-        c["case"]: max((x for x in c["b"] if x is not None), default=None) for c in got["cases"]
-    }
-    assert not problems, (
-        f"{problems}\nbaseline max {base_max:.2f} s; B's slowest per case {summary}"
-    )
+    assert not problems, f"{problems}\n{json.dumps(got, indent=1)[:4000]}"
 
 
 def _upload_problems(case: dict, limit: float, budget_mb: int) -> list[str]:
@@ -235,6 +161,7 @@ def test_uploads_leave_the_class_its_share(server, exported_dir):
     memory within the server's budget, every attacker's model loaded and its sentence
     answered (the slow graph's in one line), the server alive after and, once the
     attackers' closed sessions were dropped, its RSS back within 100 MB of before."""
+    from bench.fairshare import student
     from bench.fairshare_uploads import CASES, RSS_WITHIN_MB, case_files, settled_rss, upload_case
     from tests.conftest import SESSION_TTL_S
     from ui.server_start import REAP_EVERY_S
@@ -244,7 +171,7 @@ def test_uploads_leave_the_class_its_share(server, exported_dir):
     files = {name: case_files(name, inspect) for name in CASES}
 
     async def run() -> dict:
-        await _student_b(_ws(server.url), 1.0)  # warm: the server's first runs
+        await student(server, 1.0)  # warm: the server's first runs
         rss0 = server.rss_mb()
         cases = [await upload_case(server, name, files[name], 3.0) for name in CASES]
         rss, settled_s = await settled_rss(server, rss0, SESSION_TTL_S + 2 * REAP_EVERY_S + 10)
