@@ -101,18 +101,38 @@ def get_model(name: str) -> OnnxModel:
     return server_model(name)
 
 
-# One Analysis of the linear model at T = 64 is about 6 MB (attention, Q/K/V, the parallel
-# state), its recurrent form 3 MB more, so the caches are bounded by count: 48 + 16
-# entries stay under ~340 MB in the worst case. cache_resource hands out the cached
-# object itself (no copy per rerun): read-only.
-@st.cache_resource(max_entries=48, show_spinner=False)
+# Analyses of the shipped models, shared by every session, bounded by the bytes of their
+# arrays: one of the linear model at T = 64 (a pasted paragraph) is about 6 MB, of a
+# classroom sentence (T ~ 10) under 1 MB. Bounded by count (48 + 16), one student pasting
+# paragraphs left the server 154 MB larger after they had gone (issue #25).
+SHIPPED_ANALYSES_BYTES = served.megabytes("ATTNVIZ_SHIPPED_ANALYSES_MB", 48)
+SHIPPED_RECURRENT_BYTES = served.megabytes("ATTNVIZ_SHIPPED_RECURRENT_MB", 16)
+
+
+@st.cache_resource(show_spinner=False)
+def _shipped_caches() -> dict[str, SharedCache]:
+    """This server's analyses of the shipped models (``analyses``) and their recurrent
+    forms (``recurrent``), by (model, sentence), within their bytes; the pages of what
+    leaves are handed back (``inference.memory.release_freed``)."""
+    return {
+        kind: SharedCache(1024, max_bytes=budget, size=analysis_bytes, on_evict=release_freed)
+        for kind, budget in (
+            ("analyses", SHIPPED_ANALYSES_BYTES),
+            ("recurrent", SHIPPED_RECURRENT_BYTES),
+        )
+    }
+
+
 def _shipped_analysis(kind: str, text: str) -> Analysis:
-    return analyze(shipped_model(kind), text, recurrent=False)
+    return _shipped_caches()["analyses"].get(
+        (kind, text), lambda: analyze(shipped_model(kind), text, recurrent=False)
+    )
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
-def _shipped_recurrent(kind: str, text: str, _result: Analysis) -> Analysis:
-    return with_recurrent(shipped_model(kind), _result)
+def _shipped_recurrent(kind: str, text: str, result: Analysis) -> Analysis:
+    return _shipped_caches()["recurrent"].get(
+        (kind, text), lambda: with_recurrent(shipped_model(kind), result)
+    )
 
 
 UPLOAD_ANALYSES = 2  # sentences whose analysis an upload's session keeps

@@ -45,7 +45,7 @@ AT_ONCE = 1  # analyses, probes and generations of served models running at the 
 _RUNS = threading.BoundedSemaphore(AT_ONCE)
 
 
-def _megabytes(variable: str, default: float) -> int:
+def megabytes(variable: str, default: float) -> int:
     """``$variable`` in MB as bytes when it is a positive number, else ``default`` MB."""
     try:
         value = float(os.environ.get(variable, ""))
@@ -57,8 +57,8 @@ def _megabytes(variable: str, default: float) -> int:
 # Analyses of served models kept per server (at least the newest one, whatever its size):
 # GPT-2 small at T = 1024 keeps about 1 GB (attn 604 MB, probabilities 206 MB, q/k/v and
 # head outputs 151 MB), at T = 64 about 25 MB.
-ANALYSIS_CACHE_BYTES = _megabytes("ATTNVIZ_SERVED_ANALYSES_MB", 1024)
-FIGURE_CACHE_BYTES = _megabytes("ATTNVIZ_SERVED_FIGURES_MB", 256)  # their figures' specs
+ANALYSIS_CACHE_BYTES = megabytes("ATTNVIZ_SERVED_ANALYSES_MB", 1024)
+FIGURE_CACHE_BYTES = megabytes("ATTNVIZ_SERVED_FIGURES_MB", 256)  # their figures' specs
 
 
 def _app_args(argv: list[str] | None) -> argparse.Namespace:

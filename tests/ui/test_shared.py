@@ -46,3 +46,23 @@ def test_a_failed_computation_keeps_nothing():
     with pytest.raises(ValueError):
         cache.get("k", broken)
     assert len(cache) == 0 and cache.get("k", lambda: 5) == 5
+
+
+def test_the_shipped_models_analyses_are_kept_within_their_bytes(monkeypatch):
+    """A student pasting paragraphs (T = 64: about 6 MB an analysis of the linear model)
+    fills the server's shared analyses up to ``SHIPPED_ANALYSES_BYTES``, not up to a count
+    of them (issue #25); a sentence asked again comes from the cache, the same object."""
+    from ui import loaders
+
+    caches = {
+        k: SharedCache(1024, 8 * 2**20, loaders.analysis_bytes) for k in ("analyses", "recurrent")
+    }
+    monkeypatch.setattr(loaders, "_shipped_caches", lambda: caches)
+    words = ["the", "cat", "sat", "on", "mat", "mary", "john", "gave", "a", "drink", "to"]
+    texts = [" ".join(words[(i + j) % len(words)] for j in range(64)) for i in range(4)]
+    results = [loaders.get_analysis("linear", t) for t in texts]
+    assert min(loaders.analysis_bytes(r) for r in results) > 2 * 2**20  # two fit, not four
+    assert caches["analyses"].nbytes <= 8 * 2**20 and len(caches["analyses"]) < 4
+    assert loaders.get_analysis("linear", texts[-1]) is results[-1]
+    recurrent = loaders.get_recurrent("linear", results[-1])
+    assert loaders.get_recurrent("linear", results[-1]) is recurrent and recurrent.recurrent
