@@ -68,9 +68,7 @@ def carry(results: dict, old: dict | None, rerun: set[str]) -> dict:
         and name in results
         and method(name, old[name]) != method(name, results[name])
     }
-    then = {
-        name: measured for rows in _old_rows(old).values() for name, _, measured, _ in rows
-    }
+    then = {name: measured for rows in _old_rows(old).values() for name, _, measured, _ in rows}
     kept = (old.get("previous") or {}).get("rows", {})
     out: dict[str, dict] = {}
     for section, rows in rows_by_section(results).items():
