@@ -9,6 +9,8 @@ Public APIs change with deprecation warnings; these parts change without notice:
   ``/_stcore/`` requests;
 * ``bench/apptest.py`` swaps AppTest's ``Runtime`` for one shared mock and
   ``tests/helpers/pages.py`` reads ``AppTest._registered_pages`` / sets ``_page_hash``;
+* ``ui/server_start.py`` expires closed tabs' sessions in the runtime's session storage
+  (``Runtime._session_mgr._session_storage._cache.expire()`` on ``_async_objs.eventloop``);
 * ``ui/figures.py`` subclasses plotly's ``BaseFigure`` without running its
   ``__init__`` (``st.plotly_chart`` only calls ``to_dict()`` on it, through
   ``plotly.tools.return_figure_from_figure_or_data``).
@@ -31,7 +33,8 @@ CHECKED = {
         "1.67",
         "bench/stclient.py, bench/stwidgets.py (websocket protocol), bench/apptest.py "
         "(AppTest's Runtime), tests/helpers/pages.py (AppTest._registered_pages), "
-        "deploy/nginx.conf (/_stcore/ paths)",
+        "deploy/nginx.conf (/_stcore/ paths), ui/server_start.py (the runtime's session "
+        "storage, expired on its event loop)",
     ),
     "plotly": ("7.1", "ui/figures.py (Prebuilt: a BaseFigure without BaseFigure.__init__)"),
 }
@@ -84,3 +87,21 @@ def test_a_prebuilt_figure_is_a_figure_to_plotly_and_returns_its_spec():
     shown = return_figure_from_figure_or_data(fig, validate_figure=True)
     assert shown is spec
     assert '"z":[[0.5]]' in plotly.io.to_json(shown, validate=False)
+
+
+def test_the_session_storage_expires_as_the_server_sweep_expects():
+    """``ui.server_start._drop_expired_sessions``: Streamlit's websocket session manager
+    keeps sessions in a ``MemorySessionStorage`` whose ``_cache.expire()`` removes the
+    expired ones and returns them; the runtime keeps its loop in ``_async_objs``."""
+    import inspect
+
+    from streamlit.runtime import runtime
+    from streamlit.runtime.memory_session_storage import MemorySessionStorage
+    from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
+
+    storage = MemorySessionStorage(ttl_seconds=0)
+    assert callable(storage._cache.expire) and storage._cache.expire() == []
+    assert "_session_storage" in inspect.getsource(WebsocketSessionManager.__init__)
+    source = inspect.getsource(runtime.Runtime)
+    assert "self._session_mgr" in source and "self._async_objs" in source
+    assert "eventloop" in inspect.getsource(runtime.AsyncObjects)
