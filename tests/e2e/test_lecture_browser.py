@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from tests.helpers import EXPORTED
-from tests.helpers.browser import wait_idle, wait_plot
+from tests.helpers.browser import click_until, wait_idle, wait_plot
 from ui.lecture.story import STEPS
 
 FIGURE = (
@@ -53,10 +53,11 @@ def test_walk_the_lecture_with_next_and_open_a_step_from_its_link(page, server_u
     page.get_by_text("Token 15 ").wait_for()  # nothing picked: the last token
     page.locator(".st-key-block_contributions").scroll_into_view_if_needed()
     wait_plot(page, "block_contributions")
-    x, y = page.evaluate(BAR_JS, ["block_contributions", 3])
-    page.mouse.click(x, y)
-    wait_idle(page)
-    page.get_by_text("Token 3 ").wait_for()
+    click_until(
+        page,
+        lambda: page.evaluate(BAR_JS, ["block_contributions", 3]),
+        page.get_by_text("Token 3 "),
+    )
     wait_plot(page, "block_contributions")
     page.wait_for_function(f"({SHADED_JS})('block_contributions') === 3")
     page.goto(f"{server_url}/lecture?step=4")

@@ -42,6 +42,27 @@ def wait_idle(page, timeout: float | None = None) -> None:
     page.wait_for_selector(idle, timeout=timeout)
 
 
+def click_until(page, where, shown, tries: int = 3) -> None:
+    """Click the page at ``where()`` (viewport x, y, computed afresh each try) until the
+    locator ``shown`` is visible, at most ``tries`` times. A figure can still move while
+    the page around it finishes drawing (a busy machine), and a click at its old place
+    hits nothing; clicking the same mark again selects the same thing.
+
+    Raises:
+        playwright's TimeoutError: if ``shown`` is not visible after the last click.
+    """
+    for attempt in range(tries):
+        x, y = where()
+        page.mouse.click(x, y)
+        wait_idle(page)
+        try:
+            shown.wait_for(timeout=TIMEOUT_MS if attempt == tries - 1 else TIMEOUT_MS / 6)
+            return
+        except Exception:  # noqa: BLE001 - playwright's TimeoutError: try again
+            if attempt == tries - 1:
+                raise
+
+
 def wait_plot(page, key: str) -> None:
     """Wait until the plotly figure inside the element keyed ``key`` is drawn: Streamlit can
     report idle a moment before plotly.js has mounted a chart (``_fullLayout`` unset), most
