@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test setup chromium nginx lint models seq2seq bench clean check-models serve-replicas
+.PHONY: run test test-slow test-all setup chromium nginx lint models seq2seq bench clean check-models serve-replicas
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	python3 -m venv $(VENV)
@@ -47,14 +47,33 @@ lint: setup
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports --no-cache
 
+# Two tiers (README "Testing"). The fast tier (not marked `slow`, ~2 min) always runs. The
+# slow tier (browser tests, uploads through export workers, the bench's own runs, the
+# hostile and fair-share suites, any test over 4 s on this machine; ~20 min) runs unless
+# `make test-slow` passed on exactly these files (tests/helpers/tiers.py compares every
+# file's SHA-256 with tests/slow_passed.json; commit the record with the change).
 # The drift tests (re-evaluating the shipped models against their cards, ~2 min) run only
 # when exported/ or the code evaluation imports changed since they last passed
 # (tests/helpers/drift.py compares the files' hashes with tests/models_checked.json).
+FAST := -m pytest -q -n 2 --dist loadgroup --durations=10 -m "not drift and not slow"
+ALONE := tests/e2e/test_hostile_uploads.py tests/e2e/test_fair_share.py
 test: setup chromium nginx lint
 	$(PY) -m tests.helpers.drift --check || $(MAKE) --no-print-directory check-models
-	$(PY) -m pytest -q -n 2 --dist loadgroup --durations=25 -m "not drift" \
-		--ignore=tests/e2e/test_hostile_uploads.py --ignore=tests/e2e/test_fair_share.py
-	ATTNVIZ_WORKER_PRIORITY=idle $(PY) -m pytest -q tests/e2e/test_hostile_uploads.py tests/e2e/test_fair_share.py  # alone: they time another session
+	$(PY) $(FAST)
+	$(PY) -m tests.helpers.tiers --check || $(MAKE) --no-print-directory test-slow
+
+# The slow tier, then the record that it passed on these files.
+test-slow: setup chromium nginx
+	$(PY) -m pytest -q -n 2 --dist loadgroup --durations=25 -m "slow and not drift" \
+		$(foreach f,$(ALONE),--ignore=$(f))
+	ATTNVIZ_WORKER_PRIORITY=idle $(PY) -m pytest -q $(ALONE)  # alone: they time another session
+	$(PY) -m tests.helpers.tiers --write
+
+# Both tiers, whatever the record says.
+test-all: setup chromium nginx lint
+	$(PY) -m tests.helpers.drift --check || $(MAKE) --no-print-directory check-models
+	$(PY) $(FAST)
+	$(MAKE) --no-print-directory test-slow
 
 # Re-evaluate the shipped models against their cards; when they agree, record the hashes
 # of what the answer depends on (commit tests/models_checked.json with the change).

@@ -27,6 +27,7 @@ from bench.views import VIEWS
 SECTIONS_WITHOUT_APP = ("latency", "inference", "scaling", "generation", "memory")
 
 
+@pytest.mark.slow
 def test_quick_suite_writes_results_plots_and_summary(tiny_folder, tmp_path):
     results = run(tmp_path, SECTIONS_WITHOUT_APP, quick=True, folder=tiny_folder, log=lambda _: 0)
     saved = json.loads((tmp_path / "results.json").read_text())
@@ -77,6 +78,7 @@ def test_quick_suite_writes_results_plots_and_summary(tiny_folder, tmp_path):
     assert sorted(saved["plots"]) == sorted(p.name for p in tmp_path.glob("*.png"))
 
 
+@pytest.mark.slow
 def test_cli_runs_a_subset(tiny_folder, tmp_path, capsys):
     main(
         [
@@ -106,6 +108,7 @@ def test_a_plot_failure_is_recorded_after_the_summary(tiny_folder, tmp_path, mon
     assert "Plots were not written" in (tmp_path / "summary.md").read_text()
 
 
+@pytest.mark.slow
 def test_isolation_section_runs_and_renders(tiny_folder, tmp_path, monkeypatch):
     monkeypatch.setattr("upload.isolated.ANALYSIS_TIMEOUT_S", 2.0)  # the slow graph's wait
     run(tmp_path, ("isolation",), quick=True, folder=tiny_folder, log=lambda _: 0)
@@ -175,6 +178,7 @@ def test_cli_rejects_unknown_sections(tmp_path):
         main(["--quick", "--only", "latency,nope", "--out", str(tmp_path)])
 
 
+@pytest.mark.slow
 def test_png_and_report_render(tmp_path):
     fig = go.Figure(go.Scatter(x=[1, 10, 100], y=[1, 20, 400]))
     img = Image.open(figure_png(fig, tmp_path / "p.png"))

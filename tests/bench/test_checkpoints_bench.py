@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
 from bench.checkpoints import checkpoints
 from bench.common import BENCH_KINDS as SHIPPED_KINDS
 from bench.common import shipped
 from bench.report import render
 
 
+@pytest.mark.slow
 def test_checkpoints_section_measures_and_renders(tiny_folder):
     models = {kind: shipped(kind, tiny_folder) for kind in SHIPPED_KINDS}
     data = checkpoints(models, quick=True)

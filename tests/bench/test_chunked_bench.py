@@ -5,6 +5,7 @@ times, equal logits, three rendered rows (no timing or memory asserts)."""
 from __future__ import annotations
 
 import onnx
+import pytest
 
 from bench.chunked import compare
 from bench.common import shipped
@@ -13,6 +14,7 @@ from export.checks import tensor_sizes
 from models import contract
 
 
+@pytest.mark.slow
 def test_chunked_before_after_rows(tiny_folder, tmp_path):
     """One export of the before graph (~10 s): it holds a state per token,
     (1, H, T, d_head, d_head), which the shipped chunked graph does not; the logits agree."""

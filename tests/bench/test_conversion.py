@@ -3,9 +3,12 @@ times nanoGPT's 129 MB baby GPT; no timing is asserted here)."""
 
 from __future__ import annotations
 
+import pytest
+
 from bench.conversion import BABY_GPT, cli_conversion
 
 
+@pytest.mark.slow
 def test_cli_conversion_measures_a_checkpoint_with_its_optimizer_state(tmp_path):
     small = dict(BABY_GPT, n_layer=1, n_head=2, n_embd=32, block_size=16)
     result = cli_conversion(runs=1, folder=tmp_path, args=small)

@@ -5,6 +5,7 @@ measurement runs on the converted graphs."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from bench.gpt2_small import GPT2_SMALL, byte_level_tokenizer, convert, measure, write_folder
@@ -21,6 +22,7 @@ def test_the_byte_level_tokenizer_has_gpt2s_size_and_kind():
     check_spec(spec, 50257, "tokenizer.json")  # the server's checks: merges join known tokens
 
 
+@pytest.mark.slow
 def test_the_bench_folder_converts_to_transformers_outputs_and_is_measured(tmp_path):
     from transformers import GPT2LMHeadModel
 

@@ -158,6 +158,7 @@ def test_concurrency_section_drives_sessions_on_a_real_server(server):
         assert row in table, table
 
 
+@pytest.mark.slow
 def test_browser_section_times_clicks_and_sentences_in_the_page(server):
     from bench.browser import browser
 
@@ -178,6 +179,7 @@ def test_browser_section_times_clicks_and_sentences_in_the_page(server):
     assert "| Browser (softmax model): a new sentence → the view painted (n = 1) |" in table
 
 
+@pytest.mark.slow
 def test_classroom_section_times_a_cell_click_a_lecture_step_and_presenter_mode(server):
     """#21's bench rows run against the real server and browser (numbers not asserted)."""
     from bench.classroom import classroom
@@ -210,6 +212,7 @@ st.plotly_chart(go.Figure(go.Heatmap(z=z)), key="attn_big")
 """
 
 
+@pytest.mark.slow
 def test_browser_section_finds_a_head_control_of_another_kind(tmp_path):
     """The head picker may become a segmented control; the instrument still times it."""
     from bench.browser import browser

@@ -78,6 +78,7 @@ def test_a_section_carried_over_keeps_its_own_previous_figures():
     }
 
 
+@pytest.mark.slow
 def test_merge_keeps_the_other_sections_and_previous_follows_the_replaced_file(
     tiny_folder, tmp_path, monkeypatch
 ):

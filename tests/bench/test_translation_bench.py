@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from bench.report import render
 from bench.translation import translation_bench
 from training.evaluate_seq2seq import evaluate
 
 
+@pytest.mark.slow
 def test_translation_section_measures_and_renders(tiny_seq2seq, tmp_path):
     folder = tiny_seq2seq[0]
     card = evaluate(folder, n=3)  # the real evaluation, on 3 sentences per set

@@ -62,6 +62,7 @@ def test_the_config_names_every_replica_once(tmp_path):
     assert f"$cookie_{COOKIE}" in text and str(tmp_path) in text
 
 
+@pytest.mark.slow
 def test_twenty_sessions_stay_on_their_replica_and_see_their_own_answers(attention):
     async def student(url: str, ws_url: str, i: int) -> str:
         cookie, replica = await asyncio.to_thread(visit, url)  # the page: a replica drawn

@@ -16,13 +16,15 @@ def pytest_collection_modifyitems(items) -> None:
     """Browser tests that try to take the shared server down run after all the others.
 
     Under pytest-xdist (``--dist loadgroup``) every browser test runs on one worker, in
-    this order, against one server; the unit tests share out the other worker.
+    this order, against one server; the unit tests share out the other worker. Every
+    browser test is in the slow tier (``slow``: README "Testing").
     """
     items.sort(key=lambda item: item.module.__name__.endswith("test_hostile_uploads"))
     here = Path(__file__).parent
     for item in items:
         if here in Path(item.fspath).parents:
             item.add_marker(pytest.mark.xdist_group("browser"))
+            item.add_marker(pytest.mark.slow)
 
 
 free_port = launch.free_port

@@ -15,6 +15,7 @@ from inference.runtime import load_shipped
 from models.transformer import Transformer
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scale_embedding", [False, True])
 def test_kv_cache_graph_equals_full_recomputation(tiny_exports, tmp_path, scale_embedding):
     model, folder = tiny_exports["softmax"]

@@ -105,6 +105,7 @@ def test_checkpoints_round_trip(tiny):
             assert torch.equal(a, b), k
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["gru", "bahdanau", "transformer"])
 def test_shipped_graphs_equal_their_pytorch_checkpoints(kind):
     """The trained models as shipped: ONNX (what the app runs) == PyTorch (the checkpoint)

@@ -222,6 +222,7 @@ def test_the_delta_card_meets_issue_22s_targets(card):
     assert delta["recall_accuracy"]["16"] >= 0.9 > 0.5 > linear["recall_accuracy"]["16"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", SHIPPED_KINDS)
 def test_card_perplexity_is_over_the_whole_validation_set(exported_dir, card, kind):
     """#20 item 14: the card's validation loss is the mean over every window of the

@@ -11,6 +11,7 @@ from models.tokenizer import UNK
 from tests.helpers.checkpoints import DIGITS
 
 
+@pytest.mark.slow
 def test_induction_probe_falls_back_to_non_special_tokens(digits_export):
     folder = digits_export[1]
     model = load_graphs(folder / "digits.inspect.onnx", folder / "digits.fast.onnx")

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from corpus.corpus import generate_corpus, lexicon
 from export.card import write_card
 from export.graphs import main as export_main
@@ -11,6 +13,7 @@ from training.evaluate import main as evaluate_main
 from training.train import main as train_main
 
 
+@pytest.mark.slow
 def test_train_export_evaluate_clis_write_graphs_and_model_card(tmp_path):
     """`training.train`, `export.graphs CKPT --out DIR`, then `training.evaluate CKPT --card
     CARD` on a tiny softmax model whose vocabulary covers the lexicon (so every probe answer

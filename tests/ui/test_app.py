@@ -221,6 +221,7 @@ def test_provider_is_shown():
     assert any("ExecutionProvider" in c.value for c in at.sidebar.caption)
 
 
+@pytest.mark.slow
 def test_viewing_path_imports_no_torch():
     """The app starts fast: rendering every view on the shipped models never imports torch."""
     import subprocess

@@ -56,6 +56,7 @@ def _specs(at: AppTest) -> dict:
     }
 
 
+@pytest.mark.slow
 def test_measure_shows_loglog_and_generation_figures():
     at = _small(_app().run())
     at.button(key="cx_measure").click().run()

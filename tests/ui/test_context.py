@@ -33,6 +33,7 @@ def folder(tmp_path_factory):
     return write_folder(tmp_path_factory.mktemp("ctx") / "small-gpt2", seed=5, **SIZES)
 
 
+@pytest.mark.slow
 def test_a_long_context_folder_converts_with_context_256_and_uploads(folder):
     """At its full context the folder's outputs are 263 MB (logits 1,024 x 50,257: three
     quarters of them; ``tests/upload/test_sizes.py``); at 256 tokens it uploads, and the

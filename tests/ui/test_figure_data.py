@@ -93,6 +93,7 @@ def run_case(model: str, view: str, extra: dict) -> dict:
     return data
 
 
+@pytest.mark.slow
 def test_every_view_shows_the_recorded_figure_data(folder):
     with serving(folder):
         now = {case_name(*case): run_case(*case) for case in CASES}

@@ -33,6 +33,7 @@ def chart(at, key: str) -> dict:
     return json.loads(next(c for c in at.get("plotly_chart") if c.key == key).proto.spec)
 
 
+@pytest.mark.slow
 def test_a_foreign_graph_drives_every_view_and_lesson(foreign_files):
     at = upload(foreign_files)
     assert not errors(at), errors(at)
@@ -76,6 +77,7 @@ def test_a_graph_without_attention_is_refused_with_one_line():
     )
 
 
+@pytest.mark.slow
 def test_hugging_face_exports_load_through_the_uploader_and_every_view_draws(hf_exports, tmp_path):
     """Issue #23's six exports (the external-data one folded by the command line) through
     the app's own uploader, one after the other in one session: each loads, every view

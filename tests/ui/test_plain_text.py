@@ -49,6 +49,7 @@ def test_a_refused_file_name_is_plain_text(suffix):
     no_raw_markup(at)
 
 
+@pytest.mark.slow
 def test_an_uploaded_model_name_is_plain_text(tmp_path):
     path = tiny_checkpoint(
         tmp_path / "model.safetensors", n_layer=1, n_head=2, d_model=16, d_mlp=32

@@ -84,6 +84,7 @@ def served_models(tmp_path_factory):
     return model, folder, models
 
 
+@pytest.mark.slow
 def test_a_folder_is_converted_once_and_served(served_models):
     model, folder, models = served_models
     assert models.ready() == ["tiny-gpt2"]
@@ -132,6 +133,7 @@ def run_until_served(at: AppTest, key: str) -> AppTest:
     return at
 
 
+@pytest.mark.slow
 def test_the_app_serves_the_folder_in_every_view(app_with_served):
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params["model"] = "tiny-gpt2"  # not ready on the first run: said so

@@ -8,6 +8,7 @@ from tests.helpers.checkpoints import tiny_checkpoint
 from tests.ui.test_upload import upload
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("position_scheme", ["sinusoidal", "learned"])
 def test_narrow_model_renders_every_view(tmp_path, position_scheme):
     """d_model = 8 is below the positional view's default dimensions (0-3, 8, 9)."""

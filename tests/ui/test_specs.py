@@ -58,6 +58,7 @@ def test_the_mean_over_heads_is_one_figure_for_every_head():
     assert ("attention", "linear", TEXT, (0, None, "mean over heads", T_TEXT - 1)) in before
 
 
+@pytest.mark.slow
 def test_an_uploads_figures_stay_in_its_session(digits_onnx):  # noqa: F811
     at = upload(list(digits_onnx.items()))
     assert not at.exception and at.radio(key="model").value == "upload"

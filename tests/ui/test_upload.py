@@ -79,6 +79,7 @@ def assert_usable(at: AppTest) -> None:
     assert at.get("plotly_chart"), "the page should still show the attention figures"
 
 
+@pytest.mark.slow
 def test_our_checkpoint_uploads_and_shows_heads(our_checkpoint):
     at = upload([("mine.safetensors", our_checkpoint)])
     assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
@@ -96,6 +97,7 @@ def test_our_checkpoint_uploads_and_shows_heads(our_checkpoint):
     assert any("Your model" in m.value for m in at.markdown)
 
 
+@pytest.mark.slow
 def test_nanogpt_checkpoint_uploads_with_learned_positions():
     ckpt = ckpt_bytes(nanogpt_state(ARGS), ARGS, prefix="_orig_mod.")
     at = upload([("ckpt.pt", ckpt), ("meta.pkl", meta_bytes())])
@@ -142,6 +144,7 @@ def test_whitespace_tokens_of_a_character_model_are_visible_everywhere(digits_on
     assert " " not in topk["data"][0]["y"] and "" not in topk["data"][0]["y"]
 
 
+@pytest.mark.slow
 def test_uploaded_model_stays_in_its_session(our_checkpoint):
     upload([("mine.safetensors", our_checkpoint)])
     other = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()

@@ -38,6 +38,7 @@ def converted_gpt2(tmp_path_factory) -> bytes:
     return (base / "out" / "tiny-gpt2.safetensors").read_bytes()
 
 
+@pytest.mark.slow
 def test_a_converted_gpt2_folder_uploads_and_draws_every_view(converted_gpt2):
     at = upload([("tiny-gpt2.safetensors", converted_gpt2)])
     no_errors(at, "upload")
@@ -52,6 +53,7 @@ def test_a_converted_gpt2_folder_uploads_and_draws_every_view(converted_gpt2):
         assert at.get("plotly_chart") or at.get("vega_lite_chart") or at.dataframe, view
 
 
+@pytest.mark.slow
 def test_a_gpt2_vocabulary_nanogpt_checkpoint_with_its_tokenizer_json():
     args = dict(ARGS, vocab_size=50304, block_size=32)  # GPT-2's 50,257 ids padded to 64
     ckpt = ckpt_bytes(nanogpt_state(args, seed=5), args)

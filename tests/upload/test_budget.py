@@ -180,6 +180,7 @@ def _worker_pids() -> list[int]:
     return [p.pid for p in me.children() if any("worker.py" in a for a in p.cmdline())]
 
 
+@pytest.mark.slow
 def test_ten_uploads_at_once_wait_their_turn(digits_export):
     """Ten sessions loading a graph at the same moment (issue #25: ten workers, 15 GB):
     at most WORKER_SLOTS requests run at once, the others hear their place in line,

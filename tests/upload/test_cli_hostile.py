@@ -54,6 +54,7 @@ def run_cli(args: list[str], timeout_s: float = CLI_TIMEOUT_S) -> tuple[int | No
     return code, out.decode(errors="replace"), err.decode(errors="replace")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CASE_NAMES)
 def test_cli_refuses_hostile_file(name, hostile_cases, tmp_path):
     case = hostile_cases[name]

@@ -107,6 +107,7 @@ def test_the_command_line_s_worker_runs_at_normal_priority():
         worker.stop()
 
 
+@pytest.mark.slow
 @linux_only
 def test_a_command_line_deadline_grows_by_the_time_its_worker_waits_for_a_cpu():
     """A process pinned to one CPU beside four busy loops gets about a fifth of it: after
@@ -137,6 +138,7 @@ def test_a_command_line_deadline_grows_by_the_time_its_worker_waits_for_a_cpu():
         proc.wait()
 
 
+@pytest.mark.slow
 @linux_only
 def test_a_worker_kept_waiting_for_a_cpu_is_not_timed_out_until_the_cap(exported_dir):
     """A request's budget (3 s here) is the worker's CPU time: time the worker does not

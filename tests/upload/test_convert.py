@@ -115,6 +115,7 @@ def test_untied_head_and_padded_vocabulary():
         assert torch.allclose(model(idx), nanogpt_forward(sd, args, idx), atol=1e-5)
 
 
+@pytest.mark.slow
 def test_nanogpt_upload_exports_and_onnx_matches(nanogpt):
     sd, ckpt, meta = nanogpt
     calls = []
@@ -158,6 +159,7 @@ def test_char_tokenizer_round_trip_and_unknown(nanogpt):
     assert "[UNK]" not in tokenizer.get_vocab() and not any(enc.unknown)
 
 
+@pytest.mark.slow
 def test_cli_writes_our_checkpoint_and_graphs(cli_out, nanogpt):
     names = sorted(p.name for p in cli_out.iterdir())
     assert names == ["ckpt.fast.onnx", "ckpt.inspect.onnx", "ckpt.safetensors"]
@@ -174,6 +176,7 @@ def test_cli_writes_our_checkpoint_and_graphs(cli_out, nanogpt):
 # --- our checkpoints and ONNX uploads ---------------------------------------------------
 
 
+@pytest.mark.slow
 def test_our_safetensors_upload_end_to_end(ours):
     model, _, data = ours
     onnx_model = load_upload({"tiny.safetensors": data})
@@ -233,6 +236,7 @@ def test_ckpt_whose_pickle_runs_code_is_refused(tmp_path):
     assert not target.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["initializer", "constant"])
 def test_onnx_external_data_is_refused_without_opening(inspect_onnx, tmp_path, where):
     make = hostile.external_initializer if where == "initializer" else hostile.external_constant

@@ -97,6 +97,7 @@ def test_graphs_are_kept_on_disk_and_a_lost_file_is_a_miss(tmp_path, monkeypatch
     assert not folder.exists()
 
 
+@pytest.mark.slow
 def test_a_second_upload_of_the_same_weights_is_not_exported_again(tmp_path, monkeypatch):
     """Identical uploads share one opened model (upload/opened.py) while a session holds
     it; after the last one lets go it is freed, and the next identical upload's graphs

@@ -74,6 +74,7 @@ def converted(request):
     return request.getfixturevalue(request.param)
 
 
+@pytest.mark.slow
 def test_cli_graphs_match_transformers(converted):
     model, folder, out, _ = converted
     names = sorted(p.name for p in out.iterdir())
@@ -90,12 +91,14 @@ def test_cli_graphs_match_transformers(converted):
     assert json.loads(meta["config"])["activation"] == "gelu_new"  # the contract carries it
 
 
+@pytest.mark.slow
 def test_cli_says_the_browser_accepts_a_small_folder(tied_safetensors):
     printed = tied_safetensors[3]
     assert "in the app (Inspect your own model)" in printed and "peak memory" in printed
     assert "tiny-gpt2.safetensors (0.1 MB, 11,904 parameters)" in printed, printed
 
 
+@pytest.mark.slow
 def test_the_upload_file_goes_through_the_browser_path(tied_safetensors):
     """The converted .safetensors, uploaded as a student would: read in the worker (our
     format, GPT-2's BPE tokenizer rebuilt by our code), exported, equal to transformers."""
@@ -108,6 +111,7 @@ def test_the_upload_file_goes_through_the_browser_path(tied_safetensors):
     assert uploaded.tokenizer.decode(uploaded.tokenizer.encode(text).ids) == text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "tie, weights, prefix",
     [
@@ -130,6 +134,7 @@ def test_worker_reading_matches_transformers(tmp_path, tie, weights, prefix):
     assert_matches(logits[0].numpy(), cache["attn"].numpy(), model)
 
 
+@pytest.mark.slow
 def test_exact_gelu_is_read_as_such_and_the_activation_matters(tmp_path):
     """activation_function "gelu" (exact) converts to ours; the same weights with GELU-new
     differ from transformers by more than the tolerance, so the test above can fail."""
@@ -157,6 +162,7 @@ def good_folder(tmp_path_factory):
     return save_folder(gpt2_model(), tmp_path_factory.mktemp("good") / "gpt2")
 
 
+@pytest.mark.slow
 def test_without_onnx_only_the_upload_file_is_written(tmp_path, good_folder, capsys):
     """As for every input kind of the command line, graphs only with --onnx."""
     main([str(good_folder), "--out", str(tmp_path / "out")])
@@ -264,6 +270,7 @@ def test_weights_that_do_not_fit_name_gpt2s_key(tmp_path, capsys):
     assert "gpt2/pytorch_model.bin: h.0.attn.c_attn.weight has shape (16, 47)" in line, line
 
 
+@pytest.mark.slow
 def test_attention_at_a_realistic_size_within_float32_of_the_scores(tmp_path):
     """#20 item 16: at 4 layers x 4 heads x d_model 128 over 128 tokens (the tests'
     weight recipe) an absolute 1e-5 on attention does not hold (5.3e-5 measured): a

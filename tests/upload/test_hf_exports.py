@@ -146,6 +146,7 @@ def test_past_key_values_and_positions_are_fed_and_extra_outputs_ignored(hf_expo
         uploaded.close()
 
 
+@pytest.mark.slow
 def test_a_long_context_is_analysed_up_to_what_fits(tmp_path):
     """32 heads at GPT-2's 1,024 positions: the logits and both attention maps at 1,024
     tokens exceed the limit, so the app analyses up to the largest T that fits."""

@@ -76,6 +76,7 @@ def test_meta_pkl_nested_tuple_kills_the_unpickler():
     assert convert_nanogpt(files["ckpt.pt"], gen.valid_nanogpt()["meta.pkl"])  # its pair is fine
 
 
+@pytest.mark.slow
 def test_ckpt_pt_nested_tuple_kills_torch_load():
     files = gen.ckpt_pt_nested_tuple()
     code = """\
@@ -126,6 +127,7 @@ def _load(data: bytes, tmp_path, name: str):
     return load_checkpoint(path)  # today's checks accept it: the harm reaches the app
 
 
+@pytest.mark.slow
 def test_tokenizer_redos_holds_the_gil_for_minutes(tmp_path):
     """encode() in a thread; the main thread, asleep for 0.2 s, never wakes up again
     within HANG_S: the encoding holds the GIL (a whole server would freeze)."""
@@ -145,6 +147,7 @@ def test_tokenizer_panic_raises_panic_exception(tmp_path):
     assert "retry-limit-in-match" in err
 
 
+@pytest.mark.slow
 def test_tokenizer_huge_padding_needs_gigabytes(tmp_path):
     (data,) = gen.tokenizer_huge_padding().values()
     _, tokenizer, _ = _load(data, tmp_path, "padding.safetensors")
@@ -221,6 +224,7 @@ def test_onnx_many_empty_nodes_needs_gigabytes_to_parse(digits_export):
 # --- d. zero strides -------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_pt_zero_stride_comparison_runs_for_minutes():
     files = gen.pt_zero_stride()
     assert len(files["ckpt.pt"]) < 100_000

@@ -72,6 +72,7 @@ def test_the_cli_does_not_read_the_optimizer_state(large, tmp_path):
     assert growth - growth_without < optimizer / 4, (growth, growth_without)
 
 
+@pytest.mark.slow
 def test_the_converted_file_uploads_and_matches_nanogpt(large):
     sd, _, _, written, bar = large
     assert written.path.name == "ckpt.safetensors" and written.graphs == []
@@ -99,6 +100,7 @@ def test_a_model_the_browser_would_refuse_is_said_so(tmp_path):
     assert browser_refusal(path, ModelConfig(vocab_size=65, n_layer=1, n_head=1, d_model=8)) == ""
 
 
+@pytest.mark.slow
 def test_cli_refuses_a_checkpoint_without_its_vocabulary_in_one_line(large, capsys):
     _, ckpt, _, _, _ = large
     with pytest.raises(SystemExit) as exit_code:

@@ -43,6 +43,7 @@ def padded():
     return gpt2_checkpoint(50304)  # nanoGPT rounds GPT-2's 50,257 up to a multiple of 64
 
 
+@pytest.mark.slow
 def test_a_padded_gpt2_vocabulary_uploads_and_matches_nanogpt(padded):
     sd, args, ckpt = padded
     model = load_upload({"ckpt.pt": ckpt, "tokenizer.json": TOKENIZER})
@@ -128,6 +129,7 @@ def test_two_vocabularies_or_a_vocabulary_alone_are_refused(padded):
     )
 
 
+@pytest.mark.slow
 def test_the_cli_converts_a_model_beyond_the_uploads_limits_and_says_so(tmp_path, capsys):
     """GPT-2's vocabulary at a context of 2,048: its logits alone are 103M float32 values
     per sentence, more than an upload may ask for; the command line converts it anyway."""

@@ -60,6 +60,7 @@ def check_against_torch(uploaded, model, ids: list[int], scores: bool = True) ->
         assert np.isfinite(masked[..., ~blocked]).all()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["softmax", "sdpa"])
 @pytest.mark.parametrize("exporter", ["dynamo", "torchscript"])
 def test_a_torch_export_shows_the_torch_model_s_own_attention(exports, kind, exporter):

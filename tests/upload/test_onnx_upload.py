@@ -76,6 +76,7 @@ def word_level(vocab: dict[str, int]) -> Tokenizer:
 # --- good graphs ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_good_graphs_load_and_the_activation_bound_is_exact(linear):
     model, _, _, graphs = linear
     uploaded = load_upload(files(**graphs))
@@ -104,6 +105,7 @@ def test_shipped_graphs_use_only_exporter_operators():
 # --- 1. config metadata that lies about the graph's sizes -----------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "change, message",
     [
@@ -332,6 +334,7 @@ def test_cli_refuses_a_hostile_onnx_with_exit_code_2(linear, tmp_path, capsys, k
 # --- 6. temporary folders -----------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_each_conversion_cleans_up_its_own_temp_folder(linear, tmp_path, monkeypatch):
     model, tokenizer = linear[0], linear[1]
     good, bad = tmp_path / "good.safetensors", tmp_path / "bad.safetensors"

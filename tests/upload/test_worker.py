@@ -61,6 +61,7 @@ def nested_key_pickle(depth: int = 1_000_000) -> bytes:
     return b"\x80\x02}" + b")" + b"\x85" * depth + b"K\x01s."
 
 
+@pytest.mark.slow
 def test_a_pickle_that_crashes_the_reader_stops_only_its_worker(tmp_path):
     meta = nested_key_pickle()
     crash = subprocess.run(  # the same bytes do crash a plain Python process
@@ -90,6 +91,7 @@ def test_a_graph_that_explodes_at_another_length_fails_that_sentence_only(graphs
         model.close()
 
 
+@pytest.mark.slow
 def test_a_killed_worker_is_replaced_on_the_next_analysis(graphs):
     model = load_upload({"w.inspect.onnx": graphs["inspect"].SerializeToString()})
     try:
@@ -148,6 +150,7 @@ def test_a_tokenizer_with_its_own_regex_never_leaves_the_worker(tmp_path):
         spec_from_json(json.dumps(tok), "regex.safetensors")
 
 
+@pytest.mark.slow
 def test_the_server_side_imports_no_reader_of_user_bytes(tmp_path, graphs):
     """Loading every kind of upload (a checkpoint, a contract graph, a foreign graph with
     its tokenizer.json) in a fresh process never imports the worker's readers, nor torch
@@ -211,6 +214,7 @@ def test_one_upload_limit_for_the_browser_and_the_code():
     assert MAX_UPLOAD_BYTES == UPLOAD_MEGABYTES * 1_000_000  # the browser's megabyte
 
 
+@pytest.mark.slow
 def test_one_worker_serves_many_cpu_seconds_of_requests(exported_dir):
     """Each request moves the worker's soft CPU limit; its hard limit never has to rise
     (an unprivileged process cannot raise it), so a long session keeps its worker."""
