@@ -23,6 +23,46 @@ from tests.helpers import EXPORTED
 from tests.helpers.checkpoints import digits_model
 
 
+# Fixtures that export, convert or trace a model on the spot (5 s to a minute each on the
+# 2-core machine, even when shared by xdist's workers): a test that needs one, directly or
+# through another fixture, is in the slow tier (README "Testing"), as is a test of the tiny
+# DeltaNet export (about a minute a graph: ``tests/helpers/export_cache.py``).
+SLOW_FIXTURES = {
+    "tests.bench.conftest:tiny_folder",
+    "tests.conftest:digits_export",
+    "tests.conftest:hf_exports",
+    "tests.conftest:tiny_seq2seq",
+    "tests.ui.test_served:served_models",
+    "tests.upload.test_convert:cli_out",
+    "tests.upload.test_local:large",
+    "tests.upload.test_onnx_foreign:exports",
+    "tests.upload.test_onnx_upload:linear",
+    "tests.upload.test_worker:graphs",
+}
+
+
+def _needs_a_slow_fixture(item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    for name in item.fixturenames:
+        for fixture in info.name2fixturedefs.get(name, ()):
+            func = fixture.func
+            if f"{func.__module__}:{func.__name__}" in SLOW_FIXTURES:
+                return True
+    if "tiny_exports" in item.fixturenames:  # the DeltaNet export, by name or parameter
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        return "delta" in item.originalname or "delta" in params.values()
+    return False
+
+
+def pytest_collection_modifyitems(items) -> None:
+    """Mark ``slow`` every test that needs one of :data:`SLOW_FIXTURES`."""
+    for item in items:
+        if _needs_a_slow_fixture(item):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def exported_dir() -> Path:
     return EXPORTED
