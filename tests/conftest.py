@@ -22,7 +22,6 @@ import pytest
 from tests.helpers import EXPORTED
 from tests.helpers.checkpoints import digits_model
 
-
 # Fixtures that export, convert or trace a model on the spot (5 s to a minute each on the
 # 2-core machine, even when shared by xdist's workers): a test that needs one, directly or
 # through another fixture, is in the slow tier (README "Testing"), as is a test of the tiny
