@@ -187,6 +187,7 @@ def test_the_softmax_fast_graph_is_its_inspect_graph_pruned_to_the_logits(tiny_e
     assert max_abs_diff(fast_logits, logits) <= 1e-6
 
 
+@pytest.mark.slow  # every kind's export, DeltaNet's included
 def test_graphs_are_self_contained_and_dynamic(tiny_exports):
     for _, folder in tiny_exports.values():
         for path in folder.glob("*.onnx"):
