@@ -62,7 +62,9 @@ def test_outside_a_git_checkout_the_slow_tier_runs(tmp_path, monkeypatch):
 
 def test_every_browser_test_and_every_export_fixture_user_is_slow(pytestconfig):
     """The split itself: collected by pytest as ``make test`` does."""
-    items = _collect("tests/e2e/test_readable.py", "tests/upload/test_convert.py", "tests/export/test_export.py")
+    items = _collect(
+        "tests/e2e/test_readable.py", "tests/upload/test_convert.py", "tests/export/test_export.py"
+    )
     slow = {i for i, marks in items.items() if "slow" in marks}
     assert all(i in slow for i in items if i.startswith("tests/e2e/"))
     assert all(i in slow for i in items if i.startswith("tests/upload/test_convert.py::test_onnx"))
