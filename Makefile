@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test test-slow test-all setup chromium nginx lint models seq2seq bench clean check-models serve-replicas
+.PHONY: run test test-fast test-slow test-all setup chromium nginx lint models seq2seq bench clean check-models serve-replicas
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	python3 -m venv $(VENV)
@@ -57,10 +57,13 @@ lint: setup
 # (tests/helpers/drift.py compares the files' hashes with tests/models_checked.json).
 FAST := -m pytest -q -n 2 --dist loadgroup --durations=10 -m "not drift and not slow"
 ALONE := tests/e2e/test_hostile_uploads.py tests/e2e/test_fair_share.py
-test: setup chromium nginx lint
+test: test-fast
+	$(PY) -m tests.helpers.tiers --check || $(MAKE) --no-print-directory test-slow
+
+# Lint, the drift tests when their inputs changed, and the fast tier.
+test-fast: setup chromium nginx lint
 	$(PY) -m tests.helpers.drift --check || $(MAKE) --no-print-directory check-models
 	$(PY) $(FAST)
-	$(PY) -m tests.helpers.tiers --check || $(MAKE) --no-print-directory test-slow
 
 # The slow tier, then the record that it passed on these files.
 test-slow: setup chromium nginx
@@ -70,9 +73,7 @@ test-slow: setup chromium nginx
 	$(PY) -m tests.helpers.tiers --write
 
 # Both tiers, whatever the record says.
-test-all: setup chromium nginx lint
-	$(PY) -m tests.helpers.drift --check || $(MAKE) --no-print-directory check-models
-	$(PY) $(FAST)
+test-all: test-fast
 	$(MAKE) --no-print-directory test-slow
 
 # Re-evaluate the shipped models against their cards; when they agree, record the hashes

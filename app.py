@@ -122,7 +122,8 @@ navigation.adopt_link_state(
 if page.url_path not in OWN_MODELS:
     selection = sidebar.selection()
 try:
-    page.run()
+    with rerun_gate.long_lane(selection.text if page.url_path not in OWN_MODELS else ""):
+        page.run()
 finally:
     # This run's globals outlive it: its page functions refer to them (and they to the
     # functions), a cycle that only Python's cyclic collector frees, and ``st.Page``

@@ -14,6 +14,8 @@ Public APIs change with deprecation warnings; these parts change without notice:
 * ``ui/figures.py`` subclasses plotly's ``BaseFigure`` without running its
   ``__init__`` (``st.plotly_chart`` only calls ``to_dict()`` on it, through
   ``plotly.tools.return_figure_from_figure_or_data``).
+* ``tests/conftest.py`` reads pytest's ``Item._fixtureinfo.name2fixturedefs`` to mark
+  slow every test that needs a fixture exporting a model (``SLOW_FIXTURES``).
 
 After checking them against a new version (``tests/bench/test_live.py`` drives the
 websocket client on a real server, ``tests/ui`` the figures), raise ``CHECKED``.
@@ -37,6 +39,7 @@ CHECKED = {
         "storage, expired on its event loop)",
     ),
     "plotly": ("7.1", "ui/figures.py (Prebuilt: a BaseFigure without BaseFigure.__init__)"),
+    "pytest": ("9.2", "tests/conftest.py (Item._fixtureinfo: the slow tier's fixtures)"),
 }
 
 
@@ -53,7 +56,11 @@ def test_the_installed_version_is_the_checked_one(package):
         f"{checked}: check them against {installed}, then set CHECKED[{package!r}] in "
         f"tests/test_library_surfaces.py"
     )
-    pins = (ROOT / "requirements.txt").read_text().splitlines()
+    pins = [
+        line
+        for name in ("requirements.txt", "requirements-dev.txt")
+        for line in (ROOT / name).read_text().splitlines()
+    ]
     pin = next(line for line in pins if line.startswith(f"{package}=="))
     assert minor(pin.split("==")[1].split()[0]) == checked, (pin, checked)
 

@@ -102,11 +102,13 @@ def get_model(name: str) -> OnnxModel:
 
 
 # Analyses of the shipped models, shared by every session, bounded by the bytes of their
-# arrays: one of the linear model at T = 64 (a pasted paragraph) is about 6 MB, of a
-# classroom sentence (T ~ 10) under 1 MB. Bounded by count (48 + 16), one student pasting
-# paragraphs left the server 154 MB larger after they had gone (issue #25).
-SHIPPED_ANALYSES_BYTES = served.megabytes("ATTNVIZ_SHIPPED_ANALYSES_MB", 48)
-SHIPPED_RECURRENT_BYTES = served.megabytes("ATTNVIZ_SHIPPED_RECURRENT_MB", 16)
+# arrays: one of the linear model at T = 64 (a pasted paragraph) is about 5 MB (its
+# recurrent form 4 MB more), of a classroom sentence (T ~ 12) 0.3-0.9 MB. Bounded by count
+# (48 + 16), one student pasting paragraphs left the server 154 MB larger after they had
+# gone; at 48 + 16 MB, with the figures' 16 MB (``ui.specs``), 135 MB; at 32 + 12 + 16 MB,
+# 68 MB, and no more with three students after (issue #25: within 100 MB).
+SHIPPED_ANALYSES_BYTES = served.megabytes("ATTNVIZ_SHIPPED_ANALYSES_MB", 32)
+SHIPPED_RECURRENT_BYTES = served.megabytes("ATTNVIZ_SHIPPED_RECURRENT_MB", 12)
 
 
 @st.cache_resource(show_spinner=False)

@@ -18,8 +18,11 @@ untouched. All of it runs on the event loop thread, as ``handle_backmsg`` does.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -31,6 +34,7 @@ MAX_VALUE_CHARS = 2_000  # a value of a long query string is cut to this (ui.lin
 RATE_PER_S = 4.0  # reruns a session may start per second, sustained
 BURST = 8  # reruns a session may start at once (a student clicking quickly)
 FORGET_S = 60.0  # a session's bucket is forgotten after this long without a message
+LONG_TEXT_CHARS = 240  # a sentence this long (about 48 words) reruns in the long lane
 
 
 @dataclass
@@ -177,3 +181,38 @@ def notice() -> None:
             "times a second (your latest change is kept).",
             icon=":material/speed:",
         )
+
+
+# One run with a long sentence at a time (see :func:`long_lane`).
+_LONG_LANE = threading.BoundedSemaphore(1)
+WAIT_STEP_S = 0.1
+
+
+@contextmanager
+def long_lane(text: str) -> Iterator[None]:
+    """Runs with a sentence of ``LONG_TEXT_CHARS`` or more take turns, one at a time.
+
+    Such a run does the most a shipped model's rerun can do (64 tokens: every figure at
+    its largest, suggestions for every word on screen). Three students pasting
+    paragraphs at once ran three of them beside everyone else's short reruns, which
+    then waited for the GIL behind all three (issue #25: the other session's slowest
+    rerun 3.0-3.3x its baseline). In one lane a short rerun shares the server with at
+    most one long one; a long one waits for its turn, with a line saying so. Short
+    sentences never wait. While waiting, the line is rewritten every ``WAIT_STEP_S``
+    seconds: each write lets Streamlit stop this run for the student's newer one.
+    """
+    if len(text) < LONG_TEXT_CHARS:
+        yield
+        return
+    import streamlit as st
+
+    line = None
+    while not _LONG_LANE.acquire(timeout=WAIT_STEP_S):
+        line = line or st.empty()
+        line.caption("Long sentences take turns on this server: yours is next.")
+    try:
+        if line is not None:
+            line.empty()
+        yield
+    finally:
+        _LONG_LANE.release()

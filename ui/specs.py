@@ -68,6 +68,9 @@ class _Facts:
 # T = 256: a head's heatmap 0.37 MB, the mask panels 0.82 MB, the grid (an overview) at
 # most 0.9 MB; at T = 1024: 5.8 MB, 13 MB and 0.9 MB.
 PER_HEAD_ENTRIES, PER_SENTENCE_ENTRIES = 256, 48
+# And by bytes: one student pasting paragraphs (T = 64, each new) filled both counts and
+# left the server 85 MB larger than before, beside the analyses' own budget (issue #25).
+SHIPPED_FIGURES_BYTES = served.megabytes("ATTNVIZ_SHIPPED_FIGURES_MB", 16)
 
 
 def spec_bytes(value: object) -> int:
@@ -88,18 +91,18 @@ def spec_bytes(value: object) -> int:
 
 @st.cache_resource(show_spinner=False)
 def shared() -> dict[str, SharedCache]:
-    """This server's figure specs of the shipped models, for every session, and of the
-    served models (bounded by bytes: ``served.FIGURE_CACHE_BYTES``)."""
-    budget = served.FIGURE_CACHE_BYTES // 2
+    """This server's figure specs of the shipped models, for every session (bounded by
+    ``SHIPPED_FIGURES_BYTES``), and of the served models (``served.FIGURE_CACHE_BYTES``)."""
+    mine, theirs = SHIPPED_FIGURES_BYTES // 2, served.FIGURE_CACHE_BYTES // 2
+
+    def bounded(entries: int, nbytes: int) -> SharedCache:
+        return SharedCache(entries, max_bytes=nbytes, size=spec_bytes, on_evict=release_freed)
+
     return {
-        "per_head": SharedCache(PER_HEAD_ENTRIES),
-        "per_sentence": SharedCache(PER_SENTENCE_ENTRIES),
-        "served_per_head": SharedCache(
-            4096, max_bytes=budget, size=spec_bytes, on_evict=release_freed
-        ),
-        "served_per_sentence": SharedCache(
-            1024, max_bytes=budget, size=spec_bytes, on_evict=release_freed
-        ),
+        "per_head": bounded(PER_HEAD_ENTRIES, mine),
+        "per_sentence": bounded(PER_SENTENCE_ENTRIES, mine),
+        "served_per_head": bounded(4096, theirs),
+        "served_per_sentence": bounded(1024, theirs),
     }
 
 

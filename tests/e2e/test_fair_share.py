@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 
 import psutil
@@ -37,11 +38,10 @@ ANSWER_LIMIT_S = 2.0
 RATIO = 3.0
 BASE_FLOOR_S = 0.3
 OPEN_LIMIT_S = 2.0
-# Issue #25 asks for 100 MB. Its branch measured +56 and +70 MB; on merged main (the
-# lecture's click layers and play frames are in every cached figure) one run measured
-# +110 MB, mostly the per-server caches of the attackers' new sentences (bounded by
-# bytes). 160 MB still catches a leak per rerun; the 100 MB target is open in #25.
-RSS_GROWTH_LIMIT = 160 * 2**20
+# Issue #25's 100 MB. The attackers' new sentences fill the per-server caches of the
+# shipped models' analyses and figures, bounded by bytes (32 + 12 + 16 MB: +68 MB measured
+# after a paragraph attack of 20 s, +9 MB more after three attackers and another).
+RSS_GROWTH_LIMIT = 100 * 2**20
 MODEL_FAILED = "This model failed on this input:"  # an accepted graph failing one sentence
 # Held to ANSWER_LIMIT_S only, not to RATIO x its baseline: the 262,144-word vocabulary's
 # upload still holds the server's GIL in one C call, building its tokenizer (0.25-0.3 s,
@@ -132,6 +132,17 @@ def test_no_session_takes_the_server_from_the_class(server):
     assert not problems, f"{problems}\n{json.dumps(got, indent=1)[:4000]}"
 
 
+def _refused_for_cpu(attacker: dict) -> bool:
+    """Whether the attacker's load was refused in one line because its worker got no CPU
+    time, on a machine with more runnable work than cores. Upload workers run at
+    SCHED_IDLE, as a server's do: beside another job keeping both cores busy they get
+    none, and the one-line refusal ("... was too busy to give it 60 s of CPU time") is
+    what the issue asks the attacker to see. On a quiet machine every file loads."""
+    said = attacker.get("load_said") or []
+    busy = [line for line in said if "too busy to give it" in line]
+    return len(busy) == 1 and "\n" not in busy[0] and os.getloadavg()[0] > os.cpu_count()
+
+
 def _upload_problems(case: dict, limit: float, budget_mb: int) -> list[str]:
     """What is wrong with one upload case of :func:`bench.fairshare_uploads.upload_case`."""
     name, out = case["case"], []
@@ -142,6 +153,8 @@ def _upload_problems(case: dict, limit: float, budget_mb: int) -> list[str]:
     if case["workers_peak_mb"] > budget_mb:
         out.append(f"{name}: workers held {case['workers_peak_mb']} MB (budget {budget_mb} MB)")
     for a in case["attackers"]:
+        if _refused_for_cpu(a):
+            continue
         if "error" in a or a["model"] != "upload":  # every one of these files is valid
             out.append(f"{name}: the attacker's upload did not load: {a}")
         elif a.get("sentence_exceptions"):
@@ -158,8 +171,9 @@ def test_uploads_leave_the_class_its_share(server, exported_dir):
     vocabulary, a context of 2,048 on 2,000 characters, a graph slow at 6 tokens, ten
     uploads at once), each through Streamlit's own upload route while B times its reruns:
     B's slowest within the limits, a new session open within 2 s, the upload workers'
-    memory within the server's budget, every attacker's model loaded and its sentence
-    answered (the slow graph's in one line), the server alive after and, once the
+    memory within the server's budget, every attacker's model loaded (or, on a machine
+    with no CPU to spare, refused in one line) and its sentence answered (the slow
+    graph's in one line), the server alive after and, once the
     attackers' closed sessions were dropped, its RSS back within 100 MB of before."""
     from bench.fairshare import student
     from bench.fairshare_uploads import CASES, RSS_WITHIN_MB, case_files, settled_rss, upload_case

@@ -73,14 +73,20 @@ def recorded() -> dict[str, str]:
         return {}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def wants_write(argv: list[str] | None, doc: str, stale: str, now: str) -> bool:
+    """Parse a record's command line: ``--check`` (help ``stale``: when it exits 1) or
+    ``--write`` (help ``now``), one of them; True for ``--write``. Exits 2 on anything else."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     action = parser.add_mutually_exclusive_group(required=True)
-    action.add_argument("--check", action="store_true", help="exit 1 if the record is stale")
-    action.add_argument("--write", action="store_true", help="record the files as they are now")
-    args = parser.parse_args(argv)
+    action.add_argument("--check", action="store_true", help=f"exit 1 if {stale}")
+    action.add_argument("--write", action="store_true", help=f"record {now}")
+    return parser.parse_args(argv).write
+
+
+def main(argv: list[str] | None = None) -> int:
+    write = wants_write(argv, __doc__, "the record is stale", "the files as they are now")
     now = inputs()
-    if args.write:
+    if write:
         RECORD.write_text(json.dumps({"sha256": now}, indent=1, sort_keys=True) + "\n")
         print(f"recorded {len(now)} files in {RECORD}")
         return 0

@@ -18,13 +18,13 @@ tier must run) or ``--write`` (record the tree as it is now).
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import subprocess
 import sys
 
 from tests.helpers import ROOT
+from tests.helpers.drift import changed, wants_write
 
 RECORD = ROOT / "tests" / "slow_passed.json"
 LEFT_OUT = {"tests/slow_passed.json", "tests/models_checked.json"}
@@ -57,11 +57,6 @@ def python() -> str:
     return f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
-def changed(recorded: dict[str, str], now: dict[str, str]) -> list[str]:
-    """Files added, removed or changed between two :func:`tree` results (sorted)."""
-    return sorted(k for k in recorded.keys() | now.keys() if recorded.get(k) != now.get(k))
-
-
 def recorded() -> dict:
     """The record ``make test-slow`` last wrote ({} when there is none)."""
     try:
@@ -71,17 +66,13 @@ def recorded() -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    action = parser.add_mutually_exclusive_group(required=True)
-    action.add_argument("--check", action="store_true", help="exit 1 if the slow tier must run")
-    action.add_argument("--write", action="store_true", help="record the tree as it is now")
-    args = parser.parse_args(argv)
+    write = wants_write(argv, __doc__, "the slow tier must run", "the tree as it is now")
     try:
         now = tree()
     except (OSError, subprocess.CalledProcessError) as exc:
         print(f"slow tier: cannot list the files ({exc}); it runs")
         return 1
-    if args.write:
+    if write:
         record = {"python": python(), "files": len(now), "sha256": now}
         RECORD.write_text(json.dumps(record, indent=0, sort_keys=True) + "\n")
         print(f"slow tier: recorded {len(now)} files in {RECORD.relative_to(ROOT)}")

@@ -9,19 +9,23 @@ section.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
+from ui import rerun_gate
 from ui.rerun_gate import (
     BURST,
     LONG_QUERY_CHARS,
+    LONG_TEXT_CHARS,
     MAX_VALUE_CHARS,
     RATE_PER_S,
     RerunGate,
     install,
+    long_lane,
     shortened,
 )
 
@@ -119,3 +123,26 @@ def test_a_query_string_too_long_for_streamlit_is_cut_not_dropped():
     assert dict(urllib.parse.parse_qsl(delivered))["text"] == text[:MAX_VALUE_CHARS]
     assert gate.cut == {"s": {"text": len(text)}}
     assert shortened("a=" + "&b" * 200) == ("", {})  # more fields than anyone sends
+
+
+def test_long_sentences_take_turns_and_short_ones_never_wait():
+    """Runs with a sentence of ``LONG_TEXT_CHARS`` or more go one at a time (issue #25:
+    three students pasting paragraphs made another session's reruns 3.3x slower); a short
+    sentence's run passes while a long one holds the lane."""
+    long_text, short = "x" * LONG_TEXT_CHARS, "the cat sat on the mat"
+    entered = threading.Event()
+
+    def second():
+        with long_lane(long_text):
+            entered.set()
+
+    with long_lane(long_text):
+        with long_lane(short):  # no wait, or this would never return
+            pass
+        waiting = threading.Thread(target=second)
+        waiting.start()
+        assert not entered.wait(3 * rerun_gate.WAIT_STEP_S)  # still waiting its turn
+    assert entered.wait(30)  # its turn came when the first left the lane
+    waiting.join(30)
+    with long_lane(long_text):  # and it left the lane free
+        pass

@@ -66,3 +66,26 @@ def test_the_shipped_models_analyses_are_kept_within_their_bytes(monkeypatch):
     assert loaders.get_analysis("linear", texts[-1]) is results[-1]
     recurrent = loaders.get_recurrent("linear", results[-1])
     assert loaders.get_recurrent("linear", results[-1]) is recurrent and recurrent.recurrent
+
+
+def test_the_shipped_models_figures_are_kept_within_their_bytes(monkeypatch):
+    """Figure specs of the shipped models are bounded by bytes too (``SHIPPED_FIGURES_BYTES``,
+    half for per-head and half for per-sentence figures): one student pasting paragraphs
+    filled both counts and kept the server 85 MB larger (issue #25)."""
+    from inference import view_specs as figs
+    from ui import loaders, specs
+
+    monkeypatch.setattr(specs, "SHIPPED_FIGURES_BYTES", 2 * 2**20)
+    specs.shared.clear()
+    words = ["the", "cat", "sat", "on", "mat", "mary", "john", "gave", "a", "drink", "to"]
+    texts = [" ".join(words[(i + j) % len(words)] for j in range(64)) for i in range(8)]
+    try:
+        grids = [
+            specs.get(figs.head_grid, "softmax", loaders.get_analysis("softmax", t)) for t in texts
+        ]
+        kept = specs.shared()["per_sentence"]
+        assert min(specs.spec_bytes(g) for g in grids) > 2**18  # 8 of them pass 1 MB
+        assert kept.nbytes <= 2**20 and 0 < len(kept) < len(texts)
+        assert specs.shared()["per_head"].max_bytes == 2**20
+    finally:
+        specs.shared.clear()
