@@ -111,7 +111,9 @@ def test_attention_with_row_puts_one_query_row_under_its_column():
     heat, bar, click = fig.data
     assert isinstance(heat, go.Heatmap) and isinstance(bar, go.Bar)
     # the click layer: one invisible point per cell, its customdata the query (row)
-    assert click.name == attention.CLICK and click.marker.opacity == 0
+    # (text points with no text: plotly draws nothing for them, yet selects them)
+    assert click.name == attention.CLICK and click.mode == "text" and click.text == ""
+    assert click.hovertext[T + 2] == f"{w[1, 2]:.3f}" and "%{hovertext}" in click.hovertemplate
     assert len(click.x) == T * T and list(click.customdata[T : 2 * T]) == [1] * T
     assert (click.x[T + 2], click.y[T + 2]) == (heat.x[2], heat.y[1])
     # ▶ play: one frame per query, each moving the bars (trace 1) and the outline

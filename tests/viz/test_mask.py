@@ -91,7 +91,7 @@ def test_a_click_on_any_panels_cell_picks_its_query_and_the_layers_stay_bounded(
     assert [(c["xaxis"], c["yaxis"]) for c in layers] == [("x", "y"), ("x2", "y2"), ("x3", "y3")]
     assert all(len(c["x"]) == T * T for c in layers)
     assert list(layers[1]["customdata"][T : 2 * T]) == [1] * T
-    assert "mask: %{text}" in layers[1]["hovertemplate"] and layers[1]["text"][1] == "0"
+    assert "mask: %{hovertext}" in layers[1]["hovertemplate"] and layers[1]["hovertext"][1] == "0"
     figure(fig)  # a valid plotly figure
     for t, panels_clickable in ((mask.PANEL_CLICK_MAX_T + 1, 1), (attention.CLICK_MAX_T + 1, 0)):
         w = causal(t)
