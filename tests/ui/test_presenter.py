@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -76,55 +75,54 @@ def test_turning_it_off_leaves_the_url():
     assert "present" not in at.query_params and not at.exception
 
 
+def _run(**params) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update(params)
+    at.run()
+    assert not at.exception
+    return at
+
+
 def test_the_head_statistics_are_a_20px_table_with_the_dataframes_numbers():
     """Presenting, the head statistics are a static table (the dataframe's canvas keeps its
     small font; the page's style sets the table's to 20 px), each float as the dataframe
     shows it; its captions fold under Notes."""
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params.update({"present": "1", "view": "stats"})
-    at.run()
-    assert not at.exception and not at.dataframe
+    at = _run(present="1", view="stats")
+    assert not at.dataframe
     (table,) = at.table
-    frame = table.value
-    assert list(frame.columns[:2]) == ["layer", "head"] and len(frame) == 12  # 3 x 4 heads
-    shown = pa.ipc.open_stream(table.proto.arrow_data.styler.display_values).read_all()
-    shown = shown.to_pandas()  # the strings the browser prints (the Styler's format)
+    shown = table.value  # the strings the browser prints
+    assert list(shown.columns[:2]) == ["layer", "head"] and len(shown) == 12  # 3 x 4 heads
+    (plain,) = _run(view="stats").dataframe
     for column in ("previous_token", "entropy"):
-        assert all(
-            float(text) == float(f"{v:g}")
-            for text, v in zip(shown[column], frame[column], strict=True)
-        )
-        assert not any(text.endswith("00") for text in shown[column])  # 0.23, not 0.2300
+        numbers = plain.value[column].tolist()
+        assert shown[column].tolist() == [f"{v:g}" for v in numbers]  # 0.23, not 0.2300
     assert any(e.label == "Notes" for e in at.expander)
 
 
 def test_the_walkthrough_is_a_20px_table_with_bars_in_its_weights():
     """Presenting, one query's step-by-step table is static (every row in view, 20 px),
-    its weights printed to 4 decimals with a bar in each cell; the numbers are the
-    dataframe's: the last column is the head's row and sums to 1."""
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params["present"] = "1"
-    at.run()
-    assert not at.exception
+    its weights printed to 4 decimals, each with a bar as long as its weight; the numbers
+    are the dataframe's, whose last column is the head's row and sums to 1."""
+    at = _run(present="1")
     (table,) = [t for t in at.table if t.value.columns[0] == "key"]
-    weights = table.value[table.value.columns[-1]].to_numpy(dtype=float)  # (T,)
+    (plain,) = [d for d in _run().dataframe if d.value.columns[0] == "key"]
+    weights = plain.value[plain.value.columns[-1]].to_numpy(dtype=float)  # (T,)
     assert abs(weights.sum() - 1) < 1e-6
-    styler = table.proto.arrow_data.styler
-    shown = pa.ipc.open_stream(styler.display_values).read_all().to_pandas()
-    assert all(len(text.split(".")[1]) == 4 for text in shown[shown.columns[-1]])
-    assert "linear-gradient" in styler.styles  # the bars
+    cells = table.value[table.value.columns[-1]].tolist()
+    assert [c.split(" ")[0] for c in cells] == [f"{w:.4f}" for w in weights]
+    bars = [c.split(" ", 1)[1] if " " in c else "" for c in cells]
+    longest = max(range(len(weights)), key=lambda i: weights[i])
+    assert bars[longest].startswith("█") and all(set(b) <= set("█▏▎▍▌▋▊▉") for b in bars)
+    assert len(bars[longest]) == max(len(b) for b in bars)  # the largest weight, the longest bar
 
 
 def test_the_lecture_s_comparison_and_the_predictions_are_tables_when_presenting():
     """The CNN / RNN / self-attention table of lecture step 6 and the Predictions view's
     top-3 table (probabilities as percentages) are static 20 px tables too."""
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params.update({"present": "1", "view": "predict"})
-    at.run()
-    assert not at.exception and not at.dataframe
+    at = _run(present="1", view="predict")
+    assert not at.dataframe
     (top,) = at.table
-    shown = pa.ipc.open_stream(top.proto.arrow_data.styler.display_values).read_all()
-    assert all(text.endswith("%") for text in shown.to_pandas()["p #1"])
+    assert all(text.endswith("%") for text in top.value["p #1"])
     at = open_page("lecture", at)
     at.session_state["step"] = 6
     at.run()
@@ -134,15 +132,12 @@ def test_the_lecture_s_comparison_and_the_predictions_are_tables_when_presenting
 
 
 def test_generated_tokens_are_a_table_with_their_percentages_when_presenting():
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params.update({"present": "1", "view": "predict", "text": "the cat"})
-    at.run()
+    at = _run(present="1", view="predict", text="the cat")
     at.button(key="generate").click().run()
     assert not at.exception and not at.dataframe
     rows = at.table[-1]
     assert {"token", "p"} <= set(rows.value.columns) and len(rows.value) == 10
-    shown = pa.ipc.open_stream(rows.proto.arrow_data.styler.display_values).read_all()
-    assert all(text.endswith("%") for text in shown.to_pandas()["p"])
+    assert all(text.endswith("%") for text in rows.value["p"])
 
 
 def test_the_forgetting_lesson_presenting_folds_its_words_under_one_notes(presenting):
