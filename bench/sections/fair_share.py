@@ -154,7 +154,8 @@ def fair_share_notes(data: dict) -> list[str]:
     return [
         "Fair share: a real `streamlit run app.py`; attackers and the other student are "
         "websocket sessions (`bench/stclient.py`); the other student alternates a head "
-        "change and a new sentence and times each rerun, alone just before (its baseline) "
-        "and during the attack. The uploaded model's analysis and the suggestions are "
+        "change and a new sentence, 0.3 s after each answer (under the server's 4 reruns a "
+        "second), and times each rerun, alone just before (its baseline) and during the "
+        "attack. The uploaded model's analysis and the suggestions are "
         "measured in a fresh process as the server runs them (`bench/fairshare.py`)." + where
     ]

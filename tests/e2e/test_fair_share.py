@@ -138,11 +138,14 @@ def _refused_for_cpu(attacker: dict) -> bool:
     """Whether the attacker's load was refused in one line because its worker got no CPU
     time, on a machine with more runnable work than cores. Upload workers run at
     SCHED_IDLE, as a server's do: beside another job keeping both cores busy they get
-    none, and the one-line refusal ("... was too busy to give it 60 s of CPU time") is
-    what the issue asks the attacker to see. On a quiet machine every file loads."""
+    (almost) none, and the one-line refusal ("... was too busy to give it 60 s of CPU
+    time", or "... no answer within 180 s") is what the issue asks the attacker to see.
+    On a quiet machine every file loads."""
     said = attacker.get("load_said") or []
-    busy = [line for line in said if "too busy to give it" in line]
-    return len(busy) == 1 and "\n" not in busy[0] and os.getloadavg()[0] > os.cpu_count()
+    cpu = ("too busy to give it", "no answer within")
+    refused = [line for line in said if any(why in line for why in cpu)]
+    busy = os.getloadavg()[0] > (os.cpu_count() or 1)
+    return len(refused) == 1 and "\n" not in refused[0] and busy
 
 
 def _upload_problems(case: dict, limit: float, budget_mb: int) -> list[str]:
