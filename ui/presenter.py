@@ -85,7 +85,7 @@ def table(frame, height: int | str = "content", float_format: str = "{:g}",
     st.table(shown(df, float_format, bar), hide_index=True)
 
 
-BAR_WIDTH = 16  # characters of a weight of 1 (eighths of a character below)
+BAR_WIDTH = 10  # characters for a weight of 1 (eighths below): one line at 1280 px
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 
 
