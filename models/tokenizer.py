@@ -193,7 +193,7 @@ class PerTokenizer:
             self._kept[tokenizer] = value
 
 
-vocab_of = PerTokenizer(Tokenizer.get_vocab)
+vocab_of = PerTokenizer(lambda tokenizer: tokenizer.get_vocab())
 vocab_of.__doc__ = """``tokenizer.get_vocab()`` (token -> id), read once per tokenizer: for a
 262,144-word vocabulary each call holds the GIL 0.36 s, and the views of one rerun asked
 for it several times (issue #25). Shared: do not modify it."""

@@ -18,7 +18,6 @@ loading the teacher's file at once wait for one export, not six (:meth:`exportin
 from __future__ import annotations
 
 import hashlib
-import heapq
 import json
 import os
 import shutil
@@ -39,18 +38,20 @@ CHUNK = 8192  # entries of a dict or list encoded by one json.dumps call (see _f
 
 
 def _sorted_keys(obj: dict) -> list:
-    """``sorted(obj, key=str)``, a large dict ``CHUNK`` keys at a time, then merged
-    (``heapq.merge`` runs as Python steps): one sort of a 262,144-word vocabulary held the
-    GIL 80-150 ms (issue #25)."""
-    keys = list(obj)
-    if len(keys) <= CHUNK:
-        return sorted(keys, key=str)
-    pieces = [sorted(keys[i : i + CHUNK], key=str) for i in range(0, len(keys), CHUNK)]
-    return list(heapq.merge(*pieces, key=str))
+    """The keys of ``obj`` in a canonical order: a vocabulary (token -> distinct int ids)
+    by id, numpy's sort in C (sorting 262,144 tokens as strings, ``CHUNK`` at a time and
+    merged, took 0.5 s of the server's Python, shared with every session: issue #25);
+    any other dict by ``str`` of its keys."""
+    keys, values = list(obj), list(obj.values())
+    # C loops only (map, set): a Python loop over 262,144 entries is shared with the class
+    if len(keys) > CHUNK and set(map(type, values)) == {int} and len(set(values)) == len(keys):
+        order = np.argsort(np.asarray(values, dtype=np.int64), kind="stable")  # (V,) by id
+        return list(map(keys.__getitem__, order.tolist()))
+    return sorted(keys, key=str)
 
 
 def _feed(digest, obj) -> None:
-    """``obj`` (JSON data) into ``digest``, canonically (keys sorted, lengths and brackets
+    """``obj`` (JSON data) into ``digest``, canonically (keys in :func:`_sorted_keys` order, lengths and brackets
     marked), a large dict or list ``CHUNK`` entries at a time: one ``json.dumps`` of a
     262,144-word vocabulary holds the GIL for about a second, freezing every other
     session of the server (issue #25); between chunks their threads run."""
@@ -62,8 +63,9 @@ def _feed(digest, obj) -> None:
                 digest.update(json.dumps(str(k)).encode())
                 _feed(digest, obj[k])
         else:  # flat (a vocabulary: token -> id)
-            for i in range(0, len(keys), CHUNK):
-                part = [[str(k), obj[k]] for k in keys[i : i + CHUNK]]
+            values = list(map(obj.__getitem__, keys))
+            for i in range(0, len(keys), CHUNK):  # [token, id] pairs; zip and map loop in C
+                part = list(zip(map(str, keys[i : i + CHUNK]), values[i : i + CHUNK], strict=True))
                 digest.update(json.dumps(part, sort_keys=True, ensure_ascii=True).encode())
         digest.update(b"}")
     elif isinstance(obj, (list, tuple)):

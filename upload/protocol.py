@@ -7,7 +7,8 @@ byte strings that follow the arrays (``{"name", "size"}``: uploaded files, from 
 worker only). The reader checks the header's size, every array's dtype and shape (against
 what the caller expects, *before* anything is allocated) and the payload's total size,
 and reads with a deadline, so a worker that lies, stalls or dies costs the server a
-bounded amount of memory and time.
+bounded amount of memory and time. A header's tokenizer spec travels in JSON pieces
+(``upload/spec_wire.py``), decoded one at a time.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Callable
 import numpy as np
 
 from upload.errors import WorkerError
+from upload.spec_wire import from_wire, to_wire
 
 DTYPES = {"float32": np.float32, "int64": np.int64, "uint8": np.uint8}
 _LENGTH = 8
@@ -42,6 +44,7 @@ def encode(header: dict, arrays: dict[str, np.ndarray] | None = None, blobs=None
         listed.append({"name": name, "dtype": a.dtype.name, "shape": list(a.shape)})
     header = {
         **header,
+        **({"tokenizer": to_wire(header["tokenizer"])} if "tokenizer" in header else {}),
         "arrays": listed,
         "blobs": [{"name": n, "size": len(b)} for n, b in blobs.items()],
     }
@@ -120,6 +123,8 @@ def read_header(fd: int, deadline: Deadline, max_bytes: int) -> dict:
         raise WorkerError(f"protocol: a header of {size:,} bytes (limit {max_bytes:,})")
     try:
         header = json.loads(read_exact(fd, size, deadline))
+        if isinstance(header, dict) and "tokenizer" in header:
+            header["tokenizer"] = from_wire(header["tokenizer"])
     except (ValueError, RecursionError):
         raise WorkerError("protocol: an unreadable header") from None
     if not isinstance(header, dict) or not isinstance(header.get("arrays", []), list):

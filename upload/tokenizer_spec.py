@@ -29,9 +29,11 @@ tokenizer with our code (:func:`build`): every regex that runs in the server is 
 from __future__ import annotations
 
 import json
+from operator import add, itemgetter
 
 from tokenizers import Tokenizer
 
+from models.subset_tokenizer import SUBSET_FROM, SubsetTokenizer
 from models.tokenizer import UNK, bpe_tokenizer, char_tokenizer, vocab_of, wordpiece_tokenizer
 from upload.errors import UploadError
 from upload.limits import MAX_JSON_BYTES, MAX_TOKEN_CHARS, MAX_VOCAB
@@ -197,13 +199,8 @@ def check_spec(spec: object, vocab_size: int, source: str) -> dict:
         raise UploadError(
             f"{source}: the tokenizer's vocabulary must map 1 to {MAX_VOCAB:,} tokens to ids"
         )
-    for token, i in vocab.items():
-        if not isinstance(token, str) or not 0 < len(token) <= MAX_TOKEN_CHARS:
-            raise UploadError(f"{source}: the vocabulary holds a token that is not a short string")
-        if spec["kind"] == "char" and len(token) != 1:
-            raise UploadError(f"{source}: a character vocabulary holds {token[:20]!r}")
-        if type(i) is not int or i < 0:
-            raise UploadError(f"{source}: the vocabulary gives {token[:20]!r} the id {i!r}")
+    if not _plain(vocab, 1 if spec["kind"] == "char" else MAX_TOKEN_CHARS):
+        _name_the_entry(vocab, spec["kind"], source)
     if len(set(vocab.values())) != len(vocab):
         raise UploadError(f"{source}: the tokenizer gives two tokens the same id")
     if spec["kind"] == "char" and sorted(vocab.values()) != list(range(len(vocab))):
@@ -218,20 +215,63 @@ def check_spec(spec: object, vocab_size: int, source: str) -> dict:
     return spec
 
 
+def _plain(vocab: dict, longest: int) -> bool:
+    """Every token a string of 1 to ``longest`` characters, every id an int >= 0: checked
+    in C loops (``map``), as a Python loop over 262,144 entries takes 0.2 s of the server's
+    interpreter, shared with every session (issue #25)."""
+    return (
+        set(map(type, vocab)) == {str}
+        and 0 < min(map(len, vocab))
+        and max(map(len, vocab)) <= longest
+        and set(map(type, vocab.values())) == {int}
+        and min(vocab.values()) >= 0
+    )
+
+
+def _name_the_entry(vocab: dict, kind: str, source: str) -> None:
+    """Raise UploadError naming the first entry :func:`_plain` refuses."""
+    for token, i in vocab.items():
+        if not isinstance(token, str) or not 0 < len(token) <= MAX_TOKEN_CHARS:
+            raise UploadError(f"{source}: the vocabulary holds a token that is not a short string")
+        if kind == "char" and len(token) != 1:
+            raise UploadError(f"{source}: a character vocabulary holds {token[:20]!r}")
+        if type(i) is not int or i < 0:
+            raise UploadError(f"{source}: the vocabulary gives {token[:20]!r} the id {i!r}")
+
+
+def _pairs_of(merges: list, vocab: dict) -> bool:
+    """Every merge a pair of vocabulary tokens whose join is one too: C loops only (a Python
+    loop over 262,144 merges takes 0.7 s of the server's interpreter, issue #25)."""
+    if not merges:
+        return True
+    if not set(map(type, merges)) <= {list, tuple} or set(map(len, merges)) != {2}:
+        return False
+    firsts, seconds = list(map(itemgetter(0), merges)), list(map(itemgetter(1), merges))
+    if set(map(type, firsts)) | set(map(type, seconds)) != {str}:
+        return False
+    tokens = vocab.keys()
+    return (
+        tokens >= set(firsts)
+        and tokens >= set(seconds)
+        and tokens >= set(map(add, firsts, seconds))
+    )
+
+
 def _check_merges(spec: dict, vocab: dict, source: str) -> None:
     merges = spec.get("merges")
     if not isinstance(merges, list) or len(merges) > MAX_VOCAB:
         raise UploadError(f"{source}: a BPE tokenizer needs at most {MAX_VOCAB:,} merges")
-    for pair in merges:
-        if (
-            not isinstance(pair, list | tuple)
-            or len(pair) != 2
-            or not all(isinstance(t, str) and t in vocab for t in pair)
-            or pair[0] + pair[1] not in vocab
-        ):
-            raise UploadError(
-                f"{source}: the BPE merge {str(pair)[:60]} joins tokens the vocabulary lacks"
-            )
+    if not _pairs_of(merges, vocab):
+        for pair in merges:  # name the first merge refused
+            if (
+                not isinstance(pair, list | tuple)
+                or len(pair) != 2
+                or not all(isinstance(t, str) and t in vocab for t in pair)
+                or pair[0] + pair[1] not in vocab
+            ):
+                raise UploadError(
+                    f"{source}: the BPE merge {str(pair)[:60]} joins tokens the vocabulary lacks"
+                )
     special = spec.get("special")
     if (
         type(spec.get("add_prefix_space")) is not bool
@@ -245,24 +285,37 @@ def _check_merges(spec: dict, vocab: dict, source: str) -> None:
         )
 
 
-def build(spec: dict) -> Tokenizer:
+def build(spec: dict) -> Tokenizer | SubsetTokenizer:
     """The tokenizer of a checked spec, built by our own code (no user regex, no padding).
-    Its vocabulary (``models.tokenizer.vocab_of``) is the spec's own dict: reading it back
-    from the library (``get_vocab``) holds the GIL 0.4 s for 262,144 tokens (issue #25).
+    A vocabulary of ``SUBSET_FROM`` entries or more gives a
+    ``models.subset_tokenizer.SubsetTokenizer``: the library's tokenizer over 262,144
+    entries holds the server's GIL 0.2-0.8 s while it is built (issue #25). Its vocabulary
+    (``models.tokenizer.vocab_of``) is the spec's own dict: reading it back from the
+    library (``get_vocab``) holds the GIL 0.4 s for 262,144 tokens.
 
     Raises:
         UploadError: if the tokenizers library refuses the vocabulary.
     """
+    vocab = spec["stoi"] if spec["kind"] == "char" else spec["vocab"]
+    if len(vocab) >= SUBSET_FROM:
+        return SubsetTokenizer(
+            spec["kind"],
+            vocab,
+            spec.get("merges", ()),
+            spec.get("add_prefix_space", False),
+            spec.get("special", ()),
+            spec.get("max_input_chars_per_word", 64),
+        )
     if spec["kind"] == "char":
-        tokenizer = char_tokenizer(spec["stoi"])
+        tokenizer = char_tokenizer(vocab)
     elif spec["kind"] == "bpe":
         try:
             tokenizer = bpe_tokenizer(
-                spec["vocab"], spec["merges"], spec["add_prefix_space"], spec["special"]
+                vocab, spec["merges"], spec["add_prefix_space"], spec["special"]
             )
         except ValueError as exc:
             raise UploadError(str(exc)) from None
     else:
-        tokenizer = wordpiece_tokenizer(spec["vocab"], spec["max_input_chars_per_word"])
-    vocab_of.keep(tokenizer, spec["stoi"] if spec["kind"] == "char" else spec["vocab"])
+        tokenizer = wordpiece_tokenizer(vocab, spec["max_input_chars_per_word"])
+    vocab_of.keep(tokenizer, vocab)
     return tokenizer

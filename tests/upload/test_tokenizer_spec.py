@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from models.tokenizer import UNK, vocab_of
+from models.subset_tokenizer import SUBSET_FROM, SubsetTokenizer
+from models.tokenizer import ALPHABET, UNK, encode, load_tokenizer, vocab_of
 from tests.helpers.gpt2_tokenizer import gpt2_style_tokenizer
 from upload.errors import UploadError
 from upload.token_rows import check_rows, padding_rows, vocab_note
@@ -45,6 +46,28 @@ def test_a_built_tokenizer_s_vocabulary_is_its_spec_s_and_the_library_s(spec):
     vocab = spec["stoi"] if spec["kind"] == "char" else spec["vocab"]
     assert vocab_of(tokenizer) is vocab  # not read back from the library (issue #25)
     assert vocab_of(tokenizer) == tokenizer.get_vocab()
+
+
+@pytest.mark.parametrize("kind", ["wordpiece", "bpe", "char"])
+def test_a_large_vocabulary_is_built_per_text_and_its_json_is_the_full_tokenizer(kind):
+    """From SUBSET_FROM entries the server never builds the library's tokenizer (it holds
+    the GIL 0.2-0.8 s for 262,144 entries); the export's worker writes the full one."""
+    if kind == "bpe":
+        spec = spec_from_json(gpt2_style_tokenizer(), "tokenizer.json")
+        spec["vocab"].update({f"Ġw{i}": len(spec["vocab"]) + i for i in range(SUBSET_FROM)})
+    elif kind == "char":
+        spec = {"kind": "char", "stoi": {chr(0x4E00 + i): i for i in range(SUBSET_FROM)}}
+    else:
+        words = [UNK, *ALPHABET, *(f"w{i}" for i in range(SUBSET_FROM))]
+        spec = {"kind": kind, "vocab": {w: i for i, w in enumerate(words)}}
+        spec["max_input_chars_per_word"] = 64
+    tokenizer = build(spec)
+    assert isinstance(tokenizer, SubsetTokenizer)
+    full = load_tokenizer(tokenizer.to_str())
+    text = "First Citizen: w17 w16383 東京 w99999 w3\n"
+    text = text if kind != "char" else "一丁七"
+    assert encode(tokenizer, text) == encode(full, text)
+    assert vocab_of(tokenizer) is (spec["stoi"] if kind == "char" else spec["vocab"])
 
 
 @pytest.mark.parametrize(

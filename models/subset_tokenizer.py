@@ -1,0 +1,172 @@
+"""A tokenizer over a large vocabulary, built for each text from the entries that text can use.
+
+Building a ``tokenizers`` tokenizer holds the GIL in one C call for as long as it reads its
+vocabulary: 0.2 s for a WordPiece vocabulary of 262,144 words, 0.8 s for a byte-level BPE
+with as many merges. In the server every other session waits that long (issue #25).
+
+WordPiece, BPE and a character vocabulary look up only substrings of a text's words
+(WordPiece's greedy longest match, BPE's merges of adjacent symbols, single characters), so
+a tokenizer built from the vocabulary entries that are substrings of the text's words, and
+for BPE the merges between them in their order, gives that text the same tokens, ids,
+offsets and word ids as the full one. :class:`SubsetTokenizer` builds that small tokenizer
+per call, with this project's builders (``models.tokenizer``), in well under a millisecond
+for a sentence; the vocabulary stays a Python dict, read in Python steps.
+"""
+
+from __future__ import annotations
+
+from operator import add, itemgetter
+
+from tokenizers import Encoding, Tokenizer, pre_tokenizers
+
+from models.tokenizer import (
+    UNK,
+    bpe_tokenizer,
+    char_tokenizer,
+    split_words,
+    vocab_of,
+    wordpiece_tokenizer,
+)
+
+SUBSET_FROM = 16_384  # vocabularies of at least this many entries are built per text
+_PREFIX = "##"  # WordPiece's continuing-subword prefix (``models.tokenizer``'s builder)
+
+
+class SubsetTokenizer:
+    """A ``tokenizers.Tokenizer`` stand-in (``encode``, ``decode``, ``id_to_token``,
+    ``token_to_id``, ``get_vocab``, ``get_added_tokens_decoder``, ``model``) over a spec of
+    ``upload.tokenizer_spec``: ``kind`` "wordpiece", "bpe" or "char", ``vocab`` token -> id.
+
+    Args:
+        kind: which builder of ``models.tokenizer`` makes the per-text tokenizers.
+        vocab: token -> id; kept, not copied: do not modify it.
+        merges: BPE merges (pairs of tokens) in priority order.
+        add_prefix_space, special: BPE's settings (``models.tokenizer.bpe_tokenizer``).
+        max_input_chars_per_word: WordPiece's longest word before it gives ``[UNK]``.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        vocab: dict[str, int],
+        merges=(),
+        add_prefix_space: bool = False,
+        special=(),
+        max_input_chars_per_word: int = 64,
+    ):
+        self.kind, self._vocab, self._special = kind, vocab, list(special)
+        self._prefix_space, self._max_chars = add_prefix_space, max_input_chars_per_word
+        self._token_of = dict(zip(vocab.values(), vocab, strict=True))  # id -> token
+        self._longest = max(map(len, vocab))  # characters in the longest entry
+        self._merges = merges
+        # a+b -> the rank of its first merge, built by C loops (map, zip, dict): a Python
+        # loop over 262,144 merges takes 0.5 s of the server's interpreter (issue #25);
+        # a result that more than one merge makes also lists the others' ranks. Tuples of
+        # strings, not lists: the collector stops tracking them, a list it walks each pass
+
+        self._firsts = tuple(map(itemgetter(0), merges))  # (M,) a of each merge
+        self._seconds = tuple(map(itemgetter(1), merges))  # (M,) b of each merge
+        results = list(map(add, self._firsts, self._seconds))  # (M,) a + b
+        self._rank_of = dict(zip(reversed(results), range(len(results) - 1, -1, -1), strict=True))
+        self._more_ranks: dict[str, list[int]] = {}
+        if len(self._rank_of) < len(results):  # rare: the same token from two merges
+            for rank, result in enumerate(results):
+                if self._rank_of[result] != rank:
+                    self._more_ranks.setdefault(result, []).append(rank)
+        self._probe = self._build({t: vocab[t] for t in self._special} or {UNK: 0}, [])
+        if kind == "bpe":  # every byte as a token: encoding a text shows its byte-level words
+            alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
+            self._words_probe = self._build({c: i for i, c in enumerate(alphabet)}, [])
+        vocab_of.keep(self, vocab)
+
+    @property
+    def model(self):
+        """A model of this tokenizer's kind (``models.tokenizer.tokenizer_kind`` reads it)."""
+        return self._probe.model
+
+    def _build(self, vocab: dict[str, int], merges: list) -> Tokenizer:
+        if self.kind == "char":
+            return char_tokenizer(vocab)
+        if self.kind == "bpe":
+            return bpe_tokenizer(vocab, merges, self._prefix_space, self._special)
+        return wordpiece_tokenizer({UNK: self._vocab.get(UNK, 0), **vocab}, self._max_chars)
+
+    def _words(self, text: str) -> set[str]:
+        """The words the full tokenizer would split ``text`` into, as its model sees them."""
+        if self.kind == "char":
+            return set(text)
+        if self.kind == "wordpiece":
+            return {w for w in split_words(text) if len(w) <= self._max_chars}
+        enc = self._words_probe.encode(text, add_special_tokens=False)
+        words, word, last = set(), [], None
+        for token, index in zip(enc.tokens, enc.word_ids, strict=True):
+            if index != last or token in self._special:
+                words.add("".join(word))
+                word = []
+            if token not in self._special:
+                word.append(token)
+            last = index
+        return words | {"".join(word)}
+
+    def _entries(self, words: set[str]) -> dict[str, int]:
+        """The vocabulary entries that are substrings of ``words`` (WordPiece: ``##`` after
+        a word's first character), at most as long as the vocabulary's longest entry."""
+        found: dict[str, int] = {}
+        for word in words:
+            for i in range(len(word)):
+                for j in range(i + 1, min(len(word), i + self._longest) + 1):
+                    piece = word[i:j]
+                    if self.kind == "wordpiece" and i > 0:
+                        piece = _PREFIX + piece
+                    if (n := self._vocab.get(piece)) is not None:
+                        found[piece] = n
+        return found
+
+    def _for_text(self, text: str) -> Tokenizer:
+        entries = self._entries(self._words(text))
+        merges = []
+        if self.kind == "bpe":
+            ranks = sorted(
+                r
+                for piece in entries
+                if piece in self._rank_of
+                for r in (self._rank_of[piece], *self._more_ranks.get(piece, ()))
+                if self._firsts[r] in entries and self._seconds[r] in entries
+            )
+            merges = [(self._firsts[r], self._seconds[r]) for r in ranks]
+        return self._build({**entries, **{t: self._vocab[t] for t in self._special}}, merges)
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> Encoding:
+        """``text`` as the full tokenizer would encode it."""
+        return self._for_text(text).encode(text, add_special_tokens=add_special_tokens)
+
+    def decode(self, ids: list[int], skip_special_tokens: bool = False) -> str:
+        """``ids`` as text, as the full tokenizer would decode them."""
+        vocab = {self._token_of[i]: i for i in set(ids) if i in self._token_of}
+        return self._build({**vocab, **{t: self._vocab[t] for t in self._special}}, []).decode(
+            ids, skip_special_tokens=skip_special_tokens
+        )
+
+    def full(self) -> Tokenizer:
+        """The library's tokenizer over the whole vocabulary: for a worker (the export's
+        metadata), never the server (it holds the GIL while it is built)."""
+        return self._build(self._vocab, self._merges)
+
+    def to_str(self) -> str:
+        """The JSON of :meth:`full`."""
+        return self.full().to_str()
+
+    def id_to_token(self, i: int) -> str | None:
+        return self._token_of.get(i)
+
+    def token_to_id(self, token: str) -> int | None:
+        return self._vocab.get(token)
+
+    def get_vocab(self, with_added_tokens: bool = True) -> dict[str, int]:
+        return dict(self._vocab)
+
+    def get_vocab_size(self, with_added_tokens: bool = True) -> int:
+        return len(self._vocab)
+
+    def get_added_tokens_decoder(self) -> dict:
+        return self._probe.get_added_tokens_decoder()

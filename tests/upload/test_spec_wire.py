@@ -1,0 +1,80 @@
+"""A tokenizer spec crosses the worker's pipe in JSON pieces and arrives unchanged."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import threading
+import time
+
+import pytest
+
+from upload import protocol
+from upload.errors import WorkerError
+from upload.spec_wire import CHUNK, MARK, from_wire, to_wire
+
+SPECS = [
+    {"kind": "wordpiece", "vocab": {f"w{i}é": i for i in range(3 * CHUNK + 5)}, "max_input_chars_per_word": 64},
+    {"kind": "char", "stoi": {"a": 0, "\n": 1, "東": 2}},
+    {"kind": "bpe", "vocab": {"a": 0, "b": 1, "ab": 2, "Ġ": 3}, "merges": [["a", "b"]] * (CHUNK + 1),
+     "add_prefix_space": False, "special": []},
+    {"kind": "bpe", "vocab": {}, "merges": [], "add_prefix_space": True, "special": []},
+]  # fmt: skip
+
+
+def _through_a_pipe(header: dict) -> dict:
+    read, write = os.pipe()
+    try:
+        writer = threading.Thread(target=protocol.write, args=(write, header))
+        writer.start()  # a large header fills the pipe: it is written while it is read
+        got = protocol.read_header(read, time.monotonic() + 30, 2**26)
+        writer.join()
+        return got
+    finally:
+        os.close(read)
+        os.close(write)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=["wordpiece", "char", "bpe", "empty"])
+def test_a_spec_arrives_as_it_was_sent(spec):
+    wire = to_wire(spec)
+    assert all(
+        len(json.loads(base64.b64decode(p))) <= CHUNK
+        for parts in wire[MARK].values()
+        for p in parts
+    )
+    got = _through_a_pipe({"ok": True, "tokenizer": spec})
+    merges = [tuple(m) for m in spec.get("merges", [])]  # tuples: the collector skips them
+    assert got["tokenizer"] == {**spec, **({"merges": merges} if "merges" in spec else {})}
+    assert list(got["tokenizer"].get("vocab", {})) == list(spec.get("vocab", {}))  # id order
+
+
+def test_what_is_not_a_spec_passes_unchanged_and_bad_pieces_are_a_protocol_error():
+    for value in (None, "no", [1, 2], {"kind": "char"}):
+        assert from_wire(to_wire(value)) == value
+    json_b64 = [base64.b64encode(t.encode()).decode() for t in ("{}", "[]", "[")]
+    for pieces in (
+        {"vocab": json_b64[0]},  # not a list
+        {"vocab": []},  # no piece
+        {"other": json_b64[:1]},  # not a spec's field
+        {"vocab": json_b64[:2]},  # a map and a list
+        {"vocab": ["{}"]},  # not base64
+        [],  # not a map
+    ):
+        with pytest.raises(ValueError):
+            from_wire({"kind": "wordpiece", MARK: pieces})
+    with pytest.raises(ValueError, match="not a pair"):
+        to_wire({"kind": "bpe", "vocab": {"a": 0}, "merges": [["a", "b", "c"]]})
+    odd = base64.b64encode(b'["a", "b", "c"]').decode()
+    with pytest.raises(ValueError, match="not pairs"):
+        from_wire({"kind": "bpe", MARK: {"merges": [odd]}})
+    read, write = os.pipe()
+    try:
+        text = json.dumps({"ok": True, "tokenizer": {MARK: {"vocab": json_b64[2:]}}}).encode()
+        os.write(write, len(text).to_bytes(8, "little") + text)
+        with pytest.raises(WorkerError, match="protocol: an unreadable header"):
+            protocol.read_header(read, time.monotonic() + 5, 2**20)
+    finally:
+        os.close(read)
+        os.close(write)
