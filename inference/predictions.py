@@ -1,9 +1,11 @@
 """Next-token predictions as the app lists them (no torch, no Streamlit): the k most
 likely next tokens at every position (:func:`top_next_columns`) and the text of every id
-(:func:`id_to_token`).
+(:func:`id_to_token`, or :class:`TokenTexts`, made as they are asked for).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -54,3 +56,36 @@ def id_to_token(model: OnnxModel) -> list[str]:
     for token, i in vocab.items():
         out[i] = token_text(model.tokenizer, token)
     return out
+
+
+class TokenTexts(Sequence):
+    """:func:`id_to_token`'s list, each entry made when first read and kept (index = id),
+    through ``shown`` (e.g. ``inference.text_input.visible``). A view shows a few tokens of
+    a vocabulary; the whole list of 262,144 took 0.5-1 s of the server's interpreter,
+    shared with every session (issue #25). A slice is a view of the same entries.
+
+    Args:
+        model: its tokenizer's ``id_to_token`` gives each id's token (None: a padded
+            vocabulary's extra row, shown as ``[id N]``).
+        shown: token text -> what is drawn.
+    """
+
+    def __init__(self, model: OnnxModel, shown: Callable[[str], str] = str, ids=None, kept=None):
+        size = max(model.config.vocab_size, len(vocab_of(model.tokenizer)))
+        self._model, self._shown = model, shown
+        self._ids = range(size) if ids is None else ids
+        self._kept: dict[int, str] = {} if kept is None else kept
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return TokenTexts(self._model, self._shown, self._ids[index], self._kept)
+        i = self._ids[index]  # IndexError past the end, as a list's
+        if (text := self._kept.get(i)) is None:
+            tokenizer = self._model.tokenizer
+            token = tokenizer.id_to_token(i)
+            text = f"[id {i}]" if token is None else token_text(tokenizer, token)
+            self._kept[i] = text = self._shown(text)
+        return text

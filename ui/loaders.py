@@ -11,6 +11,7 @@ too, bounded by bytes.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +27,7 @@ from inference.analysis import (
     with_recurrent,
 )
 from inference.memory import release_freed
-from inference.predictions import id_to_token
+from inference.predictions import TokenTexts
 from inference.runtime import OnnxModel, load_shipped
 from inference.text_input import visible
 from models.config import SHIPPED_KINDS
@@ -270,9 +271,10 @@ def get_behavioural(name: str) -> dict | None:
     return _per_model(name, _shipped_behavioural, behavioural_probe)
 
 
-def shown_vocab(model: OnnxModel) -> list[str]:
-    """Every id's token as drawn (``inference.text_input.visible``: ␣, ⏎, ⇥, ``\\xNN``)."""
-    return [visible(t) for t in id_to_token(model)]
+def shown_vocab(model: OnnxModel) -> TokenTexts:
+    """Every id's token as drawn (``inference.text_input.visible``: ␣, ⏎, ⇥, ``\\xNN``),
+    each made when first read (:class:`inference.predictions.TokenTexts`)."""
+    return TokenTexts(model, visible)
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
@@ -280,7 +282,7 @@ def _shipped_vocab(kind: str) -> list[str]:
     return shown_vocab(server_model(kind))
 
 
-def get_vocab(name: str) -> list[str]:
+def get_vocab(name: str) -> Sequence[str]:
     """Token string of every id (index = id) of a model as drawn (whitespace and control
     characters visible), computed once per model.
 

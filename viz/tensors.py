@@ -100,7 +100,7 @@ def topk_bars(probs: object, labels: Sequence[object], title: str = "", k: int =
 
     Args:
         probs: (V,) probabilities (full distribution or already top-k).
-        labels: V token strings (escaped; position-prefixed if they repeat).
+        labels: V token strings (escaped; id-prefixed if two of the k shown repeat).
         k: how many bars (at most V).
 
     Raises:
@@ -112,9 +112,9 @@ def topk_bars(probs: object, labels: Sequence[object], title: str = "", k: int =
     if len(labels) != p.shape[0]:
         raise ValueError(f"expected {p.shape[0]} labels, got {len(labels)}")
     order = np.argsort(-p, kind="stable")[:k]
-    # As labels, for the k shown only (V can be thousands): escaping is one-to-one, so
-    # the labels repeat after escaping exactly when their strings repeat.
-    unique = len({str(x) for x in labels}) == len(labels)
+    # As labels, for the k shown only (V can be 262,144): escaping is one-to-one, so the
+    # bars' labels repeat after escaping exactly when their strings repeat.
+    unique = len({str(labels[i]) for i in order}) == len(order)
     names = [style.escape(labels[i]) if unique else f"{i}·{style.escape(labels[i])}" for i in order]
     trace = {
         "type": "bar",
