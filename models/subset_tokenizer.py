@@ -15,10 +15,12 @@ for a sentence; the vocabulary stays a Python dict, read in Python steps.
 
 from __future__ import annotations
 
+from itertools import chain
 from operator import add, itemgetter
 
 from tokenizers import Encoding, Tokenizer, pre_tokenizers
 
+from models.pieces import PIECE, pieces
 from models.tokenizer import (
     UNK,
     bpe_tokenizer,
@@ -56,23 +58,29 @@ class SubsetTokenizer:
     ):
         self.kind, self._vocab, self._special = kind, vocab, list(special)
         self._prefix_space, self._max_chars = add_prefix_space, max_input_chars_per_word
-        self._token_of = dict(zip(vocab.values(), vocab, strict=True))  # id -> token
-        self._longest = max(map(len, vocab))  # characters in the longest entry
-        self._merges = merges
-        # a+b -> the rank of its first merge, built by C loops (map, zip, dict): a Python
-        # loop over 262,144 merges takes 0.5 s of the server's interpreter (issue #25);
-        # a result that more than one merge makes also lists the others' ranks. Tuples of
+        tokens, ids = list(vocab), list(vocab.values())
+        self._token_of: dict[int, str] = {}  # id -> token
+        for part_ids, part_tokens in zip(pieces(ids), pieces(tokens), strict=True):
+            self._token_of.update(zip(part_ids, part_tokens, strict=True))
+        self._longest = max(max(map(len, part)) for part in pieces(tokens))  # characters
+        # a+b -> the rank of its first merge, and the ranks of others that make it (rare),
+        # built by C loops (map, zip, dict) in pieces (models.pieces): a Python loop over
+        # 262,144 merges took 0.5 s of the server's interpreter (issue #25). Tuples of
         # strings, not lists: the collector stops tracking them, a list it walks each pass
-
-        self._firsts = tuple(map(itemgetter(0), merges))  # (M,) a of each merge
-        self._seconds = tuple(map(itemgetter(1), merges))  # (M,) b of each merge
-        results = list(map(add, self._firsts, self._seconds))  # (M,) a + b
-        self._rank_of = dict(zip(reversed(results), range(len(results) - 1, -1, -1), strict=True))
+        self._merges = merges
+        self._firsts = tuple(chain.from_iterable(map(itemgetter(0), p) for p in pieces(merges)))
+        self._seconds = tuple(chain.from_iterable(map(itemgetter(1), p) for p in pieces(merges)))
+        self._rank_of: dict[str, int] = {}
         self._more_ranks: dict[str, list[int]] = {}
-        if len(self._rank_of) < len(results):  # rare: the same token from two merges
-            for rank, result in enumerate(results):
-                if self._rank_of[result] != rank:
-                    self._more_ranks.setdefault(result, []).append(rank)
+        firsts, seconds = self._firsts, self._seconds
+        for start in reversed(range(0, len(merges), PIECE)):  # lowest rank written last
+            stop = min(start + PIECE, len(merges))
+            made = list(map(add, firsts[start:stop], seconds[start:stop]))  # a + b
+            self._rank_of.update(zip(reversed(made), range(stop - 1, start - 1, -1), strict=True))
+        if len(self._rank_of) < len(merges):  # rare: the same token from two merges
+            for rank, made in enumerate(map(add, self._firsts, self._seconds)):
+                if self._rank_of[made] != rank:
+                    self._more_ranks.setdefault(made, []).append(rank)
         self._probe = self._build({t: vocab[t] for t in self._special} or {UNK: 0}, [])
         if kind == "bpe":  # every byte as a token: encoding a text shows its byte-level words
             alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())

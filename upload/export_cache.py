@@ -31,23 +31,38 @@ from pathlib import Path
 
 import numpy as np
 
+from models.pieces import PIECE, pieces
 from upload.limits import EXPORT_CACHE_BYTES
 from upload.tempdirs import EXPORTS_PREFIX
 
-CHUNK = 8192  # entries of a dict or list encoded by one json.dumps call (see _feed)
+CHUNK = PIECE  # entries of a dict or list encoded by one json.dumps call (see _feed)
 
 
 def _sorted_keys(obj: dict) -> list:
     """The keys of ``obj`` in a canonical order: a vocabulary (token -> distinct int ids)
-    by id, numpy's sort in C (sorting 262,144 tokens as strings, ``CHUNK`` at a time and
-    merged, took 0.5 s of the server's Python, shared with every session: issue #25);
-    any other dict by ``str`` of its keys."""
-    keys, values = list(obj), list(obj.values())
-    # C loops only (map, set): a Python loop over 262,144 entries is shared with the class
-    if len(keys) > CHUNK and set(map(type, values)) == {int} and len(set(values)) == len(keys):
-        order = np.argsort(np.asarray(values, dtype=np.int64), kind="stable")  # (V,) by id
-        return list(map(keys.__getitem__, order.tolist()))
-    return sorted(keys, key=str)
+    by id, any other dict by ``str`` of its keys. A vocabulary's JSON lists its tokens by
+    id: that is checked in pieces (``models.pieces``) and the dict's own order kept; only
+    another order is sorted (numpy, by id). Sorting 262,144 tokens as strings took 0.5 s
+    of the server's Python, and one C call over them all holds the GIL 10-40 ms, while
+    the class waits (issue #25)."""
+    keys = list(obj)
+    if len(keys) <= CHUNK:
+        return sorted(keys, key=str)
+    values, last = list(obj.values()), -1
+    for part in pieces(values):
+        if set(map(type, part)) != {int}:
+            return sorted(keys, key=str)
+        ids = np.asarray(part, dtype=np.int64)  # (PIECE,)
+        if last is not None and (ids[0] <= last or (np.diff(ids) <= 0).any()):
+            last = None  # not by id: sorted below, once every id is an int
+        elif last is not None:
+            last = int(ids[-1])
+    if last is not None:
+        return keys
+    ids = np.asarray(values, dtype=np.int64)  # (V,)
+    if len(np.unique(ids)) < len(ids):
+        return sorted(keys, key=str)
+    return [keys[i] for i in np.argsort(ids, kind="stable").tolist()]
 
 
 def _feed(digest, obj) -> None:
@@ -63,9 +78,8 @@ def _feed(digest, obj) -> None:
                 digest.update(json.dumps(str(k)).encode())
                 _feed(digest, obj[k])
         else:  # flat (a vocabulary: token -> id)
-            values = list(map(obj.__getitem__, keys))
-            for i in range(0, len(keys), CHUNK):  # [token, id] pairs; zip and map loop in C
-                part = list(zip(map(str, keys[i : i + CHUNK]), values[i : i + CHUNK], strict=True))
+            for part_keys in pieces(keys):  # [token, id] pairs; zip and map loop in C
+                part = list(zip(map(str, part_keys), map(obj.__getitem__, part_keys), strict=True))
                 digest.update(json.dumps(part, sort_keys=True, ensure_ascii=True).encode())
         digest.update(b"}")
     elif isinstance(obj, (list, tuple)):

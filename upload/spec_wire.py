@@ -4,7 +4,7 @@ A message's header is one JSON document (``upload/protocol.py``). Decoding one t
 262,144-word vocabulary holds the GIL 0.18 s, with as many BPE merges 0.6 s, in one C call
 (``json.loads``), and every other session of the server waits that long (issue #25). On
 the pipe, the spec's ``vocab`` (or ``stoi``) and ``merges`` are lists of pieces of
-``CHUNK`` entries each, a piece being base64 of its UTF-8 JSON: the header's decoder only
+``CHUNK`` entries each (2,048), a piece being base64 of its UTF-8 JSON: the header's decoder only
 copies strings without escapes, and each piece is decoded on its own, the other sessions'
 threads running between pieces. Merges travel as one flat list of strings and arrive as
 tuples: strings are not tracked by the garbage collector and a tuple of strings leaves its
@@ -18,7 +18,9 @@ import binascii
 import json
 from itertools import chain
 
-CHUNK = 8192  # vocabulary entries or merges per JSON piece
+from models.pieces import PIECE
+
+CHUNK = PIECE  # vocabulary entries or merges per JSON piece (models.pieces)
 _LARGE = ("vocab", "stoi", "merges")  # a spec's fields that grow with the vocabulary
 MARK = "pieces"  # the header's key for them: {field: [base64 of JSON, ...]}
 
