@@ -226,8 +226,9 @@ def export(header: dict, weights: dict[str, np.ndarray]) -> tuple[dict, dict[str
     from export.graphs import export_model
     from models.checkpoint import build_model
     from models.config import ModelConfig
+    from upload.spec_checks import check_spec
     from upload.tempdirs import workdir
-    from upload.tokenizer_spec import build, check_spec
+    from upload.tokenizer_spec import build
 
     name = str(header.get("name", "the checkpoint"))
     cfg = ModelConfig.from_dict(header["config"])

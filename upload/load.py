@@ -37,8 +37,9 @@ from upload.limits import (
 )
 from upload.opened import check_room, open_shared, shared
 from upload.sizes import check_config_size, check_foreign_size
+from upload.spec_checks import check_spec
 from upload.token_rows import vocab_note
-from upload.tokenizer_spec import build, check_spec
+from upload.tokenizer_spec import build
 from upload.training_info import context_note, plain_training, training_note
 
 FOREIGN = "ONNX (foreign)"

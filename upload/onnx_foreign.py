@@ -198,7 +198,7 @@ def open_foreign(files: dict[str, bytes], formats: dict[str, str]) -> tuple[dict
     from upload.onnx_checks import check_graph, stored_parameters
     from upload.onnx_inputs import graph_inputs
     from upload.onnx_session import upload_session
-    from upload.tokenizer_spec import check_spec
+    from upload.spec_checks import check_spec
 
     (name,) = [n for n, f in formats.items() if f == "onnx"]
     tok_name, spec = read_tokenizer(files, formats)

@@ -22,27 +22,23 @@ A model's token rows must match its tokenizer (``upload.token_rows.check_rows``)
 tokens, or a padded vocabulary (nanoGPT rounds 50,257 up to 50,304, a multiple of 64)
 whose extra rows no text maps to.
 
-The server checks the spec against explicit limits (:func:`check_spec`) and builds the
-tokenizer with our code (:func:`build`): every regex that runs in the server is ours.
+The server checks the spec against explicit limits (``upload.spec_checks.check_spec``) and
+builds the tokenizer with our code (:func:`build`): every regex that runs in the server is
+ours.
 """
 
 from __future__ import annotations
 
 import json
-from operator import add, itemgetter
 
 from tokenizers import Tokenizer
 
-from models.pieces import pieces
 from models.subset_tokenizer import SUBSET_FROM, SubsetTokenizer
 from models.tokenizer import UNK, bpe_tokenizer, char_tokenizer, vocab_of, wordpiece_tokenizer
 from upload.errors import UploadError
-from upload.limits import MAX_JSON_BYTES, MAX_TOKEN_CHARS, MAX_VOCAB
-from upload.token_rows import check_rows
+from upload.limits import MAX_JSON_BYTES
+from upload.spec_checks import check_spec
 
-MAX_WORD_CHARS = 1000  # WordPiece's longest word before it gives [UNK]
-KINDS = ("wordpiece", "char", "bpe")
-MAX_SPECIAL = 1024  # special tokens of a BPE tokenizer (GPT-2 has one)
 _PIPELINE_PARTS = (
     "normalizer",
     "pre_tokenizer",
@@ -165,7 +161,7 @@ def read_metadata(config_json: str, tokenizer_json: str, source: str, limits=Non
     Raises:
         UploadError: naming ``source``: "bad config: ..." (unreadable, nested too deeply,
             not an object, a bad field) or what :func:`spec_from_json` and
-            :func:`check_spec` refuse.
+            ``check_spec`` refuses.
     """
     from models.config import ModelConfig
     from upload.limits import BROWSER
@@ -179,114 +175,6 @@ def read_metadata(config_json: str, tokenizer_json: str, source: str, limits=Non
         raise UploadError(f"{source}: bad config: {exc}") from None
     check_config_size(source, cfg, limits or BROWSER)
     return cfg, check_spec(spec_from_json(tokenizer_json, source), cfg.vocab_size, source)
-
-
-def check_spec(spec: object, vocab_size: int, source: str) -> dict:
-    """Server side: ``spec`` against explicit limits and the model's ``vocab_size``.
-
-    Returns:
-        The spec (the same object) once every field was checked.
-
-    Raises:
-        UploadError: naming ``source`` and the field: an unknown kind, a vocabulary
-            that is not a map of short strings to distinct ids, more than MAX_VOCAB
-            entries or merges, merges that are not pairs of vocabulary tokens, or token
-            rows that do not match the tokenizer (:func:`check_rows`, both numbers).
-    """
-    if not isinstance(spec, dict) or spec.get("kind") not in KINDS:
-        raise UploadError(f"{source}: the tokenizer is not one this app builds")
-    vocab = spec.get("stoi") if spec["kind"] == "char" else spec.get("vocab")
-    if not isinstance(vocab, dict) or not vocab or len(vocab) > MAX_VOCAB:
-        raise UploadError(
-            f"{source}: the tokenizer's vocabulary must map 1 to {MAX_VOCAB:,} tokens to ids"
-        )
-    if not _plain(vocab, 1 if spec["kind"] == "char" else MAX_TOKEN_CHARS):
-        _name_the_entry(vocab, spec["kind"], source)  # a bad entry; else an id twice
-        raise UploadError(f"{source}: the tokenizer gives two tokens the same id")
-    top = max(vocab.values())
-    if spec["kind"] == "char" and (top != len(vocab) - 1 or min(vocab.values()) != 0):
-        raise UploadError(f"{source}: a character vocabulary must use the ids 0..n-1 once each")
-    check_rows(len(vocab), top, vocab_size, source)
-    if spec["kind"] == "wordpiece":
-        width = spec.get("max_input_chars_per_word")
-        if type(width) is not int or not 0 < width <= MAX_WORD_CHARS or UNK not in vocab:
-            raise UploadError(f"{source}: the tokenizer's settings are out of range")
-    if spec["kind"] == "bpe":
-        _check_merges(spec, vocab, source)
-    return spec
-
-
-def _plain(vocab: dict, longest: int) -> bool:
-    """Every token a string of 1 to ``longest`` characters, every id an int >= 0, no id
-    twice: checked by C loops (``map``) in pieces (``models.pieces``), as a Python loop
-    over 262,144 entries takes 0.2 s of the server's interpreter and one C loop over them
-    all holds the GIL 10-20 ms (issue #25)."""
-    ids: set[int] = set()
-    for tokens, values in zip(pieces(list(vocab)), pieces(list(vocab.values())), strict=True):
-        if (
-            set(map(type, tokens)) != {str}
-            or min(map(len, tokens)) < 1
-            or max(map(len, tokens)) > longest
-            or set(map(type, values)) != {int}
-            or min(values) < 0
-        ):
-            return False
-        ids.update(values)
-    return len(ids) == len(vocab)
-
-
-def _name_the_entry(vocab: dict, kind: str, source: str) -> None:
-    """Raise UploadError naming the first entry :func:`_plain` refuses."""
-    for token, i in vocab.items():
-        if not isinstance(token, str) or not 0 < len(token) <= MAX_TOKEN_CHARS:
-            raise UploadError(f"{source}: the vocabulary holds a token that is not a short string")
-        if kind == "char" and len(token) != 1:
-            raise UploadError(f"{source}: a character vocabulary holds {token[:20]!r}")
-        if type(i) is not int or i < 0:
-            raise UploadError(f"{source}: the vocabulary gives {token[:20]!r} the id {i!r}")
-
-
-def _pairs_of(merges: list, vocab: dict) -> bool:
-    """Every merge a pair of vocabulary tokens whose join is one too: C loops in pieces
-    (a Python loop over 262,144 merges takes 0.7 s of the server's interpreter)."""
-    tokens = vocab.keys()
-    for part in pieces(merges):
-        if not set(map(type, part)) <= {list, tuple} or set(map(len, part)) != {2}:
-            return False
-        firsts, seconds = list(map(itemgetter(0), part)), list(map(itemgetter(1), part))
-        if set(map(type, firsts)) | set(map(type, seconds)) != {str}:
-            return False
-        if not tokens >= {*firsts, *seconds, *map(add, firsts, seconds)}:
-            return False
-    return True
-
-
-def _check_merges(spec: dict, vocab: dict, source: str) -> None:
-    merges = spec.get("merges")
-    if not isinstance(merges, list) or len(merges) > MAX_VOCAB:
-        raise UploadError(f"{source}: a BPE tokenizer needs at most {MAX_VOCAB:,} merges")
-    if not _pairs_of(merges, vocab):
-        for pair in merges:  # name the first merge refused
-            if (
-                not isinstance(pair, list | tuple)
-                or len(pair) != 2
-                or not all(isinstance(t, str) and t in vocab for t in pair)
-                or pair[0] + pair[1] not in vocab
-            ):
-                raise UploadError(
-                    f"{source}: the BPE merge {str(pair)[:60]} joins tokens the vocabulary lacks"
-                )
-    special = spec.get("special")
-    if (
-        type(spec.get("add_prefix_space")) is not bool
-        or not isinstance(special, list)
-        or len(special) > MAX_SPECIAL
-        or not all(isinstance(t, str) and t in vocab for t in special)
-    ):
-        raise UploadError(
-            f"{source}: the tokenizer's settings are out of range (special tokens must be "
-            f"at most {MAX_SPECIAL} vocabulary entries)"
-        )
 
 
 def build(spec: dict) -> Tokenizer | SubsetTokenizer:

@@ -10,7 +10,8 @@ import torch
 
 from bench.gpt2_small import GPT2_SMALL, byte_level_tokenizer, convert, measure, write_folder
 from inference.runtime import load_graphs
-from upload.tokenizer_spec import check_spec, spec_from_json
+from upload.spec_checks import check_spec
+from upload.tokenizer_spec import spec_from_json
 
 TINY = dict(n_layer=2, n_head=2, n_embd=16, n_positions=32, vocab_size=300)
 

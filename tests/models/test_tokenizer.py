@@ -109,7 +109,8 @@ def test_our_bpe_tokenizer_encodes_as_the_library_reads_the_same_file(legacy):
     from tokenizers import Tokenizer
 
     from tests.helpers.gpt2_tokenizer import gpt2_style_tokenizer
-    from upload.tokenizer_spec import build, check_spec, spec_from_json
+    from upload.spec_checks import check_spec
+    from upload.tokenizer_spec import build, spec_from_json
 
     text = gpt2_style_tokenizer(legacy_merges=legacy)
     reference = Tokenizer.from_str(text)

@@ -41,7 +41,8 @@ from upload.intake import sniff_format
 from upload.limits import MAX_UPLOAD_BYTES, MAX_ZIP_MEMBERS, MAX_ZIP_UNCOMPRESSED
 from upload.load import load_upload
 from upload.onnx_checks import validate_onnx
-from upload.tokenizer_spec import build, check_spec
+from upload.spec_checks import check_spec
+from upload.tokenizer_spec import build
 
 
 def refused(match: str):

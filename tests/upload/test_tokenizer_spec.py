@@ -11,8 +11,9 @@ from models.subset_tokenizer import SUBSET_FROM, SubsetTokenizer
 from models.tokenizer import ALPHABET, UNK, encode, load_tokenizer, vocab_of
 from tests.helpers.gpt2_tokenizer import gpt2_style_tokenizer
 from upload.errors import UploadError
+from upload.spec_checks import check_spec
 from upload.token_rows import check_rows, padding_rows, vocab_note
-from upload.tokenizer_spec import build, check_spec, spec_from_json
+from upload.tokenizer_spec import build, spec_from_json
 
 
 def refused(match: str):

@@ -22,7 +22,8 @@ from upload.errors import UploadError
 from upload.limits import BROWSER, Limits
 from upload.pickles import plain_unpickle, safe_torch_load
 from upload.sizes import check_config_size, check_size
-from upload.tokenizer_spec import check_spec, spec_from_json
+from upload.spec_checks import check_spec
+from upload.tokenizer_spec import spec_from_json
 from upload.training_info import plain_training
 
 if TYPE_CHECKING:
