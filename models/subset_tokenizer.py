@@ -20,7 +20,7 @@ from operator import add, itemgetter
 
 from tokenizers import Encoding, Tokenizer, pre_tokenizers
 
-from models.pieces import PIECE, pieces
+from models.pieces import PIECE, paced, pieces
 from models.tokenizer import (
     UNK,
     bpe_tokenizer,
@@ -60,7 +60,7 @@ class SubsetTokenizer:
         self._prefix_space, self._max_chars = add_prefix_space, max_input_chars_per_word
         tokens, ids = list(vocab), list(vocab.values())
         self._token_of: dict[int, str] = {}  # id -> token
-        for part_ids, part_tokens in zip(pieces(ids), pieces(tokens), strict=True):
+        for part_ids, part_tokens in pieces(ids, tokens):
             self._token_of.update(zip(part_ids, part_tokens, strict=True))
         self._longest = max(max(map(len, part)) for part in pieces(tokens))  # characters
         # a+b -> the rank of its first merge, and the ranks of others that make it (rare),
@@ -73,7 +73,7 @@ class SubsetTokenizer:
         self._rank_of: dict[str, int] = {}
         self._more_ranks: dict[str, list[int]] = {}
         firsts, seconds = self._firsts, self._seconds
-        for start in reversed(range(0, len(merges), PIECE)):  # lowest rank written last
+        for start in paced(reversed(range(0, len(merges), PIECE))):  # lowest rank last
             stop = min(start + PIECE, len(merges))
             made = list(map(add, firsts[start:stop], seconds[start:stop]))  # a + b
             self._rank_of.update(zip(reversed(made), range(stop - 1, start - 1, -1), strict=True))

@@ -9,13 +9,13 @@ and nothing per sentence beyond the words shown.
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 
 import numpy as np
 from rapidfuzz import fuzz, process
 from tokenizers import Tokenizer
 
+from models.pieces import pieces
 from models.tokenizer import UNK, PerTokenizer, split_words, vocab_of
 
 
@@ -33,19 +33,33 @@ class WordIndex:
     def __init__(self, words: Iterable[str], ids: Iterable[int] | None = None):
         """``words`` and, optionally, their ``ids``: among equally close words, the lower id
         first (a vocabulary's most frequent); by default, the given order."""
-        words = list(words)
-        ids = np.arange(len(words)) if ids is None else np.fromiter(ids, np.int64, len(words))
-        lengths = np.fromiter(map(len, words), np.int64, len(words))  # (V,)
-        order = np.lexsort((ids, lengths))  # (V,) by length, then id (C, not Python, sorts)
-        self.words = [words[i] for i in order]
-        self._lengths = lengths[order].tolist()
+        self._set(_by_length(list(words), ids))
+
+    def _set(self, ordered: list[str]) -> None:
+        self.words = ordered  # by length, then id
+        lengths = [np.fromiter(map(len, p), np.int64) for p in pieces(ordered)]  # a C loop each
+        self._lengths = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)  # (V,)
+
+    @classmethod
+    def ordered(cls, words: list[str]) -> WordIndex:
+        """The index of ``words`` already in its order (:func:`index_words`), as the
+        upload's worker sends it: the server only measures their lengths, a piece at a
+        time (``models.pieces``), where ordering 262,144 words held its interpreter
+        0.5 s (issue #25).
+
+        Raises:
+            ValueError: if the words are not ordered by length.
+        """
+        index = cls.__new__(cls)
+        index._set(words)
+        if np.any(np.diff(index._lengths) < 0):
+            raise ValueError("the word index is not ordered by length")
+        return index
 
     @classmethod
     def of(cls, tokenizer: Tokenizer) -> WordIndex:
-        """The index of ``tokenizer``'s whole words (:func:`known_words`), ties by id."""
-        vocab = {t: i for t, i in vocab_of(tokenizer).items() if not t.startswith("##")}
-        vocab.pop(UNK, None)
-        return cls(vocab.keys(), vocab.values())
+        """The index of ``tokenizer``'s whole words (:func:`index_words`), ties by id."""
+        return cls.ordered(index_words(vocab_of(tokenizer)))
 
     def closest(self, word: str, n: int = 3, cutoff: float = 0.6) -> list[str]:
         """Up to ``n`` known words with a similarity to ``word`` (normalized as the
@@ -53,8 +67,10 @@ class WordIndex:
         key = split_words(word)
         target = "".join(key) if key else word.lower()
         q = len(target)
-        lo = bisect_left(self._lengths, int(np.ceil(q * cutoff / (2 - cutoff) - 1e-9)))
-        hi = bisect_right(self._lengths, int(np.floor(q * (2 - cutoff) / cutoff + 1e-9)))
+        shortest = int(np.ceil(q * cutoff / (2 - cutoff) - 1e-9))
+        longest = int(np.floor(q * (2 - cutoff) / cutoff + 1e-9))
+        lo = int(np.searchsorted(self._lengths, shortest, side="left"))
+        hi = int(np.searchsorted(self._lengths, longest, side="right"))
         if not target or lo >= hi:
             return []
         scores = process.cdist(
@@ -63,6 +79,22 @@ class WordIndex:
         hits = np.flatnonzero(scores >= 100 * cutoff)
         best = hits[np.argsort(-scores[hits], kind="stable")[:n]]  # ties keep the index's order
         return [self.words[lo + i] for i in best]
+
+
+def index_words(vocab: dict[str, int]) -> list[str]:
+    """A vocabulary's whole words (no ``##`` continuation piece, no ``[UNK]``) in a
+    :class:`WordIndex`'s order: by length, then id. Run by an upload's worker for the
+    server (``upload.spec_wire``), and for a shipped vocabulary on first use."""
+    whole = {t: i for t, i in vocab.items() if not t.startswith("##")}
+    whole.pop(UNK, None)
+    return _by_length(list(whole), whole.values())
+
+
+def _by_length(words: list[str], ids: Iterable[int] | None) -> list[str]:
+    """``words`` ordered by length, then by ``ids`` (default: their order)."""
+    ids = np.arange(len(words)) if ids is None else np.fromiter(ids, np.int64, len(words))
+    lengths = np.fromiter(map(len, words), np.int64, len(words))  # (V,)
+    return [words[i] for i in np.lexsort((ids, lengths))]  # C, not Python, sorts
 
 
 word_index = PerTokenizer(WordIndex.of)

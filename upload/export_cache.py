@@ -35,8 +35,6 @@ from models.pieces import PIECE, pieces
 from upload.limits import EXPORT_CACHE_BYTES
 from upload.tempdirs import EXPORTS_PREFIX
 
-CHUNK = PIECE  # entries of a dict or list encoded by one json.dumps call (see _feed)
-
 
 def _sorted_keys(obj: dict) -> list:
     """The keys of ``obj`` in a canonical order: a vocabulary (token -> distinct int ids)
@@ -46,7 +44,7 @@ def _sorted_keys(obj: dict) -> list:
     of the server's Python, and one C call over them all holds the GIL 10-40 ms, while
     the class waits (issue #25)."""
     keys = list(obj)
-    if len(keys) <= CHUNK:
+    if len(keys) <= PIECE:
         return sorted(keys, key=str)
     values, last = list(obj.values()), -1
     for part in pieces(values):
@@ -66,14 +64,14 @@ def _sorted_keys(obj: dict) -> list:
 
 
 def _feed(digest, obj) -> None:
-    """``obj`` (JSON data) into ``digest``, canonically (keys in :func:`_sorted_keys` order, lengths and brackets
-    marked), a large dict or list ``CHUNK`` entries at a time: one ``json.dumps`` of a
-    262,144-word vocabulary holds the GIL for about a second, freezing every other
-    session of the server (issue #25); between chunks their threads run."""
+    """``obj`` (JSON data) into ``digest``, canonically (keys in :func:`_sorted_keys` order,
+    lengths and brackets marked), a large dict or list in paced pieces
+    (``models.pieces``): one ``json.dumps`` of a 262,144-word vocabulary holds the GIL
+    0.2 s, freezing every other session of the server (issue #25)."""
     if isinstance(obj, dict):
         keys = _sorted_keys(obj)
         digest.update(b"{%d" % len(keys))
-        if any(isinstance(obj[k], (dict, list, tuple)) for k in keys[:CHUNK]):
+        if any(isinstance(obj[k], (dict, list, tuple)) for k in keys[:PIECE]):
             for k in keys:  # nested (a spec, a config): few keys
                 digest.update(json.dumps(str(k)).encode())
                 _feed(digest, obj[k])
@@ -84,10 +82,8 @@ def _feed(digest, obj) -> None:
         digest.update(b"}")
     elif isinstance(obj, (list, tuple)):
         digest.update(b"[%d" % len(obj))
-        for i in range(0, len(obj), CHUNK):  # e.g. BPE merges: pairs of strings
-            digest.update(
-                json.dumps(obj[i : i + CHUNK], sort_keys=True, ensure_ascii=True).encode()
-            )
+        for part in pieces(obj):  # e.g. BPE merges: pairs of strings
+            digest.update(json.dumps(part, sort_keys=True, ensure_ascii=True).encode())
         digest.update(b"]")
     else:
         digest.update(json.dumps(obj, ensure_ascii=True).encode())

@@ -39,7 +39,7 @@ from upload.opened import check_room, open_shared, shared
 from upload.sizes import check_config_size, check_foreign_size
 from upload.spec_checks import check_spec
 from upload.token_rows import vocab_note
-from upload.tokenizer_spec import build
+from upload.tokenizer_spec import build, for_export
 from upload.training_info import context_note, plain_training, training_note
 
 FOREIGN = "ONNX (foreign)"
@@ -222,11 +222,12 @@ def _export_and_open(name: str, converted: Converted, report) -> OnnxModel:
     source = "safetensors checkpoint" if name.endswith(".safetensors") else "nanoGPT checkpoint"
     info = card(cfg, cfg.num_parameters(), source, name, spec, training=training)
     # identical uploads of other sessions share one opened model (upload/opened.py)
-    key = export_key(cfg.to_dict(), spec, weights)
+    exported = for_export(spec)  # the exporter's data: the word index is the server's
+    key = export_key(cfg.to_dict(), exported, weights)
     if (model := shared(key, name, info)) is not None:
         return model
     check_room(name, weights)  # a server too full to open it: refused before the export
-    graphs = export(name, cfg, spec, weights, report, key)
+    graphs = export(name, cfg, exported, weights, report, key)
     report(0.9, "opening the graphs…")
     return open_shared(key, graphs, weights, name, info, spec)
 

@@ -1,14 +1,14 @@
 """Checks of a tokenizer spec (``upload/tokenizer_spec.py``) on the server's side, against
 explicit limits and the model's token rows, before anything is built from it.
 
-A spec of 262,144 entries is checked by C loops over pieces of 2,048 (``models.pieces``):
+A spec of 262,144 entries is checked by C loops over paced pieces (``models.pieces``):
 a Python loop over all of them takes 0.2-0.7 s of the server's interpreter, and one C
 loop over all of them holds the GIL 10-40 ms, while the class waits (issue #25).
 """
 
 from __future__ import annotations
 
-from operator import add, itemgetter
+from operator import add, gt, itemgetter
 
 from models.pieces import pieces
 from models.tokenizer import UNK
@@ -53,7 +53,26 @@ def check_spec(spec: object, vocab_size: int, source: str) -> dict:
             raise UploadError(f"{source}: the tokenizer's settings are out of range")
     if spec["kind"] == "bpe":
         _check_merges(spec, vocab, source)
+    if "word_index" in spec and not _words_of(spec["word_index"], vocab):
+        raise UploadError(f"{source}: the tokenizer's word index is not words of its vocabulary")
     return spec
+
+
+def _words_of(words: object, vocab: dict) -> bool:
+    """``words`` (the worker's ``word_index``) a list of at most as many strings as
+    ``vocab`` holds, each one of its tokens, none shorter than the one before: C loops in
+    pieces."""
+    if not isinstance(words, list) or len(words) > len(vocab):
+        return False
+    tokens, last = vocab.keys(), 0
+    for part in pieces(words):
+        if set(map(type, part)) != {str} or not tokens >= set(part):
+            return False
+        lengths = list(map(len, part))
+        if lengths[0] < last or any(map(gt, lengths, lengths[1:])):
+            return False
+        last = lengths[-1]
+    return True
 
 
 def _plain(vocab: dict, longest: int) -> bool:
@@ -62,7 +81,7 @@ def _plain(vocab: dict, longest: int) -> bool:
     over 262,144 entries takes 0.2 s of the server's interpreter and one C loop over them
     all holds the GIL 10-20 ms (issue #25)."""
     ids: set[int] = set()
-    for tokens, values in zip(pieces(list(vocab)), pieces(list(vocab.values())), strict=True):
+    for tokens, values in pieces(list(vocab), list(vocab.values())):
         if (
             set(map(type, tokens)) != {str}
             or min(map(len, tokens)) < 1

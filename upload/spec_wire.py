@@ -5,8 +5,8 @@ A message's header is one JSON document (``upload/protocol.py``). Decoding one t
 (``json.loads``), and every other session of the server waits that long (issue #25). On
 the pipe, the spec's ``vocab`` (or ``stoi``) and ``merges`` are lists of pieces of
 ``CHUNK`` entries each (2,048), a piece being base64 of its UTF-8 JSON: the header's decoder only
-copies strings without escapes, and each piece is decoded on its own, the other sessions'
-threads running between pieces. Merges travel as one flat list of strings and arrive as
+copies strings without escapes, and each piece is decoded on its own, paced, the other
+sessions' threads running between pieces. Merges travel as one flat list of strings and arrive as
 tuples: strings are not tracked by the garbage collector and a tuple of strings leaves its
 lists, so 262,144 merges do not lengthen its full passes (0.05-0.1 s each, GIL held).
 """
@@ -18,10 +18,10 @@ import binascii
 import json
 from itertools import chain
 
-from models.pieces import PIECE
+from models.pieces import paced, pieces
+from models.word_index import index_words
 
-CHUNK = PIECE  # vocabulary entries or merges per JSON piece (models.pieces)
-_LARGE = ("vocab", "stoi", "merges")  # a spec's fields that grow with the vocabulary
+_LARGE = ("vocab", "stoi", "merges", "word_index")  # fields that grow with the vocabulary
 MARK = "pieces"  # the header's key for them: {field: [base64 of JSON, ...]}
 
 
@@ -51,28 +51,40 @@ def _flat(merges: list) -> list:
     return flat
 
 
+def _pieces_of(value: dict | list):
+    """A dict's (keys, values) or a list's slices, in paced pieces (``models.pieces``); one
+    empty piece for an empty value (the field must arrive)."""
+    if not value:
+        return [([], [])] if isinstance(value, dict) else [[]]
+    return pieces(list(value), list(value.values())) if isinstance(value, dict) else pieces(value)
+
+
 def to_wire(spec: object) -> object:
     """``spec`` (``upload.tokenizer_spec``) with its large fields as JSON pieces; anything
-    that is not a dict (a refusal, None) unchanged."""
+    that is not a dict (a refusal, None) unchanged. The worker also orders the
+    vocabulary's whole words for the server's suggestions (``word_index``:
+    ``models.word_index.index_words``), which held the server's interpreter 0.5 s for
+    262,144 words (issue #25)."""
     if not isinstance(spec, dict):
         return spec
-    wire, pieces = dict(spec), {}
+    wire, parts = dict(spec), {}
+    vocab = spec.get("vocab", spec.get("stoi"))
+    if isinstance(vocab, dict) and "word_index" not in spec:
+        try:
+            wire["word_index"] = index_words(vocab)
+        except (TypeError, AttributeError):  # not a map of strings: check_spec refuses it
+            pass
     for field in _LARGE:
         value = wire.pop(field, None)
         if field == "merges" and isinstance(value, list):
             value = _flat(value)
         if isinstance(value, dict):
-            items = list(value.items())
-            pieces[field] = [
-                _piece(dict(items[i : i + CHUNK])) for i in range(0, max(len(items), 1), CHUNK)
-            ]
+            parts[field] = [_piece(dict(zip(*part, strict=True))) for part in _pieces_of(value)]
         elif isinstance(value, list):
-            pieces[field] = [
-                _piece(value[i : i + CHUNK]) for i in range(0, max(len(value), 1), CHUNK)
-            ]
+            parts[field] = [_piece(part) for part in _pieces_of(value)]
         elif value is not None:
             wire[field] = value
-    return {**wire, MARK: pieces}
+    return {**wire, MARK: parts}
 
 
 def from_wire(wire: object) -> object:
@@ -83,26 +95,38 @@ def from_wire(wire: object) -> object:
     """
     if not isinstance(wire, dict) or MARK not in wire:
         return wire
-    spec, pieces = dict(wire), wire[MARK]
+    spec, parts = dict(wire), wire[MARK]
     del spec[MARK]
-    if not isinstance(pieces, dict):
+    if not isinstance(parts, dict):
         raise ValueError("a tokenizer's pieces are not a map")
-    for field, parts in pieces.items():
-        if field not in _LARGE or not isinstance(parts, list) or not parts:
+    for field, encoded in parts.items():
+        if field not in _LARGE or not isinstance(encoded, list) or not encoded:
             raise ValueError(f"a tokenizer's field {str(field)[:20]!r} is not a list of pieces")
-        decoded = [_unpiece(p) for p in parts]
-        if all(isinstance(d, dict) for d in decoded):
-            spec[field] = {}
-            for d in decoded:  # C loops, a piece at a time
-                spec[field].update(d)
-        elif all(isinstance(d, list) for d in decoded):
-            spec[field] = []
-            for d in decoded:  # a piece at a time: one C call making 262,144 tuples held
-                if field == "merges":  # the GIL 0.16-0.27 s (the collector runs inside it)
-                    if len(d) % 2:
-                        raise ValueError("a tokenizer's merges are not pairs")
-                    d = zip(d[0::2], d[1::2], strict=True)  # pairs again, as tuples
-                spec[field] += d
-        else:
-            raise ValueError(f"a tokenizer's {field} pieces are not all maps or all lists")
+        spec[field] = _decoded(field, encoded)
     return spec
+
+
+def _decoded(field: str, encoded: list) -> dict | list:
+    """One field's pieces decoded, a piece at a time, paced (``models.pieces``): one C call
+    making 262,144 merge tuples held the GIL 0.16-0.27 s, the collector running inside it.
+
+    Raises:
+        ValueError: pieces not all maps or all lists, merges that are not pairs.
+    """
+    kind = type(_unpiece(encoded[0]))  # all maps (a vocabulary) or all lists
+    if kind not in (dict, list):
+        raise ValueError(f"a tokenizer's {field} pieces are not all maps or all lists")
+    value = kind()
+    for piece in paced(encoded):
+        part = _unpiece(piece)
+        if type(part) is not kind:
+            raise ValueError(f"a tokenizer's {field} pieces are not all maps or all lists")
+        if kind is dict:
+            value.update(part)
+        elif field == "merges":
+            if len(part) % 2:
+                raise ValueError("a tokenizer's merges are not pairs")
+            value += zip(part[0::2], part[1::2], strict=True)  # pairs again, as tuples
+        else:
+            value += part
+    return value

@@ -35,6 +35,7 @@ from tokenizers import Tokenizer
 
 from models.subset_tokenizer import SUBSET_FROM, SubsetTokenizer
 from models.tokenizer import UNK, bpe_tokenizer, char_tokenizer, vocab_of, wordpiece_tokenizer
+from models.word_index import WordIndex, word_index
 from upload.errors import UploadError
 from upload.limits import MAX_JSON_BYTES
 from upload.spec_checks import check_spec
@@ -183,11 +184,26 @@ def build(spec: dict) -> Tokenizer | SubsetTokenizer:
     ``models.subset_tokenizer.SubsetTokenizer``: the library's tokenizer over 262,144
     entries holds the server's GIL 0.2-0.8 s while it is built (issue #25). Its vocabulary
     (``models.tokenizer.vocab_of``) is the spec's own dict: reading it back from the
-    library (``get_vocab``) holds the GIL 0.4 s for 262,144 tokens.
+    library (``get_vocab``) holds the GIL 0.4 s for 262,144 tokens. Its suggestion index
+    (``models.word_index.word_index``) is the ``word_index`` the worker ordered, when the
+    spec has one (``upload.spec_wire.to_wire``).
 
     Raises:
         UploadError: if the tokenizers library refuses the vocabulary.
     """
+    tokenizer = _tokenizer(spec)
+    if "word_index" in spec:  # checked by check_spec: words of the vocabulary, by length
+        word_index.keep(tokenizer, WordIndex.ordered(spec["word_index"]))
+    return tokenizer
+
+
+def for_export(spec: dict) -> dict:
+    """``spec`` without what only the server uses (the worker's ``word_index``): what the
+    exporter builds the graphs from and the export cache's key hashes."""
+    return {field: value for field, value in spec.items() if field != "word_index"}
+
+
+def _tokenizer(spec: dict) -> Tokenizer | SubsetTokenizer:
     vocab = spec["stoi"] if spec["kind"] == "char" else spec["vocab"]
     if len(vocab) >= SUBSET_FROM:
         return SubsetTokenizer(

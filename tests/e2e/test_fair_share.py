@@ -43,14 +43,6 @@ OPEN_LIMIT_S = 2.0
 # after a paragraph attack of 20 s, +9 MB more after three attackers and another).
 RSS_GROWTH_LIMIT = 100 * 2**20
 MODEL_FAILED = "This model failed on this input:"  # an accepted graph failing one sentence
-# Held to ANSWER_LIMIT_S only, not to RATIO x its baseline: the 262,144-word vocabulary's
-# upload. The server no longer builds its tokenizer (0.2 s of GIL in one call; it tokenizes
-# per text, models.subset_tokenizer) nor decodes or checks its spec in long C calls
-# (models.pieces); what remains is about 1 s of Python shared with the other session,
-# whose slowest rerun measured 170 ms against a 55 ms baseline (3.1x; the bench,
-# 2026-11-27, was 195-276 ms before; BASE_FLOOR_S keeps this test's limit at 0.9 s).
-# Open in #25.
-RATIO_OPEN = {"huge vocabulary"}
 CASE_S = 8.0  # each attack lasts this long; B measures during it
 BASE_S = 3.0  # B's baseline, alone, just before each attack
 QUERY = {"model": "softmax", "view": "attention", "text": "the cat sat on the mat"}
@@ -204,8 +196,6 @@ def test_uploads_leave_the_class_its_share(server, exported_dir):
     problems = []
     for case in got["cases"]:
         limit = min(ANSWER_LIMIT_S, RATIO * max(case["base_max_ms"] / 1e3, BASE_FLOOR_S))
-        if case["case"] in RATIO_OPEN:
-            limit = ANSWER_LIMIT_S
         problems += _upload_problems(case, limit, WORKERS_MEMORY_BYTES // 2**20)
     if not psutil.pid_exists(server.pid):
         problems.append("the server died")

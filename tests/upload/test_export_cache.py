@@ -46,10 +46,10 @@ def test_the_key_is_the_data_and_nothing_else():
 
 
 def test_a_large_vocabulary_is_keyed_by_every_entry_in_any_order():
-    """A vocabulary larger than one chunk of the hash (``export_cache.CHUNK``): the same
+    """A vocabulary larger than one piece of the hash (``models.pieces.PIECE``): the same
     entries in another order give the same key; one id, one token, one entry more or
     one merge changed give another."""
-    words = {f"w{i}": i for i in range(20_000)}  # over two chunks
+    words = {f"w{i}": i for i in range(20_000)}  # many pieces
     spec = {"kind": "wordpiece", "vocab": words, "merges": [["a", "b"]] * 10_000}
     key = export_key(CONFIG, spec, _weights())
     shuffled = dict(reversed(list(words.items())))

@@ -10,14 +10,16 @@ import time
 
 import pytest
 
+from models.pieces import PIECE
+from models.word_index import index_words
 from upload import protocol
 from upload.errors import WorkerError
-from upload.spec_wire import CHUNK, MARK, from_wire, to_wire
+from upload.spec_wire import MARK, from_wire, to_wire
 
 SPECS = [
-    {"kind": "wordpiece", "vocab": {f"w{i}é": i for i in range(3 * CHUNK + 5)}, "max_input_chars_per_word": 64},
+    {"kind": "wordpiece", "vocab": {f"w{i}é": i for i in range(3 * PIECE + 5)}, "max_input_chars_per_word": 64},
     {"kind": "char", "stoi": {"a": 0, "\n": 1, "東": 2}},
-    {"kind": "bpe", "vocab": {"a": 0, "b": 1, "ab": 2, "Ġ": 3}, "merges": [["a", "b"]] * (CHUNK + 1),
+    {"kind": "bpe", "vocab": {"a": 0, "b": 1, "ab": 2, "Ġ": 3}, "merges": [["a", "b"]] * (PIECE + 1),
      "add_prefix_space": False, "special": []},
     {"kind": "bpe", "vocab": {}, "merges": [], "add_prefix_space": True, "special": []},
 ]  # fmt: skip
@@ -40,13 +42,18 @@ def _through_a_pipe(header: dict) -> dict:
 def test_a_spec_arrives_as_it_was_sent(spec):
     wire = to_wire(spec)
     assert all(
-        len(json.loads(base64.b64decode(p))) <= CHUNK
+        len(json.loads(base64.b64decode(p))) <= PIECE
         for parts in wire[MARK].values()
         for p in parts
     )
     got = _through_a_pipe({"ok": True, "tokenizer": spec})
     merges = [tuple(m) for m in spec.get("merges", [])]  # tuples: the collector skips them
-    assert got["tokenizer"] == {**spec, **({"merges": merges} if "merges" in spec else {})}
+    words = index_words(spec.get("vocab", spec.get("stoi")))  # ordered by the worker
+    assert got["tokenizer"] == {
+        **spec,
+        **({"merges": merges} if "merges" in spec else {}),
+        "word_index": words,
+    }
     assert list(got["tokenizer"].get("vocab", {})) == list(spec.get("vocab", {}))  # id order
 
 

@@ -9,11 +9,13 @@ import pytest
 
 from models.subset_tokenizer import SUBSET_FROM, SubsetTokenizer
 from models.tokenizer import ALPHABET, UNK, encode, load_tokenizer, vocab_of
+from models.word_index import WordIndex, index_words, word_index
 from tests.helpers.gpt2_tokenizer import gpt2_style_tokenizer
 from upload.errors import UploadError
 from upload.spec_checks import check_spec
+from upload.spec_wire import from_wire, to_wire
 from upload.token_rows import check_rows, padding_rows, vocab_note
-from upload.tokenizer_spec import build, spec_from_json
+from upload.tokenizer_spec import build, for_export, spec_from_json
 
 
 def refused(match: str):
@@ -69,6 +71,29 @@ def test_a_large_vocabulary_is_built_per_text_and_its_json_is_the_full_tokenizer
     text = text if kind != "char" else "一丁七"
     assert encode(tokenizer, text) == encode(full, text)
     assert vocab_of(tokenizer) is (spec["stoi"] if kind == "char" else spec["vocab"])
+
+
+def test_the_worker_s_word_index_gives_the_server_s_suggestions_and_is_checked():
+    """The worker orders the whole words (upload.spec_wire.to_wire); the server uses that
+    order as its suggestion index, after checking it is words of the vocabulary by length."""
+    words = [UNK, *ALPHABET, "##s", "mat", "cat", "mats", "elephant", *(f"w{i}" for i in range(50))]
+    spec = {"kind": "wordpiece", "vocab": {w: i for i, w in enumerate(words)}}
+    spec["max_input_chars_per_word"] = 64
+    sent = from_wire(to_wire(spec))
+    assert sent["word_index"] == index_words(spec["vocab"])
+    tokenizer = build(check_spec(sent, len(words), "vocab.json"))
+    assert word_index(tokenizer).words is sent["word_index"]
+    assert word_index(tokenizer).closest("matz") == WordIndex.of(build(spec)).closest("matz")
+    assert word_index(tokenizer).closest("matz") == ["mat", "mats"]
+    assert "word_index" not in for_export(sent) and for_export(sent)["vocab"] is sent["vocab"]
+    for bad in (
+        [*sent["word_index"], "dog"],  # not a vocabulary word
+        sent["word_index"][::-1],  # not by length
+        [1, *sent["word_index"][1:]],  # not a string
+        "mat",  # not a list
+    ):
+        with refused("vocab.json: the tokenizer's word index is not words of its vocabulary"):
+            check_spec({**sent, "word_index": bad}, len(words), "vocab.json")
 
 
 @pytest.mark.parametrize(
