@@ -271,15 +271,16 @@ def encode(tokenizer: Tokenizer, text: str) -> Encoded:
     if kind != "wordpiece":
         tokens = [token_text(tokenizer, t) for t in enc.tokens]
         return Encoded(list(enc.ids), tokens, [False] * len(tokens), [], left_out)
-    pieces_per_word = Counter(enc.word_ids)
-    word_end = {w: end for w, (_, end) in zip(enc.word_ids, enc.offsets, strict=True)}
+    word_ids = enc.word_ids  # each read of the property builds a new list (T,)
+    pieces_per_word = Counter(word_ids)
+    word_end = {w: end for w, (_, end) in zip(word_ids, enc.offsets, strict=True)}
     unknown, unknown_words, starts = [], [], []
     for i, (token, word, (start, end)) in enumerate(
-        zip(enc.tokens, enc.word_ids, enc.offsets, strict=True)
+        zip(enc.tokens, word_ids, enc.offsets, strict=True)
     ):
         is_unknown = token == UNK or pieces_per_word[word] > 1
         unknown.append(is_unknown)
-        if is_unknown and (i == 0 or enc.word_ids[i - 1] != word):  # a word's first token
+        if is_unknown and (i == 0 or word_ids[i - 1] != word):  # a word's first token
             starts.append(i)
             unknown_words.append(text[start : word_end[word]] or text[start:end])
     return Encoded(list(enc.ids), list(enc.tokens), unknown, unknown_words, [], starts)
