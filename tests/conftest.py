@@ -69,44 +69,27 @@ def exported_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_tokenizer():
-    from models.tokenizer import build_tokenizer
+    from tests.helpers.export_cache import tiny_tokenizer
 
-    return build_tokenizer(["the cat sat on the mat .", "the dogs are in the park ."])
+    return tiny_tokenizer()
 
 
 @pytest.fixture(scope="session")
 def tiny_exports(tmp_path_factory, tiny_tokenizer):
     """Random tiny models of every attention kind exported to ONNX: kind -> (model,
     folder), each exported on first access, once per run (``built_once``: the xdist
-    workers share the folder; every worker builds the same model from seed 0). DeltaNet's
-    export is also kept on disk between sessions (``tests/helpers/export_cache.py``).
-    The folders are read-only to tests."""
-    import torch
-
-    from export.graphs import export_model
-    from models.config import ATTENTION_KINDS, ModelConfig
-    from models.transformer import Transformer
-    from tests.helpers.export_cache import CACHED_KINDS, LazyExports, cached_export
+    workers share the folder; every worker builds the same model from seed 0), and kept
+    on disk between sessions (``tests/helpers/export_cache.py``). The folders are
+    read-only to tests."""
+    from models.config import ATTENTION_KINDS
+    from tests.helpers.export_cache import LazyExports, cached_export, tiny_model
     from tests.helpers.shared import built_once
 
     def build(kind: str) -> tuple:
-        torch.manual_seed(0)
-        cfg = ModelConfig(
-            vocab_size=tiny_tokenizer.get_vocab_size(),
-            n_layer=2,
-            n_head=2,
-            d_model=32,
-            d_mlp=64,
-            context_length=16,
-            attention=kind,
-        )
-        model = Transformer(cfg).eval()
+        model = tiny_model(kind, tiny_tokenizer)
 
         def write(folder):
-            if kind in CACHED_KINDS:
-                cached_export(model, tiny_tokenizer, folder)
-            else:
-                export_model(model, folder, tiny_tokenizer)
+            cached_export(model, tiny_tokenizer, folder)
 
         return model, built_once(tmp_path_factory, f"tiny_exports_{kind}", write)
 

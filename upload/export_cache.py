@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from models.pieces import PIECE, pieces
+from models.pieces import PIECE, paced, pieces
 from upload.limits import EXPORT_CACHE_BYTES
 from upload.tempdirs import EXPORTS_PREFIX
 
@@ -92,8 +92,19 @@ def _feed(digest, obj) -> None:
 def export_key(config: dict, spec: dict, weights: dict[str, np.ndarray]) -> str:
     """Hex SHA-256 of the data the exporter builds graphs from (weights in name order).
     The config and tokenizer spec are hashed in pieces (:func:`_feed`): the server's other
-    sessions run while a large vocabulary is hashed."""
+    sessions run while a large vocabulary is hashed. A spec decoded from a worker's
+    pieces (``upload.spec_wire.WireSpec``) is hashed as those pieces, each with its
+    length, as they came: the same file gives the same pieces; the same entries in
+    another order give another key (a missed share, never a wrong one)."""
     digest = hashlib.sha256()
+    wire = getattr(spec, "wire", None)
+    if wire is not None:
+        spec = {**{k: v for k, v in spec.items() if k not in wire}, "wire": sorted(wire)}
+        for field in sorted(wire):
+            for piece in paced(wire[field]):
+                data = piece.encode()
+                digest.update(b"%d:" % len(data))
+                digest.update(data)
     _feed(digest, {"config": config, "tokenizer": spec})
     for key in sorted(weights):
         array = np.ascontiguousarray(weights[key])

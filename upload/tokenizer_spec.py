@@ -39,6 +39,7 @@ from models.word_index import WordIndex, word_index
 from upload.errors import UploadError
 from upload.limits import MAX_JSON_BYTES
 from upload.spec_checks import check_spec
+from upload.spec_wire import WireSpec
 
 _PIPELINE_PARTS = (
     "normalizer",
@@ -199,7 +200,10 @@ def build(spec: dict) -> Tokenizer | SubsetTokenizer:
 
 def for_export(spec: dict) -> dict:
     """``spec`` without what only the server uses (the worker's ``word_index``): what the
-    exporter builds the graphs from and the export cache's key hashes."""
+    exporter builds the graphs from and the export cache's key hashes (a
+    ``upload.spec_wire.WireSpec`` stays one, with its pieces)."""
+    if isinstance(spec, WireSpec):
+        return spec.without("word_index")
     return {field: value for field, value in spec.items() if field != "word_index"}
 
 

@@ -1,12 +1,17 @@
 """The tiny test models' ONNX exports, built once per session and kind on first use.
 
+Every kind's tiny export is also kept on disk between sessions, under
+``.pytest_cache/attnviz-tiny-exports/<key>``, where the key hashes everything the graphs
+depend on: the sources of ``models/`` and ``export/``, the torch, onnx and onnxscript
+versions, the config and the tokenizer. The tests compare every graph against the PyTorch
+model built here, so a graph from another model would fail them rather than pass.
+
 A DeltaNet model exports through ``torch.export`` of a token scan (``models/delta_graph.py``):
-about a minute per graph on the 2-core machine, three graphs. Its tiny export is therefore
-also kept on disk between sessions, under ``.pytest_cache/attnviz-tiny-exports/<key>``, where
-the key hashes everything the graphs depend on: the sources of ``models/`` and ``export/``,
-the torch, onnx and onnxscript versions, the config and the tokenizer. The tests compare
-every graph against the PyTorch model built here, so a graph from another model would fail
-them rather than pass. Softmax and linear models export in seconds and are not kept.
+about a minute per graph on the 2-core machine, three graphs. Softmax and linear take 8 and
+15 s, while the test tier's other worker, needing the same export, waited idle.
+``python -m tests.helpers.export_cache softmax linear`` fills the cache beforehand: ``make
+test-fast`` runs it in the background while lint runs (a file lock per entry: a test that
+asks meanwhile waits for it instead of exporting the same model again).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -21,7 +27,6 @@ from pathlib import Path
 from tests.helpers import ROOT
 
 CACHE = ROOT / ".pytest_cache" / "attnviz-tiny-exports"
-CACHED_KINDS = ("delta",)  # kinds whose export is slow enough to keep between sessions
 
 
 def source_key(*parts: str) -> str:
@@ -42,25 +47,70 @@ def source_key(*parts: str) -> str:
     return digest.hexdigest()[:16]
 
 
+def tiny_tokenizer():
+    """The tests' tiny word-level tokenizer (two sentences' words)."""
+    from models.tokenizer import build_tokenizer
+
+    return build_tokenizer(["the cat sat on the mat .", "the dogs are in the park ."])
+
+
+def tiny_model(kind: str, tokenizer):
+    """A random tiny model of attention ``kind`` (seed 0: every process builds the same
+    one): 2 layers, 2 heads, d_model 32, context 16."""
+    import torch
+
+    from models.config import ModelConfig
+    from models.transformer import Transformer
+
+    torch.manual_seed(0)
+    cfg = ModelConfig(
+        vocab_size=tokenizer.get_vocab_size(),
+        n_layer=2,
+        n_head=2,
+        d_model=32,
+        d_mlp=64,
+        context_length=16,
+        attention=kind,
+    )
+    return Transformer(cfg).eval()
+
+
 def cached_export(model, tokenizer, folder: Path) -> Path:
     """Export ``model`` into ``folder`` (``export.graphs.export_model``), copying the graphs
     from the on-disk cache when an export of the same sources, config and tokenizer is
-    there, and filling the cache otherwise (atomically: a temporary folder, then a rename,
-    so two test workers never read a half-written cache)."""
+    there, and filling the cache otherwise (under a file lock, into a temporary folder
+    renamed when complete: two processes never export one entry twice nor read a
+    half-written one)."""
+    for path in _entry(model, tokenizer).glob("*.onnx"):
+        shutil.copy2(path, folder / path.name)
+    return folder
+
+
+def _entry(model, tokenizer) -> Path:
+    from filelock import FileLock
+
     from export.graphs import export_model
 
     entry = CACHE / source_key(model.cfg.to_json(), tokenizer.to_str())
-    if not entry.is_dir():
-        tmp = CACHE / f".{entry.name}.{os.getpid()}"
-        shutil.rmtree(tmp, ignore_errors=True)
-        export_model(model, tmp, tokenizer)
-        try:
-            tmp.rename(entry)
-        except OSError:  # another worker finished first: its copy is the same export
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(entry) + ".lock"):
+        if not entry.is_dir():
+            tmp = CACHE / f".{entry.name}.{os.getpid()}"
             shutil.rmtree(tmp, ignore_errors=True)
-    for path in entry.glob("*.onnx"):
-        shutil.copy2(path, folder / path.name)
-    return folder
+            export_model(model, tmp, tokenizer)
+            tmp.rename(entry)
+    return entry
+
+
+def main(kinds: list[str]) -> None:
+    """Fill the cache with the tiny exports of ``kinds`` (one thread: it runs beside lint)."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    import torch
+
+    torch.set_num_threads(1)
+    tokenizer = tiny_tokenizer()
+    for kind in kinds:
+        _entry(tiny_model(kind, tokenizer), tokenizer)
 
 
 class LazyExports(Mapping):
@@ -82,3 +132,7 @@ class LazyExports(Mapping):
 
     def __len__(self) -> int:
         return len(self._kinds)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

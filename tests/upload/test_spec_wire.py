@@ -14,7 +14,9 @@ from models.pieces import PIECE
 from models.word_index import index_words
 from upload import protocol
 from upload.errors import WorkerError
-from upload.spec_wire import MARK, from_wire, to_wire
+from upload.export_cache import export_key
+from upload.spec_wire import MARK, WireSpec, from_wire, to_wire
+from upload.tokenizer_spec import for_export
 
 SPECS = [
     {"kind": "wordpiece", "vocab": {f"w{i}é": i for i in range(3 * PIECE + 5)}, "max_input_chars_per_word": 64},
@@ -85,3 +87,21 @@ def test_what_is_not_a_spec_passes_unchanged_and_bad_pieces_are_a_protocol_error
     finally:
         os.close(read)
         os.close(write)
+
+
+def test_a_received_spec_is_sent_on_and_keyed_in_the_pieces_it_came_in():
+    """The server forwards a worker's spec to the exporter without encoding it again, and
+    the export key hashes its pieces: the same spec twice, the same key; one entry
+    changed, another key."""
+    spec = SPECS[0]
+    got = _through_a_pipe({"ok": True, "tokenizer": spec})["tokenizer"]
+    assert isinstance(got, WireSpec) and to_wire(got)[MARK] is got.wire
+    again = _through_a_pipe({"ok": True, "tokenizer": spec})["tokenizer"]
+    key = export_key({"n_layer": 1}, for_export(got), {})
+    assert export_key({"n_layer": 1}, for_export(again), {}) == key
+    assert "word_index" not in for_export(got).wire and "word_index" in got.wire
+    changed = {**spec, "vocab": {**spec["vocab"], "w7é": 10**6}}
+    other = _through_a_pipe({"ok": True, "tokenizer": changed})["tokenizer"]
+    assert export_key({"n_layer": 1}, for_export(other), {}) != key
+    forwarded = _through_a_pipe({"ok": True, "tokenizer": for_export(got)})["tokenizer"]
+    assert forwarded == {k: v for k, v in got.items() if k != "word_index"}
