@@ -60,6 +60,7 @@ def test_outside_a_git_checkout_the_slow_tier_runs(tmp_path, monkeypatch):
     assert tiers.main(["--check"]) == 1
 
 
+@pytest.mark.slow  # over 4 s in a full fast run (5-8 s; 9-19 s beside two busy loops)
 def test_every_browser_test_and_every_export_fixture_user_is_slow(pytestconfig):
     """The split itself: collected by pytest as ``make test`` does."""
     items = _collect(

@@ -90,6 +90,7 @@ def test_measure_shows_loglog_and_generation_figures():
     assert shared().results[(256, 32)].results["scaling"] is sc
 
 
+@pytest.mark.slow  # over 4 s in a full fast run (5-8 s; 9-19 s beside two busy loops)
 def test_one_measurement_is_shown_to_every_session_and_measure_again_repeats_it():
     first = _small(_app().run())
     first.button(key="cx_measure").click().run()

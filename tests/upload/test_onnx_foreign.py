@@ -107,6 +107,7 @@ def test_a_gpt2_style_tokenizer_and_a_fixed_length(tmp_path):
         uploaded.close()
 
 
+@pytest.mark.slow  # over 4 s in a full fast run (5-8 s; 9-19 s beside two busy loops)
 def test_onnx_attention_operator_gives_its_probabilities(tmp_path):
     """From opset 23 the dynamo exporter writes SDPA as ONNX's Attention operator: the
     worker asks it for its softmax output (qk_matmul_output_mode 3)."""
