@@ -11,9 +11,14 @@ Public APIs change with deprecation warnings; these parts change without notice:
   ``tests/helpers/pages.py`` reads ``AppTest._registered_pages`` / sets ``_page_hash``;
 * ``ui/server_start.py`` expires closed tabs' sessions in the runtime's session storage
   (``Runtime._session_mgr._session_storage._cache.expire()`` on ``_async_objs.eventloop``);
+* ``ui/send_wakeup.py`` replaces the "message queued" callback that the runtime hands
+  its session manager (``_message_enqueued_callback``), which hands it to each session;
+  it calls ``Runtime._enqueued_some_message`` and reads ``_get_async_objs()``;
 * ``ui/figures.py`` subclasses plotly's ``BaseFigure`` without running its
   ``__init__`` (``st.plotly_chart`` only calls ``to_dict()`` on it, through
-  ``plotly.tools.return_figure_from_figure_or_data``).
+  ``plotly.tools.return_figure_from_figure_or_data``); for an encoded figure that dict
+  has a ``to_plotly_json()`` that ``plotly.io.to_json_plotly`` calls, and it escapes
+  what ``plotly.io._json._swap_orjson`` lists (``tests/ui/test_figures.py``).
 * ``tests/conftest.py`` reads pytest's ``Item._fixtureinfo.name2fixturedefs`` to mark
   slow every test that needs a fixture exporting a model (``SLOW_FIXTURES``).
 
@@ -36,9 +41,14 @@ CHECKED = {
         "bench/stclient.py, bench/stwidgets.py (websocket protocol), bench/apptest.py "
         "(AppTest's Runtime), tests/helpers/pages.py (AppTest._registered_pages), "
         "deploy/nginx.conf (/_stcore/ paths), ui/server_start.py (the runtime's session "
-        "storage, expired on its event loop)",
+        "storage, expired on its event loop), ui/send_wakeup.py (the runtime's message "
+        "callback, in its session manager and sessions)",
     ),
-    "plotly": ("7.1", "ui/figures.py (Prebuilt: a BaseFigure without BaseFigure.__init__)"),
+    "plotly": (
+        "7.1",
+        "ui/figures.py (Prebuilt: a BaseFigure without BaseFigure.__init__; an Encoded "
+        "figure: plotly.io.to_json writes the orjson.Fragment of its to_plotly_json())",
+    ),
     "pytest": ("9.2", "tests/conftest.py (Item._fixtureinfo: the slow tier's fixtures)"),
 }
 
@@ -112,3 +122,23 @@ def test_the_session_storage_expires_as_the_server_sweep_expects():
     source = inspect.getsource(runtime.Runtime)
     assert "self._session_mgr" in source and "self._async_objs" in source
     assert "eventloop" in inspect.getsource(runtime.AsyncObjects)
+
+
+def test_the_message_callback_is_where_send_wakeup_replaces_it():
+    """``ui.send_wakeup.install``: the runtime hands ``_enqueued_some_message`` to its
+    session manager, which keeps it as ``_message_enqueued_callback`` and hands it to
+    each session it creates, which calls it for every message it queues; the runtime's
+    async objects have the loop and the ``need_send_data`` event."""
+    import inspect
+
+    from streamlit.runtime import app_session, runtime
+    from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
+
+    source = inspect.getsource(runtime.Runtime)
+    assert '"message_enqueued_callback": self._enqueued_some_message' in source
+    assert "def _get_async_objs(self)" in source
+    assert "need_send_data" in inspect.getsource(runtime.AsyncObjects)
+    manager = inspect.getsource(WebsocketSessionManager)
+    assert "self._message_enqueued_callback = message_enqueued_callback" in manager
+    assert "message_enqueued_callback=self._message_enqueued_callback" in manager
+    assert "self._message_enqueued_callback()" in inspect.getsource(app_session.AppSession)

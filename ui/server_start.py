@@ -1,5 +1,6 @@
 """What a server does once: before its first session, clean up after a killed server,
-put the per-session rerun limit in front of the runtime, shorten the GIL's switch
+put the per-session rerun limit in front of the runtime, let its send loop wake
+without a trip through the self-pipe, shorten the GIL's switch
 interval and start the thread that drops closed sessions, stops their upload workers
 and hands freed memory back; after its first run, freeze the objects made so far out
 of the cyclic collector's reach."""
@@ -23,19 +24,21 @@ SWITCH_INTERVAL_S = 0.001
 def on_server_start() -> int:
     """Once per server process: remove upload temp folders that a killed server left,
     put the per-session rerun limit (``ui.rerun_gate``) in front of the runtime's
-    messages, and hand the GIL between threads every ``SWITCH_INTERVAL_S``.
+    messages, wake the send loop directly on its own thread (``ui.send_wakeup``), and
+    hand the GIL between threads every ``SWITCH_INTERVAL_S``.
 
     Returns:
         How many folders were removed.
     """
     from streamlit.runtime import Runtime
 
-    from ui import rerun_gate
+    from ui import rerun_gate, send_wakeup
     from upload.tempdirs import remove_stale_workdirs
 
     if Runtime.exists():  # a served app (AppTest runs the script without a server)
         sys.setswitchinterval(SWITCH_INTERVAL_S)
         rerun_gate.install(Runtime.instance())
+        send_wakeup.install(Runtime.instance())
         _start_reaper(Runtime.instance())
     return remove_stale_workdirs()
 
