@@ -54,9 +54,9 @@ def attention_view(sel: Selection) -> None:
     left, right = (st.container(), st.container()) if presenting else st.columns([3, 2])
     with left:
         if presenting and one is not None:  # the heatmap alone fits a projector's screen
-            fig = specs.get(figs.compare, name, result, layer, head)
+            fig = specs.shown(figs.compare, name, result, layer, head)
         else:
-            fig = specs.get(figs.attention, name, result, layer, one, mode, q)
+            fig = specs.shown(figs.attention, name, result, layer, one, mode, q)
         plot(fig, key="attn_big", on_select=click.on_click("attn_big"))
     with right, presenter.notes():
         st.caption(
@@ -79,7 +79,7 @@ def attention_view(sel: Selection) -> None:
     if mode == "selected head":
         walkthrough.section(sel, q)
     st.subheader("All layers and heads")
-    plot(specs.get(figs.head_grid, name, result), key="attn_grid")
+    plot(specs.shown(figs.head_grid, name, result), key="attn_grid")
 
 
 def row_sum_note(weights: np.ndarray, attention: str, eps: float) -> str:

@@ -71,7 +71,7 @@ def draw(sel: Selection, flow_too: bool = True) -> bool:
         return False
     t = chosen_token(result)
     picked = click.on_click(CHART, tuple(result.tokens))
-    plot(specs.get(contributions, sel.name, result, layer, t), key=CHART, on_select=picked)
+    plot(specs.shown(contributions, sel.name, result, layer, t), key=CHART, on_select=picked)
     nums = numbers(sel.name, result, layer)
     share = nums.added_share(t)
     st.markdown(f"**Token {t} “{plain(result.display_tokens[t])}”: its residual stream out**")
@@ -85,9 +85,9 @@ def draw(sel: Selection, flow_too: bool = True) -> bool:
             f"out's direction. Measured from the graph: max |out − (in + attention + MLP)| "
             f"= {nums.residual_gap:.1e}."
         )
-    plot(specs.get(token_sum, sel.name, result, layer, t), key="block_token_sum")
+    plot(specs.shown(token_sum, sel.name, result, layer, t), key="block_token_sum")
     if flow_too:
-        plot(specs.get(flow, sel.name, result, layer, t), key="block_flow")
+        plot(specs.shown(flow, sel.name, result, layer, t), key="block_flow")
     return True
 
 

@@ -70,7 +70,7 @@ def compare_view(sel: Selection) -> None:
         with col:
             if not presenter.is_on():  # presenting, the figure's title names model and head
                 st.markdown(f"**{title}** ({cfg.attention} attention), layer {lay}, head {hd}")
-            fig, key = specs.get(figs.compare, name, result, lay, hd), f"cmp_{name}"
+            fig, key = specs.shown(figs.compare, name, result, lay, hd), f"cmp_{name}"
             plot(fig, key=key, on_select=click.on_click(key))  # a click picks the query
             token = plain(loaders.get_vocab(name)[best])
             st.markdown(f"Next token: **{token}** ({probs[best]:.1%})")

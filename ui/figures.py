@@ -5,18 +5,92 @@ would run a dict through ``go.Figure(**spec)`` (plotly.py's validation of every
 property, 5-60 ms a figure) and a ``go.Figure`` through ``to_dict()`` (a deep
 copy); a spec here goes in as an already-built figure whose ``to_dict()`` is the
 spec itself, so Streamlit only encodes it to JSON (with orjson when installed).
+A kept figure (``ui.specs``) is :class:`Encoded`: its JSON already as plotly.io writes
+it, so Streamlit sends it without encoding it again. plotly.io then made the JSON safe in
+HTML with ``str.replace`` over the whole text, three times for the ``<``, ``>`` and
+``/`` of hover templates and base64: 41 ms holding the GIL for an uploaded model's
+heatmap at T = 1,159 (7 MB), a pause for every session (issue #25). :func:`encode` does
+it once, in paced pieces of ``PIECE_BYTES``.
 Vega-Lite specs from ``viz.spec.vega_lite`` go to ``st.vega_lite_chart`` with their
 Arrow datasets, which is what ``st.altair_chart`` would build on every call.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import orjson
 import streamlit as st
 from plotly.basedatatypes import BaseFigure
 
+from models.pieces import paced
 from ui import presenter
 from viz import spec as vspec
 from viz.present import enlarged
+
+# What plotly.io.to_json escapes in the JSON it writes (plotly.io._json._swap_orjson);
+# tests/ui/test_figures.py checks that an encoded figure is sent byte for byte as
+# plotly.io sends it.
+SAFE = tuple((c.encode(), f"\\u{ord(c):04x}".encode()) for c in ("<", ">", "/", "\u2028", "\u2029"))
+PIECE_BYTES = 256 * 1024  # escaped per call (~0.5 ms), paced (models.pieces)
+
+
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    """A finished plotly spec as the JSON plotly.io would send (``json``: UTF-8, the
+    characters of :data:`SAFE` escaped), and its layout height in px (None: none set),
+    which Streamlit reads for the chart's height."""
+
+    json: bytes
+    height: int | None
+
+    def spec(self) -> vspec.Wired:
+        """The spec again (a new dict at each call)."""
+        return vspec.Wired(orjson.loads(self.json))
+
+
+def encode(spec: dict) -> Encoded:
+    """``spec`` (plain JSON: a wired spec) as :class:`Encoded`.
+
+    Raises:
+        TypeError: if ``spec`` holds something that is not JSON (an Arrow table).
+    """
+    raw = orjson.dumps(spec, option=orjson.OPT_NON_STR_KEYS)
+    height = spec.get("layout", {}).get("height")
+    return Encoded(b"".join(map(_escaped, paced(_cut(raw)))), height)
+
+
+def _cut(raw: bytes) -> list[bytes]:
+    """``raw`` in pieces of about ``PIECE_BYTES``, each starting on an ASCII byte (no
+    UTF-8 character is split, so none escapes the replacements)."""
+    out, start = [], 0
+    while start < len(raw):
+        end = min(start + PIECE_BYTES, len(raw))
+        while end < len(raw) and raw[end] >= 0x80:
+            end += 1
+        out.append(raw[start:end])
+        start = end
+    return out
+
+
+def _escaped(piece: bytes) -> bytes:
+    for unsafe, safe in SAFE:
+        piece = piece.replace(unsafe, safe)
+    return piece
+
+
+class _Sent(dict):
+    """What :class:`Prebuilt` hands Streamlit for an :class:`Encoded` figure: its
+    layout height (Streamlit reads it) and, for plotly.io, the JSON as it is
+    (``to_plotly_json``: an ``orjson.Fragment``, written out unchanged)."""
+
+    def __init__(self, figure: Encoded):
+        super().__init__(layout={} if figure.height is None else {"height": figure.height})
+        self.json = figure.json
+
+    def to_plotly_json(self) -> orjson.Fragment:
+        return orjson.Fragment(self.json)
+
 
 # Toolbar: the camera button downloads a PNG at 2x resolution (sharp on projectors and slides).
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
@@ -29,12 +103,13 @@ class Prebuilt(BaseFigure):
     use of this object is ``to_dict()``, which returns the spec it holds.
     """
 
-    def __init__(self, spec: dict) -> None:  # no BaseFigure.__init__: nothing to validate
+    def __init__(self, spec: dict | Encoded) -> None:  # no BaseFigure.__init__
         self._spec = spec  # BaseFigure lets names starting with "_" through
 
     def to_dict(self) -> dict:
-        """The spec (plain JSON types; Streamlit encodes it, nothing modifies it)."""
-        return self._spec
+        """The spec (plain JSON types; Streamlit encodes it, nothing modifies it), or for
+        an :class:`Encoded` figure what sends its JSON as it is."""
+        return _Sent(self._spec) if isinstance(self._spec, Encoded) else self._spec
 
 
 def plot(fig, key: str | None = None, on_select=None) -> None:
@@ -42,8 +117,9 @@ def plot(fig, key: str | None = None, on_select=None) -> None:
 
     Args:
         fig: a plain spec (``{"data", "layout"}``; numpy arrays are wired here, a
-            wired spec from ``ui.specs`` passes through unchanged and unmodified) or a
-            ``go.Figure`` (the lesson pages' figures, sent the usual way).
+            wired spec passes through unchanged and unmodified), an :class:`Encoded`
+            figure (``ui.specs.shown``: sent as it is) or a ``go.Figure`` (the lesson
+            pages' figures, sent the usual way).
         key: the element key.
         on_select: a callback run when the user clicks a point (``ui.click``); the
             chart then needs its ``key``.
@@ -52,9 +128,13 @@ def plot(fig, key: str | None = None, on_select=None) -> None:
     ``viz.style`` instead of Streamlit's grey theme.
     """
     if presenter.is_on():  # a new layout on the same traces: no computation
+        if isinstance(fig, Encoded):
+            fig = fig.spec()
         spec = fig if isinstance(fig, dict) else fig.to_plotly_json()
         fig = enlarged(spec)
-    if isinstance(fig, dict):
+    if isinstance(fig, Encoded):
+        fig = Prebuilt(fig)
+    elif isinstance(fig, dict):
         fig = Prebuilt(vspec.wired(fig))
     if on_select is None:
         st.plotly_chart(fig, config=PLOT_CONFIG, key=key, theme=None)

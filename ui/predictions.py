@@ -57,6 +57,6 @@ def predict_view(sel: Selection) -> None:
     sampling = generation_panel(sel)
     with bars.container():
         if sampling.greedy:  # the model's own distribution
-            plot(specs.get(figs.top_k, name, result, pos), key="topk")
+            plot(specs.shown(figs.top_k, name, result, pos), key="topk")
         else:  # what the sampler draws from: temperature, top-k and top-p applied
             plot(sampled_bars(name, result, pos, sampling), key="topk")

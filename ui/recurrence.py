@@ -82,7 +82,7 @@ def _foreign_mask(sel: Selection) -> None:
             "ONNX's Attention operator, which returns only the probabilities; they are "
             "shown here, the scores it masked are not in the graph."
         )
-        plot(specs.get(figs.compare, sel.name, sel.result, layer, head), key="mask_panels")
+        plot(specs.shown(figs.compare, sel.name, sel.result, layer, head), key="mask_panels")
         return
     st.markdown(
         f"**Softmax model, layer {layer}, head {head}.** This graph was not made by this "
@@ -153,9 +153,9 @@ def _linear_section(sel: Selection, lin_name: str, lin: Analysis, i: int | None)
     )
     c1, c2 = st.columns([3, 2])
     with c1:
-        plot(specs.get(figs.recurrent_state, lin_name, lin, lay, hd, i), key="rec_state")
+        plot(specs.shown(figs.recurrent_state, lin_name, lin, lay, hd, i), key="rec_state")
     with c2:
-        z = specs.get(figs.recurrent_vector, lin_name, lin, lay, hd, i, "normalizer")
+        z = specs.shown(figs.recurrent_vector, lin_name, lin, lay, hd, i, "normalizer")
         plot(z, key="rec_z")
     c1, c2 = st.columns([3, 2])  # the output beside the check that both forms agree
     with c1:
@@ -169,9 +169,9 @@ def _linear_section(sel: Selection, lin_name: str, lin: Analysis, i: int | None)
             "and compared with the parallel (T×T) graph."
         )
     with c2:
-        plot(specs.get(figs.recurrent_vector, lin_name, lin, lay, hd, i, "y"), key="rec_y")
+        plot(specs.shown(figs.recurrent_vector, lin_name, lin, lay, hd, i, "y"), key="rec_y")
     with st.expander("▶ Play S_i and z_i token by token (in your browser)"):
-        plot(specs.get(recurrent_play, lin_name, lin, lay, hd), key="rec_play")
+        plot(specs.shown(recurrent_play, lin_name, lin, lay, hd), key="rec_play")
     downloads.arrays(
         "recurrent",
         {"state": rec["state"], "normalizer": rec["normalizer"], "y": rec["y"]},

@@ -32,8 +32,8 @@ def shapes_view(sel: Selection) -> None:
     if lacks(sel, QKV, "The Q/K/V shapes view"):
         return
     # Full width: each box is one line of text and sizes itself to it.
-    plot(specs.get(figs.shape_flow, name, result, sel.layer), key="shape_flow")
+    plot(specs.shown(figs.shape_flow, name, result, sel.layer), key="shape_flow")
     which = sel.options["tensor"]
-    plot(specs.get(figs.qkv, name, result, sel.layer, sel.head, which), key="qkv")
+    plot(specs.shown(figs.qkv, name, result, sel.layer, sel.head, which), key="qkv")
     tensors = {n: result.outputs[n] for n in QKV}
     downloads.arrays("qkv", tensors, result.display_tokens, sel.layer, sel.head)

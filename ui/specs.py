@@ -11,6 +11,13 @@ clicking through the heads of the teacher's sentence share one computation per
 head. The cached value is the spec as it goes to the browser (``viz.spec.wire``:
 plain JSON, typed arrays), shared by every session: never modified.
 
+A kept plotly spec is kept encoded (``ui.figures.Encoded``: the JSON Streamlit sends),
+shown as it is (:func:`shown`) and decoded only for a view that reads it (:func:`get`):
+a few hundred kept figures were tens of thousands of dicts and lists (an attention
+figure at T = 64 has 64 ▶ play frames), which every full pass of Python's cyclic
+collector walked, freezing every session's thread for 40-70 ms each time (issue #25).
+Bytes are one object it never looks into, and a shown figure is not encoded again.
+
 An uploaded model's specs never enter a cross-session cache: they are kept in its
 own session (the last ``UPLOAD_SPECS`` of them, at most ``UPLOAD_SPEC_BYTES`` in all
 but the newest, in ``loaders.UPLOAD_CACHE``, which a new upload empties). The server operator's models (``ui/served.py``) share theirs like
@@ -30,6 +37,7 @@ from inference.analysis import Analysis
 from inference.memory import release_freed
 from inference.view_specs import MODEL_ONLY, PER_SENTENCE
 from ui import loaders, served
+from ui.figures import Encoded, encode
 from ui.shared import SharedCache
 from viz import spec as vspec
 
@@ -73,11 +81,31 @@ PER_HEAD_ENTRIES, PER_SENTENCE_ENTRIES = 256, 48
 SHIPPED_FIGURES_BYTES = served.megabytes("ATTNVIZ_SHIPPED_FIGURES_MB", 16)
 
 
+def packed(spec: object) -> object:
+    """A wired plotly spec :class:`~ui.figures.Encoded` (the JSON that goes to the
+    browser); a spec that is not plain JSON (a Vega-Lite spec with Arrow tables) and
+    anything else (a table) as it is."""
+    if not isinstance(spec, dict):
+        return spec
+    try:
+        return encode(spec)
+    except TypeError:
+        return spec
+
+
+def unpacked(value: object) -> object:
+    """A kept value as a wired spec again: an encoded one decoded (a new dict at each
+    call), anything else as it is."""
+    return value.spec() if isinstance(value, Encoded) else value
+
+
 def spec_bytes(value: object) -> int:
     """About how many bytes a wired spec or an Arrow table holds: strings and bytes by
     their length, other leaves 8 bytes, containers the sum of their items."""
     if isinstance(value, pa.Table):
         return value.nbytes
+    if isinstance(value, Encoded):
+        return len(value.json)
     if isinstance(value, str | bytes):
         return len(value)
     if isinstance(value, dict):
@@ -107,19 +135,20 @@ def shared() -> dict[str, SharedCache]:
 
 
 def _kept(build: Builder, name: str, result: Analysis, params: tuple, finish) -> object:
-    """``finish(build(name, result, *params))``, kept as :func:`get` says."""
+    """``finish(build(name, result, *params))``, kept as :func:`get` says (packed:
+    :func:`packed`)."""
     params = tuple(tuple(p) if isinstance(p, list) else p for p in params)
     text = "" if build in MODEL_ONLY else result.text
     key = (build.__name__, name, text, params)
     if loaders.is_shared(name):
         kind = "per_sentence" if build in PER_SENTENCE | MODEL_ONLY else "per_head"
         cache = shared()[kind if name in loaders.SHIPPED_KINDS else f"served_{kind}"]
-        return cache.get(key, lambda: finish(build(_Facts(name), result, *params)))
+        return cache.get(key, lambda: packed(finish(build(_Facts(name), result, *params))))
     mine = st.session_state.setdefault(loaders.UPLOAD_CACHE, {})
     specs = mine.setdefault("specs", OrderedDict())
     sizes = mine.setdefault("spec_bytes", {})
     if key not in specs:
-        specs[key] = value = finish(build(_Facts(name), result, *params))
+        specs[key] = value = packed(finish(build(_Facts(name), result, *params)))
         sizes[key] = spec_bytes(value)
         while len(specs) > 1 and (
             len(specs) > UPLOAD_SPECS or sum(sizes.values()) > UPLOAD_SPEC_BYTES
@@ -135,7 +164,15 @@ def get(build: Builder, name: str, result: Analysis, *params) -> dict:
     Shipped and served models: cached across sessions under (figure, model key,
     sentence, params); ``result`` must be that model's analysis of that sentence (the
     analysis itself is not part of the key). Uploads: kept in this session only.
+    A view that only shows the figure takes :func:`shown` instead.
     """
+    return unpacked(_kept(build, name, result, params, vspec.wired))
+
+
+def shown(build: Builder, name: str, result: Analysis, *params) -> Encoded | dict:
+    """The figure of :func:`get` as ``ui.figures.plot`` sends it: kept as it is
+    encoded (not decoded, not encoded again), or a spec that cannot be (a Vega-Lite
+    spec with Arrow tables) as it is."""
     return _kept(build, name, result, params, vspec.wired)
 
 

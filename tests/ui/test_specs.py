@@ -49,6 +49,26 @@ def test_the_second_student_on_a_sentence_computes_no_figure():
     assert {key[0] for key in cached() - keys} == {"attention"}
 
 
+def test_kept_plotly_specs_are_bytes_the_cyclic_collector_never_walks():
+    """Issue #25: hundreds of kept figures (an attention figure at T = 64: 64 ▶ frames of
+    dicts and lists) made each full collection 40-70 ms; they are kept encoded."""
+    import gc
+    import json
+
+    from ui.figures import Encoded
+
+    at = session(view="attention", layer=1, head=2)
+    kept = [v for cache in specs.shared().values() for v in cache._values.values()]
+    assert kept and all(isinstance(v, Encoded) and not gc.is_tracked(v.json) for v in kept)
+    attention = [v for k, v in specs.shared()["per_head"]._values.items() if k[0] == "attention"]
+    spec = specs.unpacked(attention[0])
+    assert spec["frames"] and spec is not specs.unpacked(attention[0])  # a new copy each use
+    sent = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert json.loads(json.dumps(spec)) in sent  # the browser gets the figure as it was built
+    table = {"data": [], "datasets": {"t": object()}}
+    assert specs.packed(table) is table  # not JSON (an Arrow table): kept as it is
+
+
 def test_the_mean_over_heads_is_one_figure_for_every_head():
     at = session(view="attention", layer=0, head=0)
     at.radio(key="attn_mode").set_value("mean over heads").run()

@@ -21,7 +21,7 @@ def recurrence(sel: Selection) -> Deeper:
     cfg = loaders.get_model("linear").config
     layer, head = min(sel.layer, cfg.n_layer - 1), min(sel.head, cfg.n_head - 1)
     i = lin.T - 1
-    plot(specs.get(figs.recurrent_state, "linear", lin, layer, head, i), key="lecture_state")
+    plot(specs.shown(figs.recurrent_state, "linear", lin, layer, head, i), key="lecture_state")
     st.metric(
         "max |recurrent − parallel| (y, S, z and logits, all layers and heads)",
         f"{lin.recurrent_max_diff:.2e}",

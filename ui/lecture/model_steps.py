@@ -11,7 +11,7 @@ import streamlit as st
 from inference import view_specs as figs
 from lessons.architectures import layer_costs
 from ui import block_view, loaders, presenter, specs
-from ui.figures import plot, vega_lite
+from ui.figures import Encoded, plot, vega_lite
 from ui.lecture.step import Deeper, state
 from ui.lessons.scoring import scores_figure
 from ui.selection import Selection
@@ -20,13 +20,13 @@ from ui.sidebar import EXAMPLES
 COPYING = EXAMPLES["Copying (induction)"]
 
 
-def _heatmap(name: str, result, layer: int, head: int) -> dict:
+def _heatmap(name: str, result, layer: int, head: int) -> Encoded | dict:
     """One head's weights with the last token's row under them; the heatmap alone when
     presenting (it then fits the projector's screen)."""
     if presenter.is_on():
-        return specs.get(figs.compare, name, result, layer, head)
+        return specs.shown(figs.compare, name, result, layer, head)
     q = result.T - 1
-    return specs.get(figs.attention, name, result, layer, head, "selected head", q)
+    return specs.shown(figs.attention, name, result, layer, head, "selected head", q)
 
 
 def cues(sel: Selection) -> Deeper:
@@ -43,7 +43,7 @@ def scoring(sel: Selection) -> Deeper:
 
 def multi_head(sel: Selection) -> Deeper:
     """The multi-head reshape with this model's sizes."""
-    plot(specs.get(figs.shape_flow, sel.name, sel.result, sel.layer), key="lecture_shapes")
+    plot(specs.shown(figs.shape_flow, sel.name, sel.result, sel.layer), key="lecture_shapes")
     return Deeper("visualizer", "Q/K/V shapes in the visualizer", state(sel, view="shapes"))
 
 

@@ -1,0 +1,54 @@
+"""ui.figures: an encoded figure reaches the browser byte for byte as plotly.io would
+have written its spec, with its height, however large it is."""
+
+from __future__ import annotations
+
+import plotly.io
+import pytest
+from plotly.tools import return_figure_from_figure_or_data
+from streamlit.elements.plotly_chart import _resolve_content_height
+
+from ui import figures
+from ui.figures import Prebuilt, encode
+
+
+def sent(fig) -> str:
+    """What ``st.plotly_chart`` (Streamlit 1.67) puts in its proto for ``fig``."""
+    figure = return_figure_from_figure_or_data(Prebuilt(fig), validate_figure=True)
+    return plotly.io.to_json(figure, validate=False)
+
+
+def spec_with(text: str) -> dict:
+    return {
+        "data": [{"type": "bar", "x": ["a/b", "<c>"], "y": [1, 2.5], "hovertext": text}],
+        "layout": {"height": 321, "title": {"text": "q·k / √d <b>x</b>"}},
+    }
+
+
+@pytest.mark.parametrize("size", [10, 3 * figures.PIECE_BYTES])
+def test_an_encoded_figure_is_sent_as_plotly_io_sends_its_spec(size):
+    # every character plotly.io escapes, and the two line separators placed where a
+    # piece may end: a split UTF-8 character would escape the replacement
+    unit = "x/<>\u2028é\u2029"
+    spec = spec_with((unit * (size // len(unit) + 1))[:size])
+    encoded = encode(spec)
+    assert len(encoded.json) > size  # escaped
+    assert sent(encoded) == sent(spec)
+    assert "\u2028" not in sent(encoded) and "/" not in sent(encoded)
+
+
+def test_the_height_streamlit_reads_is_the_specs():
+    assert _resolve_content_height("content", Prebuilt(encode(spec_with(""))).to_dict()) == 321
+    no_height = {"data": [], "layout": {}}
+    assert _resolve_content_height("content", Prebuilt(encode(no_height)).to_dict()) == 450
+
+
+def test_an_encoded_figure_decodes_to_its_spec():
+    spec = spec_with("a/b\u2028")
+    assert encode(spec).spec() == spec
+    assert encode(spec).spec() is not encode(spec).spec()
+
+
+def test_a_spec_that_is_not_json_is_refused():
+    with pytest.raises(TypeError):
+        encode({"data": [], "datasets": {"t": object()}})
