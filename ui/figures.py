@@ -24,7 +24,7 @@ import streamlit as st
 from plotly.basedatatypes import BaseFigure
 
 from models.pieces import paced
-from ui import presenter
+from ui import presenter, rerun_gate
 from viz import spec as vspec
 from viz.present import enlarged
 
@@ -125,8 +125,10 @@ def plot(fig, key: str | None = None, on_select=None) -> None:
             chart then needs its ``key``.
 
     ``theme=None``: the figure keeps the near-black, projector-sized fonts of
-    ``viz.style`` instead of Streamlit's grey theme.
+    ``viz.style`` instead of Streamlit's grey theme. A run in the long lane first makes
+    way for short runs (``ui.rerun_gate.make_way``).
     """
+    rerun_gate.make_way()
     if presenter.is_on():  # a new layout on the same traces: no computation
         if isinstance(fig, Encoded):
             fig = fig.spec()
@@ -147,6 +149,8 @@ def vega_lite(spec: dict) -> None:
     """A Vega-Lite spec with Arrow datasets (``viz.spec.vega_lite``), full width.
 
     Streamlit moves the datasets out of its own copy of the top-level dict; a copy is
-    handed over all the same, as specs are shared between sessions.
+    handed over all the same, as specs are shared between sessions. A run in the long
+    lane first makes way for short runs, as in :func:`plot`.
     """
+    rerun_gate.make_way()
     st.vega_lite_chart(spec={**spec, "datasets": dict(spec.get("datasets", {}))}, width="stretch")

@@ -186,6 +186,11 @@ def notice() -> None:
 # One run with a long sentence at a time (see :func:`long_lane`).
 _LONG_LANE = threading.BoundedSemaphore(1)
 WAIT_STEP_S = 0.1
+# Short runs now running (see :func:`make_way`), and the long run's thread marked.
+_SHORT = threading.Condition()
+_short_runs = [0]
+_IN_LANE = threading.local()
+MAKE_WAY_S = 0.1  # a long run waits at most this long at one checkpoint
 
 
 @contextmanager
@@ -197,12 +202,14 @@ def long_lane(text: str) -> Iterator[None]:
     paragraphs at once ran three of them beside everyone else's short reruns, which
     then waited for the GIL behind all three (issue #25: the other session's slowest
     rerun 3.0-3.3x its baseline). In one lane a short rerun shares the server with at
-    most one long one; a long one waits for its turn, with a line saying so. Short
-    sentences never wait. While waiting, the line is rewritten every ``WAIT_STEP_S``
-    seconds: each write lets Streamlit stop this run for the student's newer one.
+    most one long one, which also makes way for it (:func:`make_way`); a long one waits
+    for its turn, with a line saying so. Short sentences never wait. While waiting, the
+    line is rewritten every ``WAIT_STEP_S`` seconds: each write lets Streamlit stop this
+    run for the student's newer one.
     """
     if len(text) < LONG_TEXT_CHARS:
-        yield
+        with _short_run():
+            yield
         return
     import streamlit as st
 
@@ -210,9 +217,43 @@ def long_lane(text: str) -> Iterator[None]:
     while not _LONG_LANE.acquire(timeout=WAIT_STEP_S):
         line = line or st.empty()
         line.caption("Long sentences take turns on this server: yours is next.")
+    _IN_LANE.on = True
     try:
         if line is not None:
             line.empty()
         yield
     finally:
+        _IN_LANE.on = False
         _LONG_LANE.release()
+
+
+@contextmanager
+def _short_run() -> Iterator[None]:
+    """Counts this run among the short ones running, which long runs make way for."""
+    with _SHORT:
+        _short_runs[0] += 1
+    try:
+        yield
+    finally:
+        with _SHORT:
+            _short_runs[0] -= 1
+            _SHORT.notify_all()
+
+
+def make_way() -> float:
+    """In the long lane's run: wait while short runs are running, at most ``MAKE_WAY_S``;
+    anywhere else return at once. Returns the seconds waited.
+
+    Called before each figure is built or sent (``ui.specs``, ``ui.figures``). The long
+    run's figures (an upload at T = 1,159: 400 ms of the interpreter, in steps that
+    hold the GIL up to 30 ms) made a short rerun that started meanwhile take 3.3x its
+    time alone (issue #25); the long run now pauses at its next figure until the short
+    one is done, or ``MAKE_WAY_S`` passed (a class clicking non-stop slows a long run
+    by at most that per figure, never stops it).
+    """
+    if not getattr(_IN_LANE, "on", False):
+        return 0.0
+    start = time.perf_counter()
+    with _SHORT:
+        _SHORT.wait_for(lambda: _short_runs[0] == 0, timeout=MAKE_WAY_S)
+    return time.perf_counter() - start

@@ -36,7 +36,7 @@ import streamlit as st
 from inference.analysis import Analysis
 from inference.memory import release_freed
 from inference.view_specs import MODEL_ONLY, PER_SENTENCE
-from ui import loaders, served
+from ui import loaders, rerun_gate, served
 from ui.figures import Encoded, encode
 from ui.shared import SharedCache
 from viz import spec as vspec
@@ -138,6 +138,7 @@ def _kept(build: Builder, name: str, result: Analysis, params: tuple, finish) ->
     """``finish(build(name, result, *params))``, kept as :func:`get` says (packed:
     :func:`packed`)."""
     params = tuple(tuple(p) if isinstance(p, list) else p for p in params)
+    rerun_gate.make_way()  # a long run lets short ones build their figures first
     text = "" if build in MODEL_ONLY else result.text
     key = (build.__name__, name, text, params)
     if loaders.is_shared(name):

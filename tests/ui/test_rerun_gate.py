@@ -146,3 +146,56 @@ def test_long_sentences_take_turns_and_short_ones_never_wait():
     waiting.join(30)
     with long_lane(long_text):  # and it left the lane free
         pass
+
+
+def test_a_long_run_makes_way_for_short_runs(monkeypatch):
+    """Issue #25: in the long lane a run pauses at its next figure while a short run is
+    running (until it ends, at most ``MAKE_WAY_S``); elsewhere nothing waits."""
+    monkeypatch.setattr(rerun_gate, "MAKE_WAY_S", 60.0)  # no timeout on a loaded machine
+    long_text, short = "x" * LONG_TEXT_CHARS, "the cat sat on the mat"
+    assert rerun_gate.make_way() == 0.0  # not in the lane
+    short_running, short_done, returned_after_short = (threading.Event() for _ in range(3))
+
+    def short_run():
+        with long_lane(short):
+            short_running.set()
+            time.sleep(0.3)
+            short_done.set()
+
+    def long_run():
+        with long_lane(long_text):
+            short_running.wait(30)
+            rerun_gate.make_way()
+            if short_done.is_set():
+                returned_after_short.set()
+            assert rerun_gate.make_way() < 5  # no short run left: no wait
+
+    threads = [threading.Thread(target=short_run), threading.Thread(target=long_run)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert returned_after_short.is_set()
+    with long_lane(short):  # a short run itself never waits
+        assert rerun_gate.make_way() == 0.0
+
+
+def test_a_long_run_waits_at_most_make_way_s(monkeypatch):
+    monkeypatch.setattr(rerun_gate, "MAKE_WAY_S", 0.05)
+    release = threading.Event()
+    running = threading.Event()
+
+    def stuck_short_run():
+        with long_lane("short"):
+            running.set()
+            release.wait(60)
+
+    t = threading.Thread(target=stuck_short_run)
+    t.start()
+    try:
+        running.wait(30)
+        with long_lane("x" * LONG_TEXT_CHARS):
+            assert 0.04 <= rerun_gate.make_way() < 30  # gave up waiting: never stuck
+    finally:
+        release.set()
+        t.join(30)
