@@ -16,7 +16,12 @@ def _other(case: dict) -> tuple[str, str, str]:
     ratio = worst / max(base, 1)
     met = worst <= LIMIT_MS and ratio <= RATIO
     target = f"<= {LIMIT_MS:,.0f} ms and <= {RATIO:g}x its baseline"
-    measured = f"{worst:,} ms (baseline {base:,} ms, {ratio:.1f}x)"
+    counts = (
+        f" of {case['reruns']} (baseline {base:,} ms of {case['base_reruns']}, {ratio:.1f}x)"
+        if "base_reruns" in case
+        else f" (baseline {base:,} ms, {ratio:.1f}x)"
+    )
+    measured = f"{worst:,} ms{counts}"
     return target, measured, yes(met)
 
 
@@ -155,7 +160,8 @@ def fair_share_notes(data: dict) -> list[str]:
         "Fair share: a real `streamlit run app.py`; attackers and the other student are "
         "websocket sessions (`bench/stclient.py`); the other student alternates a head "
         "change and a new sentence, 0.3 s after each answer (under the server's 4 reruns a "
-        "second), and times each rerun, alone just before (its baseline) and during the "
+        "second), and times each rerun, alone just before (its baseline, about as long as "
+        "the attack, so that both maxima are over as many reruns) and during the "
         "attack. The uploaded model's analysis and the suggestions are "
         "measured in a fresh process as the server runs them (`bench/fairshare.py`)." + where
     ]
