@@ -122,7 +122,9 @@ navigation.adopt_link_state(
 if page.url_path not in OWN_MODELS:
     selection = sidebar.selection()
 try:
-    with rerun_gate.long_lane(selection.text if page.url_path not in OWN_MODELS else ""):
+    own = page.url_path in OWN_MODELS
+    uploaded = not own and not loaders.is_shared(selection.name)  # makes way, as long runs
+    with rerun_gate.long_lane("" if own else selection.text, makes_way=uploaded):
         page.run()
 finally:
     # This run's globals outlive it: its page functions refer to them (and they to the

@@ -199,3 +199,34 @@ def test_a_long_run_waits_at_most_make_way_s(monkeypatch):
     finally:
         release.set()
         t.join(30)
+
+
+def test_a_run_on_an_uploaded_model_makes_way_without_taking_a_turn(monkeypatch):
+    """A short sentence's run that makes way (an uploaded model's) waits for short runs
+    at its figures, is not one of them (nothing waits for it) and takes no turn in the
+    long lane (a long sentence's run goes on beside it)."""
+    monkeypatch.setattr(rerun_gate, "MAKE_WAY_S", 60.0)
+    short_running, short_done, returned_after_short = (threading.Event() for _ in range(3))
+
+    def short_run():
+        with long_lane("the cat"):
+            short_running.set()
+            time.sleep(0.3)
+            short_done.set()
+
+    def upload_run():
+        with long_lane("the cat", makes_way=True):
+            short_running.wait(30)
+            rerun_gate.make_way()
+            if short_done.is_set():
+                returned_after_short.set()
+
+    threads = [threading.Thread(target=short_run), threading.Thread(target=upload_run)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert returned_after_short.is_set()
+    with long_lane("the cat", makes_way=True):
+        with long_lane("x" * LONG_TEXT_CHARS):  # no turn taken: the lane is free
+            assert rerun_gate.make_way() < 5  # and the upload's run is not a short run
