@@ -7,6 +7,7 @@ import streamlit as st
 from ui import (
     accessible,
     complexity,
+    lanes,
     lecture,
     lessons,
     loaders,
@@ -123,8 +124,8 @@ if page.url_path not in OWN_MODELS:
     selection = sidebar.selection()
 try:
     own = page.url_path in OWN_MODELS
-    uploaded = not own and not loaders.is_shared(selection.name)  # makes way, as long runs
-    with rerun_gate.long_lane("" if own else selection.text, makes_way=uploaded):
+    uploaded = not own and not loaders.is_shared(selection.name)
+    with lanes.run_class("" if own else selection.text, uploaded=uploaded):
         page.run()
 finally:
     # This run's globals outlive it: its page functions refer to them (and they to the

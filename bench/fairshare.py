@@ -103,12 +103,18 @@ def matched(seconds: float, base_s: float | None) -> float:
     return seconds - 3 if base_s is None else base_s
 
 
-def base_max(base: list[float], during: list[float | None]) -> tuple[int, int]:
-    """(slowest, how many) of the baseline's first reruns, as many as were measured
-    during the attack where the baseline has more (all of them where it has fewer):
-    never a maximum over more reruns than the one it is compared with."""
+def compared(base: list[float], during: list[float | None]) -> dict:
+    """The other student's slowest rerun during the attack (``max_ms``, None when one
+    got no answer) over ``reruns``, beside the baseline's: the slowest of its first
+    reruns, as many as during the attack where it has more (``base_reruns``): never a
+    maximum over more reruns than the one it is compared with."""
     first = base[: len(during)] or base
-    return round(max(first)), len(first)
+    return {
+        "base_max_ms": round(max(first)),
+        "base_reruns": len(first),
+        "max_ms": None if None in during or not during else round(max(during)),
+        "reruns": len(during),
+    }
 
 
 async def flood_case(
@@ -130,10 +136,7 @@ async def flood_case(
         "rate": rate,
         "sent": sent,
         "attacker_saw": toasts,
-        "base_max_ms": base_max(base, during)[0],
-        "base_reruns": base_max(base, during)[1],
-        "max_ms": None if None in during or not during else round(max(during)),
-        "reruns": len(during),
+        **compared(base, during),
         "open_during_s": None if during_open is None else round(during_open, 2),
         "open_after_s": None if after_open is None else round(after_open, 2),
         "rss_before_mb": round(rss0),
@@ -174,10 +177,7 @@ async def paragraph_case(
     return {
         "typists": typists,
         "paragraphs": answered,
-        "base_max_ms": base_max(base, during)[0],
-        "base_reruns": base_max(base, during)[1],
-        "max_ms": None if None in during or not during else round(max(during)),
-        "reruns": len(during),
+        **compared(base, during),
         "open_during_s": None if during_open is None else round(during_open, 2),
         "rss_before_mb": round(rss0),
         "rss_after_mb": round(server.rss_mb()),

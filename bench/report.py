@@ -28,25 +28,14 @@ SECTIONS = (
 PLOTS_URL = "bench/results"  # where the README links the PNGs (relative to the repo root)
 
 
-def method(name: str, data: dict) -> str | None:
-    """How a section was measured, where its data says so (``method``, or the section's
-    own ``<name>_method``)."""
-    how = getattr(sections, f"{name}_method", None)
-    return how(data) if how else data.get("method")
-
-
-def rows_by_section(results: dict) -> dict[str, list[tuple[str, str, str, str]]]:
-    """Section -> its ``(benchmark, target, measured, met)`` rows, for every section present."""
-    return {
-        name: getattr(sections, name)(results[name], results)
-        for name in SECTIONS
-        if results.get(name)
-    }
-
-
 def rows(results: dict) -> list[tuple[str, str, str, str]]:
     """``(benchmark, target, measured, met)`` rows for every section present."""
-    return [row for section in rows_by_section(results).values() for row in section]
+    return [
+        row
+        for name in SECTIONS
+        if results.get(name)
+        for row in getattr(sections, name)(results[name], results)
+    ]
 
 
 def notes(results: dict) -> list[str]:
@@ -58,15 +47,14 @@ def notes(results: dict) -> list[str]:
     if carried := results.get("carried_over"):
         which = ", ".join(f"{k} (measured {v or '?'})" for k, v in carried.items())
         out.append(f"Carried over from earlier runs with `--merge`, not rerun: {which}.")
-    out += previous_note(results)
     if err := results.get("plots_error"):
         out.append(f"Plots were not written: {err}")
     return out
 
 
 def render(results: dict) -> str:
-    """Markdown: the machine line, a table of target, measured, the previous figure and
-    met, then notes."""
+    """Markdown: the machine line, a table of target, measured and met, then notes.
+    Earlier figures are in git's history of ``bench/results/results.json``."""
     m = results.get("machine", {})
     head = (
         f"Measured {m.get('date', '?')} on {m.get('cpu', '?')} ({m.get('cores', '?')} cores), "
@@ -78,12 +66,10 @@ def render(results: dict) -> str:
     lines = [
         head,
         "",
-        "| Benchmark | Target | Measured | Previous | Met |",
-        "|---|---|---|---|---|",
+        "| Benchmark | Target | Measured | Met |",
+        "|---|---|---|---|",
     ]
-    lines += [
-        f"| {a} | {b} | {c} | {previous_cell(results, a)} | {d} |" for a, b, c, d in rows(results)
-    ]
+    lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows(results)]
     if extra := notes(results):
         lines += [""] + [f"- {n}" for n in extra]
     return "\n".join(lines) + "\n"
@@ -132,30 +118,4 @@ def write_summary(results_json: Path, out: Path | None = None) -> Path:
     results = json.loads(Path(results_json).read_text())
     out = out or Path(results_json).with_name("summary.md")
     out.write_text(render(results))
-    return out
-
-
-def previous_cell(results: dict, name: str) -> str:
-    """The Previous cell of row ``name``: the figure then, and its name if it changed."""
-    row = ((results.get("previous") or {}).get("rows") or {}).get(name)
-    if not row:
-        return "—"
-    return row["measured"] + (f" (as “{row['as']}”)" if row.get("as") else "")
-
-
-def previous_note(results: dict) -> list[str]:
-    """The sentence under the table that says where the Previous column comes from."""
-    prev = results.get("previous")
-    if not prev:
-        return []
-    if not prev.get("rows"):
-        return ["Previous: — (no earlier results.json was replaced by this run)."]
-    out = [
-        f"Previous: the figures of the results.json this run replaced (measured "
-        f"{prev.get('date') or '?'}), rendered with today's row code; a renamed row says "
-        "what it was called then; a section carried over with `--merge` keeps its own "
-        "Previous figures."
-    ]
-    for section, how in (prev.get("methods") or {}).items():
-        out.append(f"Previous {section} figures were measured otherwise: {how}.")
     return out

@@ -14,7 +14,6 @@ from pathlib import Path
 from bench import speed
 from bench.common import BENCH_KINDS as SHIPPED_KINDS
 from bench.common import EVERY_KIND, EXPORTED, machine_info, sentence_of, shipped
-from bench.previous import carry
 from bench.report import SECTIONS, write_summary
 from export.twins import make_twin
 from inference import generation as gen_mod
@@ -109,9 +108,9 @@ def run(
     """Run the chosen sections on the models in ``folder``; write results under ``out``.
 
     ``results.json`` is rewritten after every section, then ``summary.md``, then
-    the plots (a plot failure is recorded in both, not raised). The results.json
-    being replaced gives each row its Previous figure (``bench/previous.py``); with
-    ``merge`` its other sections are carried over instead of dropped.
+    the plots (a plot failure is recorded in both, not raised). With ``merge`` the
+    other sections of the results.json being replaced are carried over instead of
+    dropped (earlier figures: git's history of ``bench/results/results.json``).
 
     Returns:
         The results dict (also written to ``out/results.json``).
@@ -218,7 +217,6 @@ def run(
             log(f"[bench] {section} done in {results[section]['seconds']:.1f} s")
             (out / "results.json").write_text(json.dumps(results, indent=1))  # partial
     results["machine"]["loadavg_end"] = list(os.getloadavg())
-    results["previous"] = carry(results, old, set(only))
     path = out / "results.json"
     path.write_text(json.dumps(results, indent=1))
     write_summary(path)

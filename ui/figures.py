@@ -24,7 +24,7 @@ import streamlit as st
 from plotly.basedatatypes import BaseFigure
 
 from models.pieces import paced
-from ui import presenter, rerun_gate
+from ui import lanes, presenter
 from viz import spec as vspec
 from viz.present import enlarged
 
@@ -125,10 +125,12 @@ def plot(fig, key: str | None = None, on_select=None) -> None:
             chart then needs its ``key``.
 
     ``theme=None``: the figure keeps the near-black, projector-sized fonts of
-    ``viz.style`` instead of Streamlit's grey theme. A run in the long lane first makes
-    way for short runs (``ui.rerun_gate.make_way``).
+    ``viz.style`` instead of Streamlit's grey theme. A figure still to encode (or to
+    enlarge) is a heavy step: a run that makes way does so first (``ui.lanes``); an
+    encoded one is only handed over.
     """
-    rerun_gate.make_way()
+    if presenter.is_on() or not isinstance(fig, Encoded):
+        lanes.make_way()
     if presenter.is_on():  # a new layout on the same traces: no computation
         if isinstance(fig, Encoded):
             fig = fig.spec()
@@ -149,8 +151,8 @@ def vega_lite(spec: dict) -> None:
     """A Vega-Lite spec with Arrow datasets (``viz.spec.vega_lite``), full width.
 
     Streamlit moves the datasets out of its own copy of the top-level dict; a copy is
-    handed over all the same, as specs are shared between sessions. A run in the long
-    lane first makes way for short runs, as in :func:`plot`.
+    handed over all the same, as specs are shared between sessions. Its Arrow tables
+    are encoded here: a run that makes way does so first, as in :func:`plot`.
     """
-    rerun_gate.make_way()
+    lanes.make_way()
     st.vega_lite_chart(spec={**spec, "datasets": dict(spec.get("datasets", {}))}, width="stretch")

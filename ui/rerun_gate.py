@@ -18,11 +18,8 @@ untouched. All of it runs on the event loop thread, as ``handle_backmsg`` does.
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 import urllib.parse
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -34,7 +31,6 @@ MAX_VALUE_CHARS = 2_000  # a value of a long query string is cut to this (ui.lin
 RATE_PER_S = 4.0  # reruns a session may start per second, sustained
 BURST = 8  # reruns a session may start at once (a student clicking quickly)
 FORGET_S = 60.0  # a session's bucket is forgotten after this long without a message
-LONG_TEXT_CHARS = 240  # a sentence this long (about 48 words) reruns in the long lane
 
 
 @dataclass
@@ -181,94 +177,3 @@ def notice() -> None:
             "times a second (your latest change is kept).",
             icon=":material/speed:",
         )
-
-
-# One run with a long sentence at a time (see :func:`long_lane`).
-_LONG_LANE = threading.BoundedSemaphore(1)
-WAIT_STEP_S = 0.1
-# Short runs now running (see :func:`make_way`), and the long run's thread marked.
-_SHORT = threading.Condition()
-_short_runs = [0]
-_IN_LANE = threading.local()
-MAKE_WAY_S = 0.1  # a long run waits at most this long at one checkpoint
-
-
-@contextmanager
-def long_lane(text: str, makes_way: bool = False) -> Iterator[None]:
-    """Runs with a sentence of ``LONG_TEXT_CHARS`` or more take turns, one at a time.
-
-    Such a run does the most a shipped model's rerun can do (64 tokens: every figure at
-    its largest, suggestions for every word on screen). Three students pasting
-    paragraphs at once ran three of them beside everyone else's short reruns, which
-    then waited for the GIL behind all three (issue #25: the other session's slowest
-    rerun 3.0-3.3x its baseline). In one lane a short rerun shares the server with at
-    most one long one, which also makes way for it (:func:`make_way`); a long one waits
-    for its turn, with a line saying so. Short sentences never wait. While waiting, the
-    line is rewritten every ``WAIT_STEP_S`` seconds: each write lets Streamlit stop this
-    run for the student's newer one.
-
-    ``makes_way``: a short sentence's run that makes way all the same (a run on an
-    uploaded model: its figures wait for its worker, then ten students' uploads arriving
-    at once built theirs together, and a shipped model's rerun took 3.2-3.7x its time
-    alone); it does not take a turn in the lane.
-    """
-    if len(text) < LONG_TEXT_CHARS:
-        with _making_way() if makes_way else _short_run():
-            yield
-        return
-    import streamlit as st
-
-    line = None
-    while not _LONG_LANE.acquire(timeout=WAIT_STEP_S):
-        line = line or st.empty()
-        line.caption("Long sentences take turns on this server: yours is next.")
-    try:
-        if line is not None:
-            line.empty()
-        with _making_way():
-            yield
-    finally:
-        _LONG_LANE.release()
-
-
-@contextmanager
-def _making_way() -> Iterator[None]:
-    """Marks this thread's run as one that makes way (:func:`make_way`)."""
-    _IN_LANE.on = True
-    try:
-        yield
-    finally:
-        _IN_LANE.on = False
-
-
-@contextmanager
-def _short_run() -> Iterator[None]:
-    """Counts this run among the short ones running, which long runs make way for."""
-    with _SHORT:
-        _short_runs[0] += 1
-    try:
-        yield
-    finally:
-        with _SHORT:
-            _short_runs[0] -= 1
-            _SHORT.notify_all()
-
-
-def make_way() -> float:
-    """In a run that makes way (the long lane's, an uploaded model's): wait while short
-    runs are running, at most ``MAKE_WAY_S``; anywhere else return at once. Returns the
-    seconds waited.
-
-    Called before each figure is built or sent (``ui.specs``, ``ui.figures``). The long
-    run's figures (an upload at T = 1,159: 400 ms of the interpreter, in steps that
-    hold the GIL up to 30 ms) made a short rerun that started meanwhile take 3.3x its
-    time alone (issue #25); the long run now pauses at its next figure until the short
-    one is done, or ``MAKE_WAY_S`` passed (a class clicking non-stop slows a long run
-    by at most that per figure, never stops it).
-    """
-    if not getattr(_IN_LANE, "on", False):
-        return 0.0
-    start = time.perf_counter()
-    with _SHORT:
-        _SHORT.wait_for(lambda: _short_runs[0] == 0, timeout=MAKE_WAY_S)
-    return time.perf_counter() - start

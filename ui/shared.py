@@ -45,6 +45,10 @@ class SharedCache:
     def __len__(self) -> int:
         return len(self._values)
 
+    def __contains__(self, key: Hashable) -> bool:
+        with self._lock:
+            return key in self._values
+
     @property
     def nbytes(self) -> int:
         """Bytes held, as ``size`` measures them (0 without ``size``)."""

@@ -36,7 +36,7 @@ import streamlit as st
 from inference.analysis import Analysis
 from inference.memory import release_freed
 from inference.view_specs import MODEL_ONLY, PER_SENTENCE
-from ui import loaders, rerun_gate, served
+from ui import lanes, loaders, served
 from ui.figures import Encoded, encode
 from ui.shared import SharedCache
 from viz import spec as vspec
@@ -83,14 +83,11 @@ SHIPPED_FIGURES_BYTES = served.megabytes("ATTNVIZ_SHIPPED_FIGURES_MB", 16)
 
 def packed(spec: object) -> object:
     """A wired plotly spec :class:`~ui.figures.Encoded` (the JSON that goes to the
-    browser); a spec that is not plain JSON (a Vega-Lite spec with Arrow tables) and
-    anything else (a table) as it is."""
-    if not isinstance(spec, dict):
+    browser); a Vega-Lite spec (``$schema``: its Arrow tables are bytes, sent as they
+    are) and anything else (a table) as it is."""
+    if not isinstance(spec, dict) or "$schema" in spec:
         return spec
-    try:
-        return encode(spec)
-    except TypeError:
-        return spec
+    return encode(spec)
 
 
 def unpacked(value: object) -> object:
@@ -134,22 +131,30 @@ def shared() -> dict[str, SharedCache]:
     }
 
 
+def _built(build: Builder, name: str, result: Analysis, params: tuple, finish) -> object:
+    """``finish(build(name, result, *params))``, packed (:func:`packed`)."""
+    return packed(finish(build(_Facts(name), result, *params)))
+
+
 def _kept(build: Builder, name: str, result: Analysis, params: tuple, finish) -> object:
-    """``finish(build(name, result, *params))``, kept as :func:`get` says (packed:
-    :func:`packed`)."""
+    """:func:`_built`, kept as :func:`get` says. Before building one, a run that makes
+    way does so (``ui.lanes``: building figures is a heavy run's heavy step), outside
+    the cache's locks (a short run asking for the same figure must not wait on it)."""
     params = tuple(tuple(p) if isinstance(p, list) else p for p in params)
-    rerun_gate.make_way()  # a long run lets short ones build their figures first
     text = "" if build in MODEL_ONLY else result.text
     key = (build.__name__, name, text, params)
     if loaders.is_shared(name):
         kind = "per_sentence" if build in PER_SENTENCE | MODEL_ONLY else "per_head"
         cache = shared()[kind if name in loaders.SHIPPED_KINDS else f"served_{kind}"]
-        return cache.get(key, lambda: packed(finish(build(_Facts(name), result, *params))))
+        if key not in cache:
+            lanes.make_way()
+        return cache.get(key, lambda: _built(build, name, result, params, finish))
     mine = st.session_state.setdefault(loaders.UPLOAD_CACHE, {})
     specs = mine.setdefault("specs", OrderedDict())
     sizes = mine.setdefault("spec_bytes", {})
     if key not in specs:
-        specs[key] = value = packed(finish(build(_Facts(name), result, *params)))
+        lanes.make_way()
+        specs[key] = value = _built(build, name, result, params, finish)
         sizes[key] = spec_bytes(value)
         while len(specs) > 1 and (
             len(specs) > UPLOAD_SPECS or sum(sizes.values()) > UPLOAD_SPEC_BYTES

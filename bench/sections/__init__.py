@@ -2,7 +2,6 @@
 
 Used by ``bench/report.py``. Each ``<section>(data, results)`` reads that section of
 ``results.json``; each ``<section>_notes(data)`` returns sentences for under the table
-(and ``<section>_method(data)``, where a section says how it was measured).
 Sections written by older versions of the suite render too (missing fields say n/a).
 
 One module per section (``latency``, ``speed``: inference and scaling, ``generation``:
@@ -15,7 +14,7 @@ generation and memory, ``concurrency``, ``browser`` and ``classroom``: a real se
 
 from bench.sections.browser import browser, browser_notes, classroom, classroom_notes
 from bench.sections.checkpoints import checkpoints, checkpoints_notes
-from bench.sections.concurrency import concurrency, concurrency_method, concurrency_notes
+from bench.sections.concurrency import concurrency, concurrency_notes
 from bench.sections.fair_share import fair_share, fair_share_notes
 from bench.sections.generation import generation, generation_notes, memory, memory_notes
 from bench.sections.isolation import isolation, isolation_notes
@@ -32,7 +31,6 @@ __all__ = [
     "classroom",
     "classroom_notes",
     "concurrency",
-    "concurrency_method",
     "concurrency_notes",
     "fair_share",
     "fair_share_notes",

@@ -9,23 +9,19 @@ section.
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
-from ui import rerun_gate
 from ui.rerun_gate import (
     BURST,
     LONG_QUERY_CHARS,
-    LONG_TEXT_CHARS,
     MAX_VALUE_CHARS,
     RATE_PER_S,
     RerunGate,
     install,
-    long_lane,
     shortened,
 )
 
@@ -123,110 +119,3 @@ def test_a_query_string_too_long_for_streamlit_is_cut_not_dropped():
     assert dict(urllib.parse.parse_qsl(delivered))["text"] == text[:MAX_VALUE_CHARS]
     assert gate.cut == {"s": {"text": len(text)}}
     assert shortened("a=" + "&b" * 200) == ("", {})  # more fields than anyone sends
-
-
-def test_long_sentences_take_turns_and_short_ones_never_wait():
-    """Runs with a sentence of ``LONG_TEXT_CHARS`` or more go one at a time (issue #25:
-    three students pasting paragraphs made another session's reruns 3.3x slower); a short
-    sentence's run passes while a long one holds the lane."""
-    long_text, short = "x" * LONG_TEXT_CHARS, "the cat sat on the mat"
-    entered = threading.Event()
-
-    def second():
-        with long_lane(long_text):
-            entered.set()
-
-    with long_lane(long_text):
-        with long_lane(short):  # no wait, or this would never return
-            pass
-        waiting = threading.Thread(target=second)
-        waiting.start()
-        assert not entered.wait(3 * rerun_gate.WAIT_STEP_S)  # still waiting its turn
-    assert entered.wait(30)  # its turn came when the first left the lane
-    waiting.join(30)
-    with long_lane(long_text):  # and it left the lane free
-        pass
-
-
-def test_a_long_run_makes_way_for_short_runs(monkeypatch):
-    """Issue #25: in the long lane a run pauses at its next figure while a short run is
-    running (until it ends, at most ``MAKE_WAY_S``); elsewhere nothing waits."""
-    monkeypatch.setattr(rerun_gate, "MAKE_WAY_S", 60.0)  # no timeout on a loaded machine
-    long_text, short = "x" * LONG_TEXT_CHARS, "the cat sat on the mat"
-    assert rerun_gate.make_way() == 0.0  # not in the lane
-    short_running, short_done, returned_after_short = (threading.Event() for _ in range(3))
-
-    def short_run():
-        with long_lane(short):
-            short_running.set()
-            time.sleep(0.3)
-            short_done.set()
-
-    def long_run():
-        with long_lane(long_text):
-            short_running.wait(30)
-            rerun_gate.make_way()
-            if short_done.is_set():
-                returned_after_short.set()
-            assert rerun_gate.make_way() < 5  # no short run left: no wait
-
-    threads = [threading.Thread(target=short_run), threading.Thread(target=long_run)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert returned_after_short.is_set()
-    with long_lane(short):  # a short run itself never waits
-        assert rerun_gate.make_way() == 0.0
-
-
-def test_a_long_run_waits_at_most_make_way_s(monkeypatch):
-    monkeypatch.setattr(rerun_gate, "MAKE_WAY_S", 0.05)
-    release = threading.Event()
-    running = threading.Event()
-
-    def stuck_short_run():
-        with long_lane("short"):
-            running.set()
-            release.wait(60)
-
-    t = threading.Thread(target=stuck_short_run)
-    t.start()
-    try:
-        running.wait(30)
-        with long_lane("x" * LONG_TEXT_CHARS):
-            assert 0.04 <= rerun_gate.make_way() < 30  # gave up waiting: never stuck
-    finally:
-        release.set()
-        t.join(30)
-
-
-def test_a_run_on_an_uploaded_model_makes_way_without_taking_a_turn(monkeypatch):
-    """A short sentence's run that makes way (an uploaded model's) waits for short runs
-    at its figures, is not one of them (nothing waits for it) and takes no turn in the
-    long lane (a long sentence's run goes on beside it)."""
-    monkeypatch.setattr(rerun_gate, "MAKE_WAY_S", 60.0)
-    short_running, short_done, returned_after_short = (threading.Event() for _ in range(3))
-
-    def short_run():
-        with long_lane("the cat"):
-            short_running.set()
-            time.sleep(0.3)
-            short_done.set()
-
-    def upload_run():
-        with long_lane("the cat", makes_way=True):
-            short_running.wait(30)
-            rerun_gate.make_way()
-            if short_done.is_set():
-                returned_after_short.set()
-
-    threads = [threading.Thread(target=short_run), threading.Thread(target=upload_run)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert returned_after_short.is_set()
-    with long_lane("the cat", makes_way=True):
-        with long_lane("x" * LONG_TEXT_CHARS):  # no turn taken: the lane is free
-            assert rerun_gate.make_way() < 5  # and the upload's run is not a short run

@@ -65,8 +65,8 @@ def test_kept_plotly_specs_are_bytes_the_cyclic_collector_never_walks():
     assert spec["frames"] and spec is not specs.unpacked(attention[0])  # a new copy each use
     sent = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     assert json.loads(json.dumps(spec)) in sent  # the browser gets the figure as it was built
-    table = {"data": [], "datasets": {"t": object()}}
-    assert specs.packed(table) is table  # not JSON (an Arrow table): kept as it is
+    vega = {"$schema": "vega-lite", "data": {"name": "t"}, "datasets": {"t": b"arrow"}}
+    assert specs.packed(vega) is vega  # a Vega-Lite spec with Arrow tables: as it is
 
 
 def test_the_mean_over_heads_is_one_figure_for_every_head():
