@@ -1,8 +1,8 @@
 """Markdown rows ``(benchmark, target, measured, met)`` and notes, one pair per section.
 
 Used by ``bench/report.py``. Each ``<section>(data, results)`` reads that section of
-``results.json``; each ``<section>_notes(data)`` returns sentences for under the table
-Sections written by older versions of the suite render too (missing fields say n/a).
+``results.json``; each ``<section>_notes(data)`` returns sentences for under the table.
+They read what the current suite writes (earlier results: git's history of results.json).
 
 One module per section (``latency``, ``speed``: inference and scaling, ``generation``:
 generation and memory, ``concurrency``, ``browser`` and ``classroom``: a real server, ``isolation``,

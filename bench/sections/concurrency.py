@@ -44,8 +44,6 @@ def concurrency(con: dict, results: dict) -> list[tuple]:
     single = con.get("single_session") or {}
     model = single.get("model", "?")
     by_action = single.get("latency_by_action")
-    if by_action is None and single.get("latency"):  # AppTest runs typed sentences only
-        by_action = {SENTENCE: single["latency"]}
     if head := (by_action or {}).get(HEAD):
         target = _target(con, "single_head_change_median_ms")
         out.append(
