@@ -149,7 +149,7 @@ def test_concurrency_section_drives_sessions_on_a_real_server(server):
     assert out["server_cpu_ms_per_rerun"] > 0 and out["throughput_per_s"] > 0
     table = render({"machine": {}, "concurrency": out})
     for row in (
-        "| 2 sessions, 4 reruns: own correct result | 0 wrong | 0 wrong, 0 errors | — | yes |",
+        "| 2 sessions, 4 reruns: own correct result | 0 wrong | 0 wrong, 0 errors | yes |",
         "| One session alone (softmax model): rerun after a layer/head change | median <= 50 ms |",
         "| 2 sessions at once: rerun latency | median <= 500 ms, p95 <= 1 s | median ",
         "| 2 sessions at once: reruns per second in total | >= 40/s |",
