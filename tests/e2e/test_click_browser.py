@@ -4,6 +4,10 @@ view's panels) picks its query token, and
 
 from __future__ import annotations
 
+import re
+
+from playwright.sync_api import expect
+
 from tests.helpers.browser import wait_idle, wait_plot
 
 COUNT_RERUNS_JS = """() => {
@@ -78,4 +82,41 @@ def test_clicking_a_cell_of_row_5_selects_query_5_everywhere(page, server_url):
         "() => document.querySelector('.st-key-mask_panels .js-plotly-plot')"
         ".layout.shapes.map(s => s.y0 + 0.5).join() === '3,3,3'"
     )
+    assert not page.locator('[data-testid="stException"]').count()
+
+
+ROW_BARS_JS = """() => {
+  const gd = document.querySelector('.st-key-attn_big .js-plotly-plot');
+  return {outline: gd.layout.shapes[0].y0 + 0.5, y: Array.from(gd._fullData[1].y)};
+}"""
+
+
+def test_a_clicked_cell_draws_its_row_before_the_server_answers(page, server_url):
+    """The row bars of a clicked cell are drawn in the browser from the figure's frames
+    (``ui.instant_row``): with the rerun held back, row 5 is outlined and its bars and
+    title shown; when the rerun goes through, the server draws the same bars."""
+    held, to_server, hold = [], [], [False]
+
+    def route(ws):
+        to_server.append(ws.connect_to_server())
+        ws.on_message(lambda m: held.append(m) if hold[0] else to_server[-1].send(m))
+
+    page.route_web_socket("**/_stcore/stream", route)
+    page.goto(f"{server_url}/visualizer")
+    wait_idle(page)
+    page.locator(".st-key-attn_big .js-plotly-plot .main-svg").first.wait_for()
+    hold[0] = True
+    x, y = page.evaluate(CELL_JS, ["attn_big", 5, 2])
+    page.mouse.click(x, y)
+    page.locator(".st-key-attn_big").get_by_text("Row 5: where does").wait_for()
+    early = page.evaluate(ROW_BARS_JS)
+    assert held and early["outline"] == 5  # drawn while the server had heard nothing
+    assert page.get_by_role("combobox", name="Query token").input_value().startswith("15: ")
+    hold[0] = False
+    for message in held:
+        to_server[-1].send(message)
+    query = page.get_by_role("combobox", name="Query token")
+    expect(query).to_have_value(re.compile(r"^5: "))  # the server ran the click
+    wait_idle(page)
+    assert page.evaluate(ROW_BARS_JS) == early  # the server's figure: the same row
     assert not page.locator('[data-testid="stException"]').count()
