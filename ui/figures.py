@@ -135,7 +135,7 @@ def plot(fig, key: str | None = None, on_select=None) -> None:
         if isinstance(fig, Encoded):
             fig = fig.spec()
         spec = fig if isinstance(fig, dict) else fig.to_plotly_json()
-        fig = enlarged(spec)
+        fig = enlarged(spec, max_height=presenter.fold_px())
     if isinstance(fig, Encoded):
         fig = Prebuilt(fig)
     elif isinstance(fig, dict):

@@ -9,6 +9,7 @@ new layout on top (``ui.figures.plot``).
 
 from __future__ import annotations
 
+import threading
 from contextlib import contextmanager
 
 import pandas as pd
@@ -119,3 +120,24 @@ def notes():
             yield
     else:
         yield
+
+
+_FOLD = threading.local()  # .px: the height the figures drawn now must keep under
+
+
+@contextmanager
+def above_fold(px: int):
+    """Figures plotted in this block are at most ``px`` tall when presenting (the room
+    between what is above them and the bottom of a 1280×720 screen), so that a lecture
+    step's figure is seen whole without scrolling (#21 item 3)."""
+    before = getattr(_FOLD, "px", None)
+    _FOLD.px = px if before is None else min(px, before)
+    try:
+        yield
+    finally:
+        _FOLD.px = before
+
+
+def fold_px() -> int | None:
+    """The height limit of :func:`above_fold` in force (None outside one)."""
+    return getattr(_FOLD, "px", None)

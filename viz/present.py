@@ -19,6 +19,8 @@ from __future__ import annotations
 FONT_PX = 20  # the least text size on a projector (tick labels, hover)
 TITLE_PX = 26
 ROW_PX = 20  # a heatmap row: one 20 px label per token
+FIT_ROW_PX = 15  # the least a row gives way to keep a figure above the fold (labels apart)
+FIT_ROWS = 16  # ... in a heatmap of at most this many rows (more at 15 px ran together)
 LABEL_ALL_T = 40  # every token labelled up to this many
 FRAME_PX = 190  # title, margins, the rotated key labels and the axis title under them
 LEGEND_TOP_PX = 130  # top margin for the title and a legend of two 20 px rows above the plot
@@ -45,6 +47,8 @@ def _axis(axis: dict, label_all: bool) -> dict:
             "font": _bigger(axis["title"].get("font"), FONT_PX),
             "standoff": TITLE_STANDOFF_PX,
         }
+    if axis.get("type") == "log" and "dtick" not in axis:
+        axis["dtick"] = 1  # powers of ten only: plotly's 2 and 5 between them were 15 px
     if label_all and "nticks" in axis:  # one label per token
         axis.pop("nticks")
         axis["dtick"] = 1
@@ -86,12 +90,13 @@ def _y_axis(trace: dict) -> str:
 
 def token_rows(spec: dict) -> int | None:
     """T of a figure of (T, T) token heatmaps side by side (one, or the lessons' panels:
-    every y axis on one domain) with at most their click layers, else None."""
+    every y axis on one domain) with at most their click layers, else None. Rows are
+    tokens when labelled as ``viz.style.token_labels`` labels them (``"3·the"``)."""
     kinds = {trace.get("type") for trace in spec["data"]}
     heats = [trace for trace in spec["data"] if trace.get("type") == "heatmap"]
     if not heats or kinds - {"heatmap", "scatter"}:
         return None
-    rows = {len(h["y"]) if isinstance(h.get("y"), list) else None for h in heats}
+    rows = {len(h["y"]) if _token_labels(h.get("y")) else None for h in heats}
     axes = [spec["layout"].get(_y_axis(h), {}) for h in heats]
     domains = {tuple(axis.get("domain", (0.0, 1.0))) for axis in axes}
     if len(rows) != 1 or None in rows or len(domains) != 1:
@@ -99,11 +104,21 @@ def token_rows(spec: dict) -> int | None:
     return rows.pop()
 
 
-def enlarged(spec: dict) -> dict:
+def _token_labels(labels: object) -> bool:
+    return isinstance(labels, list) and all(isinstance(v, str) and "·" in v for v in labels)
+
+
+def enlarged(spec: dict, max_height: int | None = None) -> dict:
     """``spec`` for a projector: a new layout, the same trace objects (a trace whose
     colour bar moves is a shallow copy: its arrays are shared), its play frames' text as
     large. A wired spec (``viz.spec.Wired``) stays one: the new layout holds plain values
     only, so it is not walked again.
+
+    ``max_height`` (px): the room above the fold. A taller figure with traces is made
+    that tall; a token heatmap only up to ``FIT_ROWS`` rows of at least ``FIT_ROW_PX``
+    (a 40-token heatmap keeps a label per token and is taller than a 1280×720 screen, a
+    19-word translation 60 px taller); a diagram of
+    text boxes (no traces, ``viz.shape_flow``) keeps its height.
 
     Raises:
         KeyError: if ``spec`` has no ``data`` or ``layout``.
@@ -134,8 +149,15 @@ def enlarged(spec: dict) -> dict:
     data = _with_colorbars(spec["data"])
     if t is not None:
         under = any((trace.get("colorbar") or {}).get("yref") == "container" for trace in data)
-        layout["height"] = ROW_PX * min(t, LABEL_ALL_T) + FRAME_PX + (BARS_PX if under else 0)
+        frame_px = FRAME_PX + (BARS_PX if under else 0)
+        row_px = ROW_PX
+        if max_height and t <= FIT_ROWS and t * FIT_ROW_PX + frame_px <= max_height:
+            row_px = min(ROW_PX, (max_height - frame_px) / t)
+        layout["height"] = round(row_px * min(t, LABEL_ALL_T) + frame_px)
         layout["margin"] = {**layout.get("margin", {}), **MARGIN}
+    elif max_height and spec["data"] and (layout.get("height") or 0) > max_height:
+        layout["height"] = max_height  # not a diagram of text boxes (no traces): its text
+        # is placed in pixels and would overlap
     out = {**spec, "data": data, "layout": layout}  # "frames" (▶ play) and the rest kept
     if "frames" in spec:
         out["frames"] = [_frame(frame) for frame in spec["frames"]]

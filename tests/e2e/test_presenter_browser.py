@@ -139,3 +139,27 @@ def test_presenter_mode_on_a_projector(browser, server_url, width, height):
         _presented(page, "attn_big", SIXTEEN)
     finally:
         context.close()
+
+
+# Lecture steps whose figure (its key) fits above a 1280×720 fold when presenting (#21
+# item 3); 1 and 7 are measured above. Step 4's 19-word translation keeps 20 px rows
+# (60 px more), step 5's reshape diagram its 9 stages of text, step 6 is a table.
+FOLDED_STEPS = {2: "lecture_nw_fit", 3: "lecture_scores", 8: "lecture_induction",
+                9: "lecture_state", 10: "lecture_flops", 11: "lecture_recall"}  # fmt: skip
+
+
+def test_lecture_steps_fit_a_1280x720_projector(browser, server_url):
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    try:
+        for step, key in FOLDED_STEPS.items():
+            page.goto(f"{server_url}/lecture?present=1&step={step}")
+            wait_idle(page)
+            page.locator(f".st-key-{key} .js-plotly-plot .main-svg").first.wait_for()
+            m = page.evaluate(MEASURE, key)
+            assert 0 <= m["top"] and m["bottom"] <= m["height"], (step, m)
+            assert m["font"] >= 20 and m["hover"] >= 20, (step, m)
+            assert page.evaluate(OVERLAPS, key) == [], step
+            assert not page.locator('[data-testid="stException"]').count(), step
+    finally:
+        context.close()

@@ -104,3 +104,33 @@ def test_play_frames_are_kept_with_projector_sized_text_and_a_wired_spec_stays_w
         assert sizes and min(sizes) >= present.FONT_PX
     assert spec["frames"][0]["layout"]["annotations"][0]["font"]["size"] < 20  # untouched
     go.Figure(big)
+
+
+def test_a_figure_fits_the_room_above_the_fold():
+    """``max_height``: a lecture step's figure ends above a 1280×720 fold (#21 item 3):
+    a chart is made that tall, a 16-token heatmap gives up to 5 px a row, while a longer
+    one keeps a label per token and a diagram of text boxes (no traces) its height."""
+
+    def heatmaps(t: int, bars_under: bool) -> dict:
+        labels = [f"{i}·w" for i in range(t)]
+        bar = {"orientation": "h", "yanchor": "top", "y": -0.3} if bars_under else {}
+        return {"data": [{"type": "heatmap", "z": np.eye(t), "x": labels, "y": labels,
+                          "colorbar": bar}], "layout": {"yaxis": {"type": "category"}}}  # fmt: skip
+
+    fitted = present.enlarged(heatmaps(16, bars_under=True), max_height=510)["layout"]
+    assert fitted["height"] <= 510 and fitted["yaxis"]["dtick"] == 1  # every token labelled
+    assert (510 - present.FRAME_PX - present.BARS_PX) / 16 >= present.FIT_ROW_PX
+    assert present.enlarged(heatmaps(16, False), max_height=900)["layout"]["height"] == (
+        present.ROW_PX * 16 + present.FRAME_PX  # room enough: 20 px rows
+    )
+    long = present.enlarged(heatmaps(19, False), max_height=510)["layout"]
+    assert long["height"] == present.ROW_PX * 19 + present.FRAME_PX
+    chart = {"data": [{"type": "scatter", "y": [1, 2]}],
+             "layout": {"height": 560, "xaxis": {"type": "log"}}}  # fmt: skip
+    assert present.enlarged(chart)["layout"]["xaxis"]["dtick"] == 1  # no 15 px 2s and 5s
+    assert present.enlarged(chart, max_height=420)["layout"]["height"] == 420
+    assert present.enlarged(chart)["layout"]["height"] == 560
+    diagram = {"data": [], "layout": {"height": 786, "annotations": [{"text": "x"}]}}
+    assert present.enlarged(diagram, max_height=510)["layout"]["height"] == 786
+    state = {"data": [{"type": "heatmap", "z": np.eye(32), "y": list(range(32))}], "layout": {}}
+    assert present.token_rows(state) is None  # rows of feature dims are not tokens

@@ -8,6 +8,7 @@ import streamlit as st
 
 from corpus.translation import translate
 from lessons import nadaraya_watson as nw
+from ui import presenter
 from ui.figures import plot
 from ui.lecture.step import Deeper
 from ui.lessons.encoder_decoder import LONG
@@ -16,6 +17,7 @@ from ui.translation_loaders import card, decoding
 from viz import seq2seq as vs
 
 QUERY_X = 2.5  # the query the regression figure marks
+SLIDER_FOLD_PX = 420  # the figures' room under the kernel width slider, presenting
 
 
 def nadaraya_watson(sel: Selection) -> Deeper:
@@ -27,10 +29,11 @@ def nadaraya_watson(sel: Selection) -> Deeper:
     grid = np.linspace(0, 5, 60)  # (60,)
     pred, weights = nw.predict(grid, x, y, width)  # (60,), (60, 50)
     c1, c2 = st.columns(2)
-    with c1:
+    # under the slider (89 px): presenting, the figures end above a 1280×720 fold
+    with c1, presenter.above_fold(SLIDER_FOLD_PX):
         fig = vs.kernel_regression(x, y, grid, nw.true_function(grid), pred, query=QUERY_X)
         plot(fig, key="lecture_nw_fit")
-    with c2:
+    with c2, presenter.above_fold(SLIDER_FOLD_PX):
         plot(vs.kernel_weights(weights, grid, x), key="lecture_nw_weights")
     err = float(np.abs(pred - nw.true_function(grid)).mean())
     st.caption(f"Mean |f̂ − f| on the grid at w = {width:g}: {err:.3f}.")

@@ -15,6 +15,9 @@ from ui.text import plain
 
 NUMBERS = list(range(1, len(STEPS) + 1))
 KEY = "step"  # the widget's key and the URL's parameter
+# Presenting, a step's figure starts 201 px down (step control, title, notes): at most
+# this tall, it ends above the fold of a 1280×720 screen.
+FOLD_PX = 510
 
 
 def _move(by: int) -> None:
@@ -74,7 +77,7 @@ def page(sel: Selection) -> None:
     st.header(f"{step}. {current.title}")
     with presenter.notes():  # the talking points are the teacher's notes
         st.markdown("\n".join(f"- {point}" for point in current.points))
-    with st.container(key="lecture_figure"):
+    with st.container(key="lecture_figure"), presenter.above_fold(FOLD_PX):
         deeper = current.draw(sel)
     go_deeper.link_to(deeper)
     _previous_next(step, "bottom")
