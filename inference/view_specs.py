@@ -91,8 +91,9 @@ def side_by_side(t: int) -> bool:
     return t <= fit.SIDE_BY_SIDE_MAX
 
 
-def shape_flow(facts: ModelFacts, result: Analysis, layer) -> dict:
-    """The multi-head reshape of ``layer`` as a flow of boxes with this model's sizes."""
+def shape_flow(facts: ModelFacts, result: Analysis, layer, columns=1) -> dict:
+    """The multi-head reshape of ``layer`` as a flow of boxes with this model's sizes
+    (in ``columns`` columns: 2 on a projector)."""
     cfg = facts.config
     stages = vs.reshape_stages(
         1, result.T, cfg.d_model, cfg.n_head, cfg.d_head, attention=cfg.attention, eps=cfg.attn_eps,
@@ -102,7 +103,7 @@ def shape_flow(facts: ModelFacts, result: Analysis, layer) -> dict:
         f"Multi-head reshape of layer {layer}: B=1, T={result.T}, d_model={cfg.d_model}, "
         f"H={cfg.n_head}, d_head={cfg.d_head}"
     )
-    return vflow.shape_flow_figure(stages, title=title)
+    return vflow.shape_flow_figure(stages, title=title, columns=columns)
 
 
 def qkv(facts: ModelFacts, result: Analysis, layer, head, which) -> dict:

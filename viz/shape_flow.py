@@ -32,11 +32,12 @@ TENSORS = {  # step -> the tensor it makes, as its box names it
 }
 
 
-def _box(text: str, y: float) -> dict:
-    """A box that sizes itself to its text (an annotation with a border)."""
+def _box(text: str, y: float, x: float = _X) -> dict:
+    """A box that sizes itself to its text (an annotation with a border), its left edge
+    at paper ``x``."""
     return {
         "text": text,
-        "x": _X,
+        "x": x,
         "y": y,
         "xref": "paper",
         "yref": "y",
@@ -50,12 +51,12 @@ def _box(text: str, y: float) -> dict:
     }
 
 
-def _arrow(op: str, note: str, y_from: float, y_to: float) -> list[dict]:
+def _arrow(op: str, note: str, y_from: float, y_to: float, x: float = _X) -> list[dict]:
     """An arrow down from ``y_from`` to ``y_to`` and its label: the operation, then the
-    note in grey."""
+    note in grey (none for an empty note)."""
     arrow = {
         "text": "",
-        "x": _X,
+        "x": x,
         "xshift": _SPINE_PX,
         "y": y_to,
         "xref": "paper",
@@ -70,9 +71,10 @@ def _arrow(op: str, note: str, y_from: float, y_to: float) -> list[dict]:
         "arrowwidth": 2,
         "arrowcolor": style.FONT_COLOR,
     }
+    grey = f"  <span style='color:#6b7280'>{style.escape(note)}</span>" if note else ""
     label = {
-        "text": f"{style.escape(op)}  <span style='color:#6b7280'>{style.escape(note)}</span>",
-        "x": _X,
+        "text": f"{style.escape(op)}{grey}",
+        "x": x,
         "xshift": _SPINE_PX + 14,
         "y": (y_from + y_to) / 2,
         "xref": "paper",
@@ -84,7 +86,9 @@ def _arrow(op: str, note: str, y_from: float, y_to: float) -> list[dict]:
     return [arrow, label]
 
 
-def shape_flow_figure(stages: list[dict], title: str = "Multi-head reshape") -> spec.Spec:
+def shape_flow_figure(
+    stages: list[dict], title: str = "Multi-head reshape", columns: int = 1
+) -> spec.Spec:
     """The stages as a flow of boxes: each box a tensor with its shape in symbols and in
     this model's numbers (``(B, T, d_model) = (1, 17, 64)``), each arrow the operation
     that makes the next tensor, with its note.
@@ -94,30 +98,41 @@ def shape_flow_figure(stages: list[dict], title: str = "Multi-head reshape") -> 
 
     Args:
         stages: output of ``reshape_stages``.
+        columns: 2 for a projector (presenter mode, #21): the flow in two columns, half
+            as tall, each arrow with its operation only (the grey notes are the
+            teacher's to say); the second column starts with the arrow into its first box.
 
     Returns:
         Spec with no traces: one annotation per box, two per arrow (arrow, label).
     """
     n = len(stages)
+    rows = -(-n // columns)  # stages per column
+    top = 0.5 if columns == 1 else 1.2  # room above the second column's first arrow
     annotations = []
     for i, s in enumerate(stages):
+        x, r = (i // rows) / columns, i % rows
         dims = "(" + ", ".join(s["dims"]) + ")"
         name = style.escape(TENSORS.get(s["step"], s["step"]))
-        if s["step"] == "input":
+        if s["step"] == "input" and columns == 1:
             name += " = LayerNorm'd residual stream"
         text = f"<b>{name}</b>   {dims} = {format_shape(s['shape'])}"
         if "value" in s:  # one token's number at this stage (``viz.block``)
             text += f"   <span style='color:#b45309'><b>{style.escape(s['value'])}</b></span>"
-        annotations.append(_box(text, -i))
+        annotations.append(_box(text, -r, x))
         if i + 1 < n:
             nxt = stages[i + 1]
-            annotations += _arrow(nxt["op"], nxt["note"], -i - 0.3, -i - 0.7)
+            note = nxt["note"] if columns == 1 else ""
+            if (i + 1) % rows:  # down to the next box of this column
+                annotations += _arrow(nxt["op"], note, -r - 0.3, -r - 0.7, x)
+            else:  # into the first box of the next column, from above it
+                annotations += _arrow(nxt["op"], note, 0.9, 0.3, (i + 1) // rows / columns)
     hidden = {"visible": False, "fixedrange": True}
     layout = {
         "annotations": annotations,
         "xaxis": {**hidden, "range": [0.0, 1.0]},
-        "yaxis": {**hidden, "range": [-(n - 0.5), 0.5]},
+        "yaxis": {**hidden, "range": [-(rows - 0.5), top]},
         "margin": {"t": _TOP, "b": _BOTTOM, "l": 24, "r": 24},
         "showlegend": False,
     }
-    return spec.figure([], layout, title=title, height=_TOP + _BOTTOM + STAGE_PX * n)
+    height = _TOP + _BOTTOM + round(STAGE_PX * (rows - 0.5 + top))
+    return spec.figure([], layout, title=title, height=height)

@@ -96,6 +96,28 @@ def test_shape_flow_shows_every_stage_inside_the_figure(n_stages):
         assert lower < arrow.y < arrow.ay < upper  # each arrow between its two boxes
 
 
+@pytest.mark.parametrize("n_stages", [9, 10])
+def test_on_a_projector_the_flow_is_two_columns_half_as_tall(n_stages):
+    """Presenter mode (#21): nine stages of 20 px text in one column were 786 px, past a
+    1280×720 fold. In two columns every stage keeps its box, in order down each column,
+    each arrow its operation (the grey notes are left to the teacher), and the second
+    column starts with the arrow into its first box."""
+    stages = (shapes.reshape_stages(1, 16, 128, 4, 32, attention="softmax") * 2)[:n_stages]
+    one = shape_flow.shape_flow_figure(stages)
+    fig = go.Figure(shape_flow.shape_flow_figure(stages, columns=2))
+    boxes, arrows, labels = boxes_and_arrows(fig)
+    rows = -(-n_stages // 2)
+    assert len(boxes) == n_stages and len(arrows) == len(labels) == n_stages - 1
+    assert [b.x for b in boxes] == [0.0] * rows + [0.5] * (n_stages - rows)
+    assert [b.y for b in boxes] == [-r for r in range(rows)] + [-r for r in range(n_stages - rows)]
+    lo, hi = fig.layout.yaxis.range
+    assert all(lo < b.y < hi for b in boxes) and all(lo < a.ay <= hi for a in arrows)
+    into_second = arrows[rows - 1]  # above the second column's first box
+    assert into_second.x == 0.5 and into_second.y > boxes[rows].y
+    assert not any("#6b7280" in a.text for a in labels)  # operations only
+    assert fig.layout.height < 0.75 * one["layout"]["height"]
+
+
 @pytest.mark.parametrize("attention", ATTENTION_KINDS)
 def test_shape_flow_says_what_x_is_and_runs_in_pytorch(attention):
     """#20 item 2: x is the LayerNorm'd residual stream of the chosen layer (not the

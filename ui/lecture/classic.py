@@ -17,7 +17,7 @@ from ui.translation_loaders import card, decoding
 from viz import seq2seq as vs
 
 QUERY_X = 2.5  # the query the regression figure marks
-SLIDER_FOLD_PX = 420  # the figures' room under the kernel width slider, presenting
+SLIDER_FOLD_PX = 480  # the figures' room under the kernel width slider, presenting
 
 
 def nadaraya_watson(sel: Selection) -> Deeper:

@@ -15,9 +15,9 @@ from ui.text import plain
 
 NUMBERS = list(range(1, len(STEPS) + 1))
 KEY = "step"  # the widget's key and the URL's parameter
-# Presenting, a step's figure starts 201 px down (step control, title, notes): at most
-# this tall, it ends above the fold of a 1280×720 screen.
-FOLD_PX = 510
+# Presenting, a step's figure starts 141 px down (step control, title; the notes go under
+# it): at most this tall, it ends above the fold of a 1280×720 screen.
+FOLD_PX = 570
 
 
 def _move(by: int) -> None:
@@ -63,6 +63,11 @@ def _previous_next(step: int, where: str) -> None:
               disabled=step == len(STEPS), icon=":material/arrow_forward:", type="primary")  # fmt: skip
 
 
+def _talking_points(step) -> None:
+    with presenter.notes():  # folded under "Notes" when presenting
+        st.markdown("\n".join(f"- {point}" for point in step.points))
+
+
 def page(sel: Selection) -> None:
     """Render the lecture path for the sidebar's selection."""
     hint = " Or pick an example sentence in the sidebar."
@@ -75,9 +80,12 @@ def page(sel: Selection) -> None:
     step = _stepper()
     current = STEPS[step - 1]
     st.header(f"{step}. {current.title}")
-    with presenter.notes():  # the talking points are the teacher's notes
-        st.markdown("\n".join(f"- {point}" for point in current.points))
+    presenting = presenter.is_on()
+    if not presenting:
+        _talking_points(current)
     with st.container(key="lecture_figure"), presenter.above_fold(FOLD_PX):
         deeper = current.draw(sel)
+    if presenting:  # the teacher's notes, under the figure the class looks at
+        _talking_points(current)
     go_deeper.link_to(deeper)
     _previous_next(step, "bottom")
