@@ -26,7 +26,7 @@ from plotly.basedatatypes import BaseFigure
 from models.pieces import paced
 from ui import lanes, presenter
 from viz import spec as vspec
-from viz.present import enlarged
+from viz.present import enlarged, vega_enlarged
 
 # What plotly.io.to_json escapes in the JSON it writes (plotly.io._json._swap_orjson);
 # tests/ui/test_figures.py checks that an encoded figure is sent byte for byte as
@@ -155,4 +155,7 @@ def vega_lite(spec: dict) -> None:
     are encoded here: a run that makes way does so first, as in :func:`plot`.
     """
     lanes.make_way()
-    st.vega_lite_chart(spec={**spec, "datasets": dict(spec.get("datasets", {}))}, width="stretch")
+    if presenter.is_on():  # projector-sized text (the cached spec is not changed)
+        spec = vega_enlarged(spec)
+    spec = {**spec, "datasets": dict(spec.get("datasets", {}))}
+    st.vega_lite_chart(spec=spec, width="stretch")

@@ -180,3 +180,30 @@ def _frame(frame: dict) -> dict:
             {**a, "font": _bigger(a.get("font"), FONT_PX)} for a in layout["annotations"]
         ]
     return {**frame, "layout": layout}
+
+
+def vega_enlarged(spec: dict) -> dict:
+    """A Vega-Lite spec for a projector: every axis's and legend's labels and title at
+    least ``FONT_PX`` (the charts set them per axis, which a ``config`` cannot
+    override), a text mark's too, a title ``TITLE_PX``; an axis thins labels that would
+    then overlap (``labelOverlap``). New dicts where something changes; the datasets
+    (Arrow bytes) and every other value are shared with ``spec``, which is not changed."""
+    return {k: v if k == "datasets" else _vega(k, v) for k, v in spec.items()}
+
+
+def _vega(key: str, value: object) -> object:
+    if isinstance(value, list):
+        return [_vega(key, v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {k: _vega(k, v) for k, v in value.items()}
+    if key in ("axis", "legend"):
+        for field in ("labelFontSize", "titleFontSize"):
+            out[field] = max(out.get(field) or 0, FONT_PX)
+        if key == "axis":
+            out["labelOverlap"] = True
+    elif key == "title" and "fontSize" in out:
+        out["fontSize"] = max(out["fontSize"], TITLE_PX)
+    elif key == "mark" and out.get("type") == "text":
+        out["fontSize"] = max(out.get("fontSize") or 0, FONT_PX)
+    return out

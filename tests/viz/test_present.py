@@ -134,3 +134,37 @@ def test_a_figure_fits_the_room_above_the_fold():
     assert present.enlarged(diagram, max_height=510)["layout"]["height"] == 786
     state = {"data": [{"type": "heatmap", "z": np.eye(32), "y": list(range(32))}], "layout": {}}
     assert present.token_rows(state) is None  # rows of feature dims are not tokens
+
+
+def test_a_vega_lite_chart_gets_projector_sized_text():
+    """The positional encoding's charts (Vega-Lite) set their fonts per axis, which a
+    ``config`` cannot override: every axis and legend gets 20 px labels and titles, the
+    axis thins what would overlap, and the cached spec and its Arrow bytes are shared."""
+    import json
+
+    from viz import positional
+    from viz.spec import vega_lite
+
+    pe = np.sin(np.arange(64 * 32, dtype=float).reshape(64, 32) / 7)  # (T, C)
+    spec = vega_lite(positional.pe_heatmap(pe))
+    before = json.dumps({k: v for k, v in spec.items() if k != "datasets"}, sort_keys=True)
+    big = present.vega_enlarged(spec)
+    assert big["datasets"] is spec["datasets"]
+    found = []
+
+    def walk(key, value):
+        if isinstance(value, dict):
+            if key in ("axis", "legend"):
+                found.append((key, value))
+            for k, v in value.items():
+                walk(k, v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(key, v)
+
+    walk("", {k: v for k, v in big.items() if k != "datasets"})
+    assert {k for k, _ in found} == {"axis", "legend"}
+    for key, settings in found:
+        assert settings["labelFontSize"] >= 20 and settings["titleFontSize"] >= 20
+        assert key == "legend" or settings["labelOverlap"] is True
+    assert json.dumps({k: v for k, v in spec.items() if k != "datasets"}, sort_keys=True) == before
