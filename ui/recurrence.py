@@ -8,12 +8,14 @@ import streamlit as st
 from inference import view_specs as figs
 from inference.analysis import Analysis, has_head_scores
 from inference.text_input import visible
-from ui import click, delta_view, downloads, loaders, specs
+from ui import click, delta_view, downloads, loaders, presenter, specs
 from ui.figures import plot
 from ui.selection import Selection
 from ui.text import plain
 from viz import mask as vm
 from viz import play
+
+MASK_FOLD_PX = 550  # the panels start 160 px down when presenting
 
 
 def _linear(sel: Selection) -> tuple[str, Analysis]:
@@ -58,7 +60,8 @@ def _scores_and_mask(sel: Selection) -> None:
 def _clickable(panels: dict, result: Analysis) -> None:
     """The panels; a click on a cell picks its query (``ui.click``), outlined here."""
     tokens = tuple(result.tokens)
-    plot(panels, key="mask_panels", on_select=click.on_click("mask_panels", tokens))
+    with presenter.above_fold(MASK_FOLD_PX):  # presenting: whole above a 1280×720 fold
+        plot(panels, key="mask_panels", on_select=click.on_click("mask_panels", tokens))
 
 
 def _outlined(panels: dict, result: Analysis) -> dict:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from inference import view_specs as figs
-from ui import downloads, specs
+from ui import downloads, presenter, specs
 from ui.figures import plot
 from ui.lacking import lacks
 from ui.selection import Selection
@@ -31,8 +31,10 @@ def shapes_view(sel: Selection) -> None:
     name, result = sel.name, sel.result
     if lacks(sel, QKV, "The Q/K/V shapes view"):
         return
-    # Full width: each box is one line of text and sizes itself to it.
-    plot(specs.shown(figs.shape_flow, name, result, sel.layer), key="shape_flow")
+    # Full width: each box is one line of text and sizes itself to it; on a projector in
+    # two columns, above a 1280×720 fold.
+    columns = 2 if presenter.is_on() else 1
+    plot(specs.shown(figs.shape_flow, name, result, sel.layer, columns), key="shape_flow")
     which = sel.options["tensor"]
     plot(specs.shown(figs.qkv, name, result, sel.layer, sel.head, which), key="qkv")
     tensors = {n: result.outputs[n] for n in QKV}

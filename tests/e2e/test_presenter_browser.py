@@ -148,12 +148,19 @@ FOLDED_STEPS = {2: "lecture_nw_fit", 3: "lecture_scores", 4: "lecture_bahdanau",
                 10: "lecture_flops", 11: "lecture_recall"}  # fmt: skip
 
 
+# The visualizer's views whose main figure was taller than a 1280×720 fold (the others
+# are measured above): the reshape diagram, in two columns, and the mask view's panels.
+FOLDED_VIEWS = {"shapes": "shape_flow", "mask": "mask_panels"}
+
+
 def test_lecture_steps_fit_a_1280x720_projector(browser, server_url):
     context = browser.new_context(viewport={"width": 1280, "height": 720})
     page = context.new_page()
+    pages = [(f"lecture?present=1&step={step}", key) for step, key in FOLDED_STEPS.items()]
+    pages += [(f"visualizer?present=1&view={view}", key) for view, key in FOLDED_VIEWS.items()]
     try:
-        for step, key in FOLDED_STEPS.items():
-            page.goto(f"{server_url}/lecture?present=1&step={step}")
+        for step, key in pages:
+            page.goto(f"{server_url}/{step}")
             wait_idle(page)
             page.locator(f".st-key-{key} .js-plotly-plot .main-svg").first.wait_for()
             m = page.evaluate(MEASURE, key)
