@@ -1,7 +1,7 @@
 """Click a heatmap cell to pick its query token (#21 item 4).
 
 Streamlit returns no selection for plotly heatmaps (streamlit issue 8760); the heatmaps
-carry an invisible scatter point on every cell (``viz.attention.click_layer``), whose
+carry an invisible scatter point on every cell (``viz.click.add_click_layer``), whose
 ``customdata`` is the row, the query. Clicking a cell selects that point; the chart's
 callback writes the query into the controls that show one (the attention view's query
 token, the Predictions position) before the rerun draws them, so the row bars, the

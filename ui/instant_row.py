@@ -11,7 +11,7 @@ plotly.js); the rerun that follows draws the same row, and updates the Query tok
 control and the walk-through.
 
 A clicked point's ``customdata`` is the query it picks: the row for a cell of the click
-layer (``viz.attention.click_layer``), the key for a bar (a bar makes its key the
+layer (``viz.click.add_click_layer``), the key for a bar (a bar makes its key the
 query). A figure without frames (more than ``viz.play.MAX_FRAMES`` tokens, presenter
 mode's heatmap alone) is left to the rerun.
 """

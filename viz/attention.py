@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from viz import fit, play, spec, style
+from viz.click import add_click_layer
 from viz.heat import check_tokens, heat_trace, square
 
 
@@ -56,72 +57,7 @@ def attention_heatmap(
         colors = {"zmin": zmin, "zmax": zmax, "colorscale": colorscale or style.SEQUENTIAL}
     labels = style.token_labels(tokens)
     fig = _heatmap(w, labels, title, 0, colors, colorbar_title, width_px)
-    fig["data"] += click_layer(labels, w)
-    pin_cells(fig["layout"], len(labels))
-    return fig
-
-
-CLICK_MAX_T = 128  # a click layer up to T = 128: 16,384 invisible points
-CLICK = "click"  # the click layer's trace name
-
-
-def pin_cells(layout: dict, t: int, axes: tuple[str, str] = ("x", "y")) -> None:
-    """Give a (T, T) heatmap that carries a click layer (:func:`click_layer`) the ranges
-    the heatmap alone would have (each token one category, the first row on top): the
-    layer's markers otherwise widen the autorange by their size, which squeezed the cells
-    and made the mask view's upright key labels touch at 1280 px. Nothing above
-    ``CLICK_MAX_T`` tokens (no layer there)."""
-    if t > CLICK_MAX_T:
-        return
-    x, y = "xaxis" + axes[0][1:], "yaxis" + axes[1][1:]
-    layout[x] = {**layout.get(x, {}), "range": [-0.5, t - 0.5], "autorange": False}
-    layout[y] = {**layout.get(y, {}), "range": [t - 0.5, -0.5], "autorange": False}
-
-
-def click_layer(
-    labels: list[str],
-    values: np.ndarray,
-    axes: tuple[str, str] = ("x", "y"),
-    what: str = "weight",
-    max_t: int = CLICK_MAX_T,
-) -> list[dict]:
-    """An invisible scatter point on every cell of a (T, T) heatmap drawn on the axes
-    ``axes`` with these category ``labels``: clicking a cell selects its point
-    (Streamlit returns no selection for heatmaps, streamlit issue 8760), whose
-    ``customdata`` is the query (row) index. None above ``max_t`` tokens (a list of no
-    traces): the query is then picked in its control, or by its bar (``_row_bars``).
-
-    The points are text points with no text: nothing is drawn for them, yet plotly
-    hovers and selects them (a point with neither marker nor text is never selected).
-    Invisible markers (opacity 0) were drawn all the same, T² SVG paths styled one by
-    one on every redraw: half the time plotly.js took to draw the attention heatmap at
-    T = 16 (92 -> 44 ms), and Streamlit redraws a changed chart three times a rerun.
-
-    The points hover as the heatmap's cells do (query, key, ``what``: the ``values``
-    (T, T)), since the nearest point takes the hover from the cell under it.
-    """
-    t = len(labels)
-    if t > max_t:
-        return []
-    rows, cols = np.divmod(np.arange(t * t), t)  # (T*T,) each
-    flat = np.asarray(values, dtype=float).reshape(-1)  # (T*T,)
-    text = [f"{v:.0f}" for v in flat] if what == "mask" else [f"{v:.3f}" for v in flat]
-    return [
-        {
-            "type": "scatter",
-            "name": CLICK,
-            "x": [labels[j] for j in cols],
-            "y": [labels[i] for i in rows],
-            "xaxis": axes[0],
-            "yaxis": axes[1],
-            "customdata": rows.astype(np.int32),
-            "mode": "text",
-            "text": "",
-            "hovertext": text,
-            "hovertemplate": f"query: %{{y}}<br>key: %{{x}}<br>{what}: %{{hovertext}}<extra></extra>",
-            "showlegend": False,
-        }
-    ]
+    return add_click_layer(fig, labels, w)
 
 
 def _heatmap(
@@ -194,8 +130,7 @@ def attention_with_row(
     heat_bottom = (ROW_PX + ROW_GAP_PX) / plot_px
     bars = _row_bars(w[query_index], labels, query_index)  # (T,) weights of one query
     fig["data"].append(bars)
-    fig["data"] += click_layer(labels, w)
-    pin_cells(layout, len(labels))
+    add_click_layer(fig, labels, w)
     fig["data"][0]["colorbar"].update(y=(1 + heat_bottom) / 2, len=1 - heat_bottom)
     layout["xaxis"] = {**layout["xaxis"], "anchor": "y2"}  # key labels under the bars
     layout["yaxis"] = {**layout["yaxis"], "domain": [heat_bottom, 1.0]}

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from viz import fit, spec, style
-from viz.attention import click_layer, pin_cells
+from viz.click import add_click_layer
 from viz.heat import check_tokens, heat_trace, square
 
 MASK_PANELS = {
@@ -131,21 +131,15 @@ PANEL_CLICK_MAX_T = 64  # all three panels clickable: 3 x 4,096 points; then the
 
 def with_click_layers(fig: spec.Spec, values: tuple, what: tuple[str, str]) -> spec.Spec:
     """``fig`` (three panels, ``x``/``y``, ``x2``/``y2``, ``x3``/``y3``) with a click layer
-    (``viz.attention.click_layer``: a click on a cell picks its query) on each panel up to
+    (``viz.click.add_click_layer``: a click on a cell picks its query) on each panel up to
     ``PANEL_CLICK_MAX_T`` tokens, on the third (weights) alone up to ``CLICK_MAX_T``: the
     page's invisible points stay at most 16,384. ``values`` are the three (T, T) panels,
     ``what`` the first two's hover names (the third's is the weight)."""
     labels = fig["data"][0]["x"]
-    layers = click_layer(labels, values[2], ("x3", "y3"))
-    panels = [("x3", "y3")]
     if len(labels) <= PANEL_CLICK_MAX_T:
-        layers = [*click_layer(labels, values[0], ("x", "y"), what[0]),
-                  *click_layer(labels, values[1], ("x2", "y2"), what[1]), *layers]  # fmt: skip
-        panels += [("x", "y"), ("x2", "y2")]
-    fig["data"] += layers
-    for axes in panels:
-        pin_cells(fig["layout"], len(labels), axes)
-    return fig
+        add_click_layer(fig, labels, values[0], ("x", "y"), what[0])
+        add_click_layer(fig, labels, values[1], ("x2", "y2"), what[1])
+    return add_click_layer(fig, labels, values[2], ("x3", "y3"))
 
 
 def _three_panels(panels: list[dict], titles: Sequence[str]) -> spec.Spec:

@@ -20,7 +20,7 @@ from bench.apptest import serving
 from models.config import SHIPPED_KINDS
 from tests.helpers import ROOT
 from tests.ui.figure_data import differences, shown
-from viz.attention import CLICK
+from viz.click import CLICK
 
 RECORDING = Path(__file__).parent / "data" / "figure_data.json.gz"
 RECORD = os.environ.get("RECORD_FIGURE_DATA") == "1"
@@ -89,6 +89,10 @@ def run_case(model: str, view: str, extra: dict) -> dict:
                 trace.pop("unselected", None)
         fig.pop("frames", None)
         fig["layout"].pop("updatemenus", None)
+        for key in [
+            k for k, v in fig["layout"].items() if isinstance(v, dict) and "overlaying" in v
+        ]:
+            del fig["layout"][key]  # the click layer's own axes (viz.click)
     data["tables"] = [t for t in data["tables"] if t["columns"][0] != WALKTHROUGH_KEY]
     return data
 

@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 import pytest
 
 from viz import attention, grid, style
+from viz.click import CLICK
 
 TOKENS = ["the", "cat", "<img src=x onerror=alert(1)>", "the", "dog"]
 T = len(TOKENS)
@@ -110,12 +111,10 @@ def test_attention_with_row_puts_one_query_row_under_its_column():
     fig = figure(attention.attention_with_row(w, TOKENS, query_index=3, title="L0 H1"))
     heat, bar, click = fig.data
     assert isinstance(heat, go.Heatmap) and isinstance(bar, go.Bar)
-    # the click layer: one invisible point per cell, its customdata the query (row)
-    # (text points with no text: plotly draws nothing for them, yet selects them)
-    assert click.name == attention.CLICK and click.mode == "text" and click.text == ""
-    assert click.hovertext[T + 2] == f"{w[1, 2]:.3f}" and "%{hovertext}" in click.hovertemplate
-    assert len(click.x) == T * T and list(click.customdata[T : 2 * T]) == [1] * T
-    assert (click.x[T + 2], click.y[T + 2]) == (heat.x[2], heat.y[1])
+    assert click.name == CLICK and (click.xaxis, click.yaxis) == (
+        "x11",
+        "y11",
+    )  # tests/viz/test_click.py
     # ▶ play: one frame per query, each moving the bars (trace 1) and the outline
     frames = fig.frames
     assert [f.name for f in frames] == [str(i) for i in range(T)] and frames[0].traces == (1,)

@@ -8,6 +8,7 @@ import pytest
 
 from tests.viz.test_attention import TOKENS, T, all_text, causal, figure, heatmaps
 from viz import attention, mask, style
+from viz.click import CLICK, CLICK_MAX_T
 
 
 def test_causal_mask_panels():
@@ -82,25 +83,30 @@ def test_the_selected_query_row_is_outlined_in_all_three_panels():
 
 
 def test_a_click_on_any_panels_cell_picks_its_query_and_the_layers_stay_bounded():
-    """#21 item 4: each panel carries an invisible point per cell (customdata = the
-    query), on its own axes, hovering the panel's value; above PANEL_CLICK_MAX_T tokens
-    only the weights panel (16,384 points at most in all), above CLICK_MAX_T none."""
+    """#21 item 4: each panel carries a point per cell (customdata = the query), on axes
+    laid over its own, hovering the panel's value; above PANEL_CLICK_MAX_T tokens only
+    the weights panel (16,384 points at most in all), above CLICK_MAX_T none."""
     w = causal(T)
     fig = mask.causal_mask_panels(np.log(w + 1e-9), w, TOKENS)
     layers = fig["data"][3:]
-    assert [(c["xaxis"], c["yaxis"]) for c in layers] == [("x", "y"), ("x2", "y2"), ("x3", "y3")]
+    assert [(c["xaxis"], c["yaxis"]) for c in layers] == [
+        ("x11", "y11"),
+        ("x12", "y12"),
+        ("x13", "y13"),
+    ]
+    assert [fig["layout"][f"xaxis{n}"]["overlaying"] for n in (11, 12, 13)] == ["x", "x2", "x3"]
     assert all(len(c["x"]) == T * T for c in layers)
     assert list(layers[1]["customdata"][T : 2 * T]) == [1] * T
     assert "mask: %{hovertext}" in layers[1]["hovertemplate"] and layers[1]["hovertext"][1] == "0"
     figure(fig)  # a valid plotly figure
-    for t, panels_clickable in ((mask.PANEL_CLICK_MAX_T + 1, 1), (attention.CLICK_MAX_T + 1, 0)):
+    for t, panels_clickable in ((mask.PANEL_CLICK_MAX_T + 1, 1), (CLICK_MAX_T + 1, 0)):
         w = causal(t)
         tokens = [f"t{i}" for i in range(t)]
         data = mask.causal_mask_panels(np.log(w + 1e-9), w, tokens)["data"]
-        clicks = [c for c in data if c.get("name") == attention.CLICK]
+        clicks = [c for c in data if c.get("name") == CLICK]
         assert len(clicks) == panels_clickable and sum(len(c["x"]) for c in clicks) <= 128**2
         if clicks:
-            assert clicks[0]["xaxis"] == "x3"
+            assert clicks[0]["xaxis"] == "x13"
 
 
 def test_the_row_bars_make_a_clicked_key_the_query():
