@@ -9,7 +9,7 @@ from inference import view_specs as figs
 from inference.analysis import Analysis, has_head_scores
 from inference.text_input import visible
 from ui import click, delta_view, downloads, loaders, presenter, specs
-from ui.figures import plot
+from ui.figures import Encoded, plot
 from ui.selection import Selection
 from ui.text import plain
 from viz import mask as vm
@@ -53,27 +53,28 @@ def _scores_and_mask(sel: Selection) -> None:
     """Our graphs: pre-mask scores, the causal mask, the weights."""
     kind, layer, head = sel.model.config.attention, sel.layer, sel.head
     st.markdown(f"**{kind.capitalize()} model, layer {layer}, head {head}.** " + MASK_NOTE[kind])
-    panels = specs.get(figs.mask_panels, sel.name, sel.result, layer, head)
+    panels = specs.shown(figs.mask_panels, sel.name, sel.result, layer, head)
     _clickable(_outlined(panels, sel.result), sel.result)
 
 
-def _clickable(panels: dict, result: Analysis) -> None:
+def _clickable(panels: Encoded, result: Analysis) -> None:
     """The panels; a click on a cell picks its query (``ui.click``), outlined here."""
     tokens = tuple(result.tokens)
     with presenter.above_fold(MASK_FOLD_PX):  # presenting: whole above a 1280×720 fold
         plot(panels, key="mask_panels", on_select=click.on_click("mask_panels", tokens))
 
 
-def _outlined(panels: dict, result: Analysis) -> dict:
-    """The panels with the selected query's row outlined (the attention view's Query
-    token, or a clicked cell: ``ui.click``), when one is picked for this sentence."""
+def _outlined(panels: Encoded, result: Analysis) -> Encoded:
+    """The panels (kept encoded: ``ui.specs.shown``) with the selected query's row
+    outlined (the attention view's Query token, or a clicked cell: ``ui.click``), when
+    one is picked for this sentence: a new layout, the traces' bytes as they are."""
     query = click.chosen(tuple(result.tokens))
     if query is None or not 0 <= query < result.T:
         return panels
     st.caption(
         f"Outlined: the row of query {query} (click a cell, or pick it in the attention view)."
     )
-    return vm.with_row_outline(panels, query)
+    return panels.with_layout(lambda layout: vm.row_outlined(layout, result.T, query))
 
 
 def _foreign_mask(sel: Selection) -> None:
@@ -95,7 +96,7 @@ def _foreign_mask(sel: Selection) -> None:
         "mask as measured: the keys the Softmax gave weight exactly 0. The right panel is "
         "the Softmax output, the attention weights."
     )
-    panels = specs.get(figs.softmax_input_panels, sel.name, sel.result, layer, head)
+    panels = specs.shown(figs.softmax_input_panels, sel.name, sel.result, layer, head)
     _clickable(_outlined(panels, sel.result), sel.result)
 
 

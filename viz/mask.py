@@ -272,19 +272,16 @@ def softmax_input_panels(
     return with_click_layers(fig, (shown, ~blocked, w), ("Softmax input", "mask"))
 
 
-def with_row_outline(panels: spec.Spec, query_index: int) -> spec.Spec:
-    """``panels`` (the three panels of :func:`causal_mask_panels` or
-    :func:`softmax_input_panels`) with row ``query_index`` outlined in each: a new
-    layout on the same traces (a cached spec is not modified).
+def row_outlined(layout: dict, t: int, query_index: int) -> dict:
+    """The layout of three (T, T) panels with row ``query_index`` outlined in each (a
+    new dict; ``layout`` is not modified).
 
     Raises:
-        ValueError: for a row outside the panels' T.
+        ValueError: for a row outside [0, t).
     """
-    t = len(panels["data"][0]["y"])
     if not 0 <= query_index < t:
         raise ValueError(f"query_index {query_index} outside [0, {t})")
     outline = {"type": "rect", "x0": -0.5, "x1": t - 0.5, "y0": query_index - 0.5,
                "y1": query_index + 0.5, "line": {"color": style.HIGHLIGHT_COLOR, "width": 3}}  # fmt: skip
     shapes = [{**outline, "xref": f"x{s}", "yref": f"y{s}"} for s in ("", "2", "3")]
-    layout = {**panels["layout"], "shapes": [*panels["layout"].get("shapes", []), *shapes]}
-    return {**panels, "layout": layout}
+    return {**layout, "shapes": [*layout.get("shapes", []), *shapes]}

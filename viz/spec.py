@@ -118,13 +118,17 @@ def wired(spec: dict) -> Wired:
     return spec if isinstance(spec, Wired) else Wired(wire(spec))
 
 
+_PLAIN = {str, int, float, bool, type(None)}  # JSON's own leaf types
+
+
 def wire(value):
     """``value`` (a spec or any part of it) as plain JSON types: numpy arrays become
     typed arrays (:func:`typed_array`), numpy scalars Python numbers. Idempotent."""
     if isinstance(value, dict):
         return {k: wire(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        if all(type(v) is str for v in value):  # labels, hover text: already plain
+        kinds = set(map(type, value))  # one C loop (hover texts: T² of them)
+        if kinds <= _PLAIN:  # labels, hover text, numbers: already plain
             return value if isinstance(value, list) else list(value)
         return [wire(v) for v in value]
     if isinstance(value, np.ndarray):

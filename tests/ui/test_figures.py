@@ -52,3 +52,18 @@ def test_an_encoded_figure_decodes_to_its_spec():
 def test_a_spec_that_is_not_json_is_refused():
     with pytest.raises(TypeError):
         encode({"data": [], "datasets": {"t": object()}})
+
+
+@pytest.mark.parametrize("frames", [False, True])
+def test_a_new_layout_changes_only_the_layout(frames):
+    """``Encoded.with_layout``: the same bytes as encoding the changed spec, the traces
+    copied; the changed figure can change again (its layout found anew)."""
+    spec = spec_with("a/b<")
+    if frames:
+        spec["frames"] = [{"name": "0", "data": [{"y": [0, 1]}]}]
+    outlined = encode(spec).with_layout(lambda layout: {**layout, "shapes": [{"x0": "</"}]})
+    changed = {**spec, "layout": {**spec["layout"], "shapes": [{"x0": "</"}]}}
+    assert outlined.json == encode(changed).json and sent(outlined) == sent(changed)
+    again = outlined.with_layout(lambda layout: {**layout, "height": 99})
+    assert again.spec()["layout"] == {**changed["layout"], "height": 99} and again.height == 99
+    assert encode(spec).spec() == spec  # the kept figure is unchanged

@@ -73,13 +73,13 @@ def test_softmax_input_panels_measure_the_mask_a_foreign_graph_put_in_its_scores
 def test_the_selected_query_row_is_outlined_in_all_three_panels():
     w = causal(T)
     panels = mask.causal_mask_panels(np.log(w + 1e-9), w, TOKENS, "softmax", 1e-6)
-    outlined = mask.with_row_outline(panels, 2)
+    outlined = {**panels, "layout": mask.row_outlined(panels["layout"], T, 2)}
     shapes = figure(outlined).layout.shapes
     assert [(s.xref, s.yref) for s in shapes] == [("x", "y"), ("x2", "y2"), ("x3", "y3")]
     assert all((s.y0, s.y1) == (1.5, 2.5) for s in shapes)
-    assert outlined["data"] is panels["data"] and "shapes" not in panels["layout"]
+    assert "shapes" not in panels["layout"]
     with pytest.raises(ValueError, match="outside"):
-        mask.with_row_outline(panels, T)
+        mask.row_outlined(panels["layout"], T, T)
 
 
 def test_a_click_on_any_panels_cell_picks_its_query_and_the_layers_stay_bounded():
