@@ -10,6 +10,7 @@ import os
 import platform
 import statistics
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +50,25 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+SPEED_LOOP = 1_000_000  # additions in the speed probe's loop (~0.1 s)
+
+
+def speed_probe_ms() -> float:
+    """The median of three timings (ms) of one pure-Python loop of ``SPEED_LOOP``
+    additions: how fast this machine runs the interpreter now. On the project's 2-core
+    VM a loop three times as long took 250-290 ms in one quarter of an hour and 400-540
+    ms in the next (a shared host), and every wall-clock row moved with it; the bench
+    records the probe at the start and the end of a run so that two runs can be read
+    side by side."""
+    times = []
+    for _ in range(3):
+        start, total = time.perf_counter(), 0
+        for i in range(SPEED_LOOP):
+            total += i
+        times.append((time.perf_counter() - start) * 1e3)
+    return sorted(times)[1]
 
 
 def machine_info(model: OnnxModel | None = None) -> dict:

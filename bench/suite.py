@@ -13,7 +13,7 @@ from pathlib import Path
 
 from bench import speed
 from bench.common import BENCH_KINDS as SHIPPED_KINDS
-from bench.common import EVERY_KIND, EXPORTED, machine_info, sentence_of, shipped
+from bench.common import EVERY_KIND, EXPORTED, machine_info, sentence_of, shipped, speed_probe_ms
 from bench.report import SECTIONS, write_summary
 from export.twins import make_twin
 from inference import generation as gen_mod
@@ -129,6 +129,7 @@ def run(
     every = models | {k: shipped(k, folder) for k in EVERY_KIND if k not in models}
     results: dict = {"machine": machine_info(models["linear"]), "quick": quick, "sizes": {}}
     results["machine"]["loadavg_start"] = list(os.getloadavg())  # 1, 5, 15 min: other load
+    results["machine"]["speed_probe_ms_start"] = speed_probe_ms()
     results["sizes"] = sizes.__dict__ | {"models": str(folder)}
     if merge and old:
         _carry_sections(results, old, only)
@@ -217,6 +218,7 @@ def run(
             log(f"[bench] {section} done in {results[section]['seconds']:.1f} s")
             (out / "results.json").write_text(json.dumps(results, indent=1))  # partial
     results["machine"]["loadavg_end"] = list(os.getloadavg())
+    results["machine"]["speed_probe_ms_end"] = speed_probe_ms()
     path = out / "results.json"
     path.write_text(json.dumps(results, indent=1))
     write_summary(path)

@@ -11,6 +11,7 @@ from PIL import Image
 
 from bench.__main__ import README, RESULTS, main
 from bench.common import BENCH_KINDS as SHIPPED_KINDS
+from bench.common import speed_probe_ms
 from bench.plots import figure_png
 from bench.report import (
     END,
@@ -184,3 +185,14 @@ def test_png_and_report_render(tmp_path):
     assert len(np.unique(np.asarray(img.convert("L")))) > 2  # something drawn, not a blank page
     md = render({"machine": {"cpu": "X"}, "scaling": {}})
     assert md.startswith("Measured") and "| Benchmark |" in md
+
+
+def test_the_machine_line_gives_the_speed_probe():
+    """Wall-clock rows move with the machine's speed (a shared host): the line above the
+    table says how fast the probe loop ran at the start and the end of the run."""
+    md = render(
+        {"machine": {"cpu": "X", "speed_probe_ms_start": 88.4, "speed_probe_ms_end": 171.0}}
+    )
+    assert "Speed probe" in md.splitlines()[0] and "88 ms at the start, 171 ms at the end" in md
+    assert "Speed probe" not in render({"machine": {"cpu": "X"}})
+    assert 0 < speed_probe_ms() < 10_000
