@@ -25,6 +25,7 @@ from viz import block as vb
 from viz import fit, style
 from viz import grid as vg
 from viz import mask as vm
+from viz import play as vplay
 from viz import positional as vp
 from viz import shape_flow as vflow
 from viz import shapes as vs
@@ -146,6 +147,15 @@ def recurrent_vector(facts: ModelFacts, result: Analysis, layer, head, i, which)
     """The normalizer z_i or the output y_i (d_head,) after token i."""
     title = {"normalizer": f"Normalizer z_{i}", "y": f"Output y_{i}"}[which]
     return vt.vector_bar(result.recurrent[which][layer, head, i], title=title)  # (d_head,)
+
+
+def recurrent_play(facts: ModelFacts, result: Analysis, layer, head) -> dict:
+    """The state S_i and normalizer z_i of one head for every token i, as plotly frames
+    (``viz.play.state_steps``; ▶ play steps through them in the browser)."""
+    rec = result.recurrent
+    states = rec["state"][layer, head]  # (T, d_head, d_head)
+    normalizers = rec["normalizer"][layer, head]  # (T, d_head)
+    return vplay.state_steps(states, normalizers, result.display_tokens)
 
 
 def top_k(facts: ModelFacts, result: Analysis, pos) -> dict:

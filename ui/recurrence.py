@@ -13,7 +13,6 @@ from ui.figures import Encoded, plot
 from ui.selection import Selection
 from ui.text import plain
 from viz import mask as vm
-from viz import play
 
 MASK_FOLD_PX = 550  # the panels start 160 px down when presenting
 
@@ -175,7 +174,7 @@ def _linear_section(sel: Selection, lin_name: str, lin: Analysis, i: int | None)
     with c2:
         plot(specs.shown(figs.recurrent_vector, lin_name, lin, lay, hd, i, "y"), key="rec_y")
     with st.expander("▶ Play S_i and z_i token by token (in your browser)"):
-        plot(specs.shown(recurrent_play, lin_name, lin, lay, hd), key="rec_play")
+        plot(specs.shown(figs.recurrent_play, lin_name, lin, lay, hd), key="rec_play")
     downloads.arrays(
         "recurrent",
         {"state": rec["state"], "normalizer": rec["normalizer"], "y": rec["y"]},
@@ -183,11 +182,3 @@ def _linear_section(sel: Selection, lin_name: str, lin: Analysis, i: int | None)
         lay,
         hd,
     )
-
-
-def recurrent_play(facts, result: Analysis, layer: int, head: int) -> dict:
-    """The state S_i and normalizer z_i of one head for every token i, as plotly frames
-    (``viz.play.state_steps``), a spec for ``specs.get``."""
-    rec = result.recurrent
-    states, normalizers = rec["state"][layer, head], rec["normalizer"][layer, head]
-    return play.state_steps(states, normalizers, result.display_tokens)  # (T, D, D), (T, D)
