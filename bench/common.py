@@ -52,6 +52,11 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+# A bench student waits this long after each answer: about three clicks a second, under
+# the server's limit of 4 reruns a second a session (ui/rerun_gate.py RATE_PER_S; the
+# bench does not import ui). At 0.1 s the student itself went past the limit, and its
+# slowest reruns were waits for the limit, not for the server.
+THINK_S = 0.3
 SPEED_LOOP = 1_000_000  # additions in the speed probe's loop (~0.1 s)
 
 

@@ -4,9 +4,9 @@ The server is the app as ``make run`` serves it (``deploy/launch.py``: its own p
 ``MALLOC_ARENA_MAX=2``, the shipped models of ``folder``). Each session
 (``bench/stclient.py``) is what one student's browser sends and receives: it opens the
 page with a link's query parameters (model, ``view=attention``, layer, head, text),
-then alternately picks another layer/head and types a sentence, each time sending the
-``rerun_script`` BackMsg and reading ForwardMsgs until ``script_finished``; a rerun's
-latency is that interval. Half of the sessions type the teacher's sentences (the same
+then alternately picks another layer/head and types a sentence (``THINK_S`` after each
+answer), each time sending the ``rerun_script`` BackMsg and reading ForwardMsgs until
+``script_finished``; a rerun's latency is that interval. Half of the sessions type the teacher's sentences (the same
 ones for all of them), the other half sentences of their own; models alternate.
 
 After every rerun the main heatmap the session was sent is checked against a direct
@@ -29,7 +29,7 @@ import numpy as np
 import psutil
 
 from bench.common import BENCH_KINDS as SHIPPED_KINDS
-from bench.common import EXPORTED, sentence_of, shipped
+from bench.common import EXPORTED, THINK_S, sentence_of, shipped
 from bench.stclient import Run, Session, plotly_array
 from deploy.launch import APP, ARENA_MAX, Server, serve
 from inference.analysis import analyze
@@ -182,7 +182,10 @@ async def _drive(server: Server, group, expected, reruns, single_reruns, timeout
 
 
 async def _together(group: list[Student], reruns: int, expected: dict, server: Server) -> dict:
-    """Every student acts back to back until ``reruns`` reruns are done in total."""
+    """Every student acts, ``THINK_S`` after each answer, until ``reruns`` reruns are
+    done in total. Back to back, a session went past the server's 4 reruns a second
+    (``ui/rerun_gate.py``) and its reruns timed the limit's wait (one session alone:
+    156 ms a head change, where the server took 40)."""
     shares = [reruns // len(group) + (i < reruns % len(group)) for i in range(len(group))]
     record: dict = {"ms": [], "action": [], "wrong": [], "errors": [], "rss": []}
     me = psutil.Process()
@@ -202,6 +205,7 @@ async def _together(group: list[Student], reruns: int, expected: dict, server: S
             record["rss"].append(server.rss_mb())
             if not is_right(run, want):
                 record["wrong"].append(f"session {i} step {s.steps}: {action}")
+            await asyncio.sleep(THINK_S)  # a student, not a script: under the rerun limit
 
     await asyncio.gather(*(one(i, s) for i, s in enumerate(group)))
     wall = time.perf_counter() - wall
@@ -274,9 +278,10 @@ def _summary(
         "rss_trace_mb": trace[:: max(1, len(trace) // 50)],
         "rss_readings": "server process RSS (psutil) when the concurrent reruns start and "
         "after each rerun; no gc or malloc_trim in the server",
-        "latency_note": f"{len(group)} sessions on {cores} cores, each rerunning back to back "
-        "(no think time); the server, this process's sessions and the other load share the "
-        "cores",
+        "latency_note": f"{len(group)} sessions on {cores} cores, each rerunning "
+        f"{THINK_S:g} s after its last answer (under the server's 4 reruns a second); the "
+        "server, this process's sessions and the other load share the cores",
+        "think_s": THINK_S,
         "targets": TARGETS,
         "target_growth_mb": TARGETS["growth_mb"],
         "met_each": met,

@@ -24,16 +24,12 @@ import time
 
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+from bench.common import THINK_S
 from bench.stclient import Session
 from deploy.launch import Server
 
 QUERY = {"model": "softmax", "view": "attention", "text": "the cat sat on the mat"}
 SENTENCES = ("the keys to the cabinet are on the table", "mary gave a drink to john")
-# The student waits this long after each answer: about three clicks a second, under the
-# server's limit of 4 reruns a second a session (ui/rerun_gate.py RATE_PER_S; the bench
-# does not import ui). At 0.1 s the student itself went past the limit, and its slowest
-# reruns, baseline included, were waits for the limit, not for the server.
-THINK_S = 0.3
 
 
 async def student(server: Server, seconds: float, until=None) -> list[float]:

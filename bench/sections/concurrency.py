@@ -115,7 +115,8 @@ def concurrency_notes(con: dict) -> list[str]:
     if con.get("method"):
         out.append(
             f"Concurrency sessions: each opens a link (model, view, layer, head, text), then "
-            f"alternately picks another layer/head and types a sentence, back to back; "
+            f"alternately picks another layer/head and types a sentence, "
+            f"{con.get('think_s', '?')} s after each answer; "
             f"{con.get('teacher_sessions', '?')} of {con.get('sessions', '?')} type the "
             "teacher's sentences, the rest their own; models alternate. A rerun is timed "
             "from sending its BackMsg to receiving script_finished; its main heatmap is "
