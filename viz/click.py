@@ -48,14 +48,16 @@ def overlay(axis: str) -> str:
 
 def _overlay_axis(labels: list[str], over: str, anchor: str, reverse: bool) -> dict:
     """An axis laid over ``over`` with the heatmap's cell positions, drawing nothing; its
-    ``ticktext`` names the tokens in the click layer's hover."""
+    ``ticktext`` names the tokens in the click layer's hover. Not ``fixedrange``: a pan
+    or zoom of the heatmap moves the axes laid over it too (plotly.js moves a subplot's
+    overlays with it), so each point stays on its cell; fixed ones stayed put."""
     t = len(labels)
     span = [t - 0.5, -0.5] if reverse else [-0.5, t - 0.5]
     return {
         "overlaying": over, "anchor": anchor, "range": span, "autorange": False,
         "tickmode": "array", "tickvals": list(range(t)), "ticktext": labels,
         "showticklabels": False, "ticks": "", "showgrid": False, "zeroline": False,
-        "showline": False, "fixedrange": True, "title": {"text": ""},
+        "showline": False, "title": {"text": ""},
     }  # fmt: skip
 
 

@@ -126,3 +126,18 @@ def test_a_clicked_cell_draws_its_row_before_the_server_answers(page, server_url
     wait_idle(page)
     assert page.evaluate(ROW_BARS_JS) == early  # the server's figure: the same row
     assert not page.locator('[data-testid="stException"]').count()
+    # a drag (Streamlit's chart pans) moves the click layer's axes with the heatmap's: each
+    # point stays on its cell (plotly moves a subplot's overlays with it; fixedrange did not)
+    x0, y0 = page.evaluate(CELL_JS, ["attn_big", 2, 1])
+    x1, y1 = page.evaluate(CELL_JS, ["attn_big", 9, 8])
+    page.mouse.move(x0, y0)
+    page.mouse.down()
+    page.mouse.move(x1, y1, steps=5)
+    page.mouse.up()
+    ranges = (
+        "() => { const f = document.querySelector('.st-key-attn_big .js-plotly-plot')._fullLayout;"
+        " return [f.xaxis.range, f.xaxis11.range, f.yaxis.range, f.yaxis11.range]; }"
+    )
+    page.wait_for_function(f"({ranges})()[0][0] !== -0.5")  # panned
+    x, x_click, y, y_click = page.evaluate(ranges)
+    assert x == x_click and y == y_click

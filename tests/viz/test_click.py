@@ -36,6 +36,7 @@ def test_the_overlay_axes_sit_on_the_heatmaps_cells_and_name_them_in_the_hover()
     for axis, labels in ((x, heat.x), (y, heat.y)):
         assert list(axis.tickvals) == list(range(T)) and list(axis.ticktext) == list(labels)
         assert axis.showticklabels is False and axis.showgrid is False and axis.ticks == ""
+        assert not axis.fixedrange  # zoomed with the heatmap: the points stay on their cells
     assert list(heat.x) == style.token_labels(TOKENS)
     assert "query: %{y}<br>key: %{x}" in click.hovertemplate
 
