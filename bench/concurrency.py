@@ -6,8 +6,9 @@ The server is the app as ``make run`` serves it (``deploy/launch.py``: its own p
 page with a link's query parameters (model, ``view=attention``, layer, head, text),
 then alternately picks another layer/head and types a sentence (``THINK_S`` after each
 answer), each time sending the ``rerun_script`` BackMsg and reading ForwardMsgs until
-``script_finished``; a rerun's latency is that interval. Half of the sessions type the teacher's sentences (the same
-ones for all of them), the other half sentences of their own; models alternate.
+``script_finished``; a rerun's latency is that interval. Half of the sessions type the
+teacher's sentences (the same ones for all of them), the other half sentences of their
+own; models alternate.
 
 After every rerun the main heatmap the session was sent is checked against a direct
 ``analyze()`` of that session's own sentence at its own layer and head (computed before

@@ -41,11 +41,11 @@ class Encoded:
     """A finished plotly spec as the JSON plotly.io would send (``json``: UTF-8, the
     characters of :data:`SAFE` escaped), its layout height in px (None: none set),
     which Streamlit reads for the chart's height, and where in ``json`` the layout's
-    own JSON lies (``layout_at``: start and end byte; None: not known)."""
+    own JSON lies (``layout_at``: start and end byte). Made by :func:`encode`."""
 
     json: bytes
     height: int | None
-    layout_at: tuple[int, int] | None = None
+    layout_at: tuple[int, int]
 
     def spec(self) -> vspec.Wired:
         """The spec again (a new dict at each call)."""
@@ -55,9 +55,6 @@ class Encoded:
         """The figure with ``change(layout)`` as its layout (a row outlined): only the
         layout is decoded and encoded again, the traces' bytes (at T = 64 the mask
         view's 200 kB) are copied as they are. ``change`` gets a new dict."""
-        if self.layout_at is None:
-            spec = self.spec()
-            return encode({**spec, "layout": change(spec["layout"])})
         start, end = self.layout_at
         layout = change(orjson.loads(self.json[start:end]))
         piece = _escaped(orjson.dumps(layout, option=orjson.OPT_NON_STR_KEYS))
@@ -70,12 +67,14 @@ class Encoded:
 
 def encode(spec: dict) -> Encoded:
     """``spec`` (plain JSON: a wired spec) as :class:`Encoded`: the JSON ``orjson.dumps``
-    writes for it, each top-level entry encoded on its own to know where the layout is.
+    writes for it, each top-level entry encoded on its own to know where the layout is
+    (a spec without one gets an empty layout, as plotly.js reads it).
 
     Raises:
         TypeError: if ``spec`` holds something that is not JSON (an Arrow table).
     """
-    pieces, layout_at, size = [b"{"], None, 1
+    spec = spec if "layout" in spec else {**spec, "layout": {}}
+    pieces, layout_at, size = [b"{"], (0, 0), 1
     for n, (key, value) in enumerate(spec.items()):
         head = (b"," if n else b"") + orjson.dumps(key) + b":"
         raw = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
