@@ -31,6 +31,7 @@ st.set_page_config(
     initial_sidebar_state="collapsed" if presenter.from_url() else "auto",
 )
 selection = None  # this run's selection from the shared sidebar (drawn below)
+shown = None  # what the visualizer page shows the views of (ui.visualizer.page)
 
 
 def _on_selection(render):
@@ -42,8 +43,13 @@ def _on_selection(render):
     return run
 
 
+def _visualizer() -> None:
+    global shown
+    shown = visualizer.page(selection)
+
+
 VISUALIZER = st.Page(
-    _on_selection(visualizer.page),
+    _visualizer,
     title="Visualizer",
     icon=":material/visibility:",
     url_path="visualizer",
@@ -54,7 +60,7 @@ VISUALIZER = st.Page(
 # default. No redirect: ``st.switch_page(..., query_params=...)`` from here raised on Back
 # (a parameter bound to a widget cannot be set) and Forward then lost the query string.
 HOME = st.Page(
-    _on_selection(visualizer.page),
+    _visualizer,
     title="Visualizer",
     url_path="home",
     default=True,
@@ -120,18 +126,23 @@ presenter.control()  # on every page: ?present=1 is kept across pages
 navigation.adopt_link_state(
     {"model": loaders.model_names(), "view": visualizer.VIEWS, "tview": translate.VIEWS}
 )
+# On the visualizer the Layer and Head pickers are drawn after the page, by its views'
+# fragment (ui.visualizer.heads): a layer, head or view change reruns that alone.
+on_visualizer = page.url_path in (HOME.url_path, VISUALIZER.url_path)
 if page.url_path not in OWN_MODELS:
-    selection = sidebar.selection()
+    selection = sidebar.selection(deferred=on_visualizer)
 try:
     own = page.url_path in OWN_MODELS
     uploaded = not own and not loaders.is_shared(selection.name)
     with lanes.run_class("" if own else selection.text, uploaded=uploaded):
         page.run()
+        if on_visualizer:
+            visualizer.after_page(shown, selection)
 finally:
     # This run's globals outlive it: its page functions refer to them (and they to the
     # functions), a cycle that only Python's cyclic collector frees, and ``st.Page``
     # objects (``ui.navigation``) hold the functions. Without this, each run's
     # selection, and its analysis with it, stayed alive (a served GPT-2 at T = 1,024:
     # a gigabyte per sentence).
-    selection = None
+    selection = shown = None
 server_start.after_first_run()

@@ -32,6 +32,7 @@ _LONG_LANE = threading.BoundedSemaphore(1)
 _SHORT = threading.Condition()  # guards _short_runs, notified when one ends
 _short_runs = [0]  # short runs now running
 _MAKES_WAY = threading.local()  # .on: this thread's run makes way
+_IN_RUN = threading.local()  # .on: this thread's run is in its class (run_class)
 
 
 @contextmanager
@@ -41,16 +42,26 @@ def run_class(text: str, uploaded: bool = False) -> Iterator[None]:
     Args:
         text: the sentence of this run ("" on a page without one).
         uploaded: the run is on an uploaded model.
+
+    Re-entrant: inside a run already in its class (an ``st.fragment`` called during the
+    full run, which puts itself in its class for its own reruns) it does nothing more.
     """
-    if len(text) >= LONG_TEXT_CHARS:
-        with long_lane(), _making_way():
-            yield
-    elif uploaded:
-        with _making_way():
-            yield
-    else:
-        with _short_run():
-            yield
+    if getattr(_IN_RUN, "on", False):  # a fragment of a run already in its class
+        yield
+        return
+    _IN_RUN.on = True
+    try:
+        if len(text) >= LONG_TEXT_CHARS:
+            with long_lane(), _making_way():
+                yield
+        elif uploaded:
+            with _making_way():
+                yield
+        else:
+            with _short_run():
+                yield
+    finally:
+        _IN_RUN.on = False
 
 
 @contextmanager

@@ -31,6 +31,9 @@ class Selection:
     head: int
     view: str = "attention"
     options: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
+    # The sidebar's two places for the Layer and Head pickers when a page draws them
+    # itself (``ui.sidebar.pickers``); None when the sidebar drew them.
+    slots: tuple | None = field(default=None, compare=False, repr=False)
 
     @property
     def result(self) -> Analysis:
@@ -52,7 +55,13 @@ class Selection:
 
     def on_view(self, view: str, options: Mapping[str, object] | None = None) -> Selection:
         """This selection on ``view`` with that view's ``options`` (the analysis kept)."""
-        chosen = replace(self, view=view, options=MappingProxyType(dict(options or {})))
+        return self._kept(replace(self, view=view, options=MappingProxyType(dict(options or {}))))
+
+    def at(self, layer: int, head: int) -> Selection:
+        """This selection at ``layer`` and ``head``, its pickers drawn (the analysis kept)."""
+        return self._kept(replace(self, layer=layer, head=head, slots=None))
+
+    def _kept(self, chosen: Selection) -> Selection:
         if _RESULT in self.__dict__:
             chosen.__dict__[_RESULT] = self.__dict__[_RESULT]  # computed once per run
         return chosen

@@ -159,21 +159,51 @@ def _number(label: str, key: str, count: int, params: dict, column) -> int:
     return value
 
 
-def selection() -> Selection:
-    """Draw the shared sidebar; the chosen model, sentence, layer and head."""
+def selection(deferred: bool = False) -> Selection:
+    """Draw the shared sidebar; the chosen model, sentence, layer and head.
+
+    Args:
+        deferred: leave the Layer and Head pickers' places empty (and the selection at
+            layer 0, head 0): the page draws them there with :func:`pickers`, inside an
+            ``st.fragment``, so that a layer/head change reruns that fragment only.
+    """
     params = link.unchecked()
     with st.sidebar:
         name = _model(params)
         model = loaders.get_model(name)
         text = _sentence(params)
         cfg = model.config
-        c1, c2 = st.columns(2)
-        layer = _number("Layer", "layer", cfg.n_layer, params, c1)
-        head = _number("Head", "head", cfg.n_head, params, c2)
+        slots = st.columns(2)
+        if deferred:
+            for key, count in (("layer", cfg.n_layer), ("head", cfg.n_head)):
+                _check_number(key, count, params.pop(key, None))
+            layer = head = 0
+        else:
+            layer = _number("Layer", "layer", cfg.n_layer, params, slots[0])
+            head = _number("Head", "head", cfg.n_head, params, slots[1])
         upload_panel()
         st.caption(f"Runs on **{model.provider}** (onnxruntime)")
         model_card(model)
-    return Selection(name, model, text, layer, head)
+    return Selection(name, model, text, layer, head, slots=tuple(slots) if deferred else None)
+
+
+def pickers(sel: Selection) -> Selection:
+    """The Layer and Head pickers drawn in their places in the sidebar (left empty by
+    ``selection(deferred=True)``); ``sel`` at the chosen layer and head.
+
+    Called inside an ``st.fragment``: Streamlit 1.67 lets a fragment write to a container
+    made outside it, and a widget it wrote there reruns the fragment, not the app.
+    """
+    cfg, (c1, c2) = sel.model.config, sel.slots
+    layer = c1.selectbox("Layer", range(cfg.n_layer), key="layer", **BOUND)
+    head = c2.selectbox("Head", range(cfg.n_head), key="head", **BOUND)
+    return sel.at(layer, head)
+
+
+def _check_number(key: str, count: int, raw: str | None) -> None:
+    """The link's notice for a ``layer``/``head`` its bound picker will refuse."""
+    link.check(key, raw, raw if raw in {str(i) for i in range(count)} else None,
+               f"not a {key} number of this model (0–{count - 1}).")  # fmt: skip
 
 
 def model_card(model) -> None:

@@ -8,11 +8,13 @@ teacher can share a link that opens the exact view.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 from inference.sessions import ModelRunError
 from inference.text_input import EmptyInput
-from ui import link, presenter, views
+from ui import lanes, link, loaders, presenter, sidebar, views
 from ui.selection import Selection
 from ui.text import plain
 
@@ -102,16 +104,42 @@ def check_view_link() -> None:
         link.check("view", raw, None, f"not one of {', '.join(VIEWS)}.")
 
 
-def page(sel: Selection) -> None:
-    """Render the visualizer page for the sidebar's selection."""
+def page(sel: Selection) -> Selection | None:
+    """Render the visualizer page's head for the sidebar's selection (``sidebar.selection``
+    with ``deferred=True``); the selection :func:`heads` draws the views of (a copy
+    without its analysis), or None when there is nothing to show.
+
+    ``app.py`` calls :func:`heads` itself, after the page: a widget's id includes the
+    script that draws it, and drawn there the Layer and Head pickers are the same widgets
+    as the sidebar's on the other pages, so a choice carries over.
+    """
     check_view_link()
     if not start(sel, "Attention visualizer", empty_hint=" Or pick an example sentence."):
-        return
-    view = view_picker()
-    if not presenter.is_on():  # presenting: the view's name is in the control above
-        st.header(VIEWS[view])  # h2 under the page title (h1): no level skipped
-    try:
-        sel = sel.on_view(view, views.OPTIONS.get(view, views.no_options)(sel))
-        views.RENDERERS[view](sel)
-    except ModelRunError as exc:  # e.g. generation or the induction probe of an upload
-        model_failed(exc)
+        return None
+    return replace(sel)  # the fragment keeps its arguments: not the analysis
+
+
+def after_page(shown: Selection | None, sel: Selection) -> None:
+    """The views of ``shown`` (:func:`heads`), or, when the page had nothing to show,
+    the Layer and Head pickers of ``sel`` alone (the sidebar keeps its shape)."""
+    if shown is None:
+        sidebar.pickers(sel)
+    else:
+        heads(shown)
+
+
+@st.fragment
+def heads(sel: Selection) -> None:
+    """The layer and head pickers, the view control and the view: a layer, head or view
+    change reruns this fragment only (the title, the analysis and the rest of the sidebar
+    stay as they are), in its run class (``ui.lanes``) like a full run."""
+    with lanes.run_class(sel.text, uploaded=not loaders.is_shared(sel.name)):
+        sel = sidebar.pickers(sel)
+        view = view_picker()
+        if not presenter.is_on():  # presenting: the view's name is in the control above
+            st.header(VIEWS[view])  # h2 under the page title (h1): no level skipped
+        try:
+            sel = sel.on_view(view, views.OPTIONS.get(view, views.no_options)(sel))
+            views.RENDERERS[view](sel)
+        except ModelRunError as exc:  # e.g. generation or the induction probe of an upload
+            model_failed(exc)

@@ -118,3 +118,21 @@ def test_a_run_on_an_uploaded_model_makes_way_without_taking_a_turn(monkeypatch)
     with run_class(SHORT, uploaded=True):
         with run_class(LONG):  # no turn taken: the lane is free
             assert lanes.make_way() < 5  # and the upload's run is not a short run
+
+
+def test_a_fragment_inside_a_run_keeps_its_class_and_alone_takes_one():
+    """``ui.visualizer.heads`` (an ``st.fragment``) puts itself in its class: called in
+    the full run it adds nothing (a second turn in the long lane would wait forever for
+    the first), rerun alone it takes its class like a full run."""
+    with run_class(LONG):
+        assert not lanes._LONG_LANE.acquire(blocking=False)  # the run holds the lane
+        with run_class(LONG):  # the fragment in the full run: no second turn
+            assert lanes._MAKES_WAY.on
+        assert lanes._MAKES_WAY.on  # the outer run still makes way
+    assert lanes._LONG_LANE.acquire(blocking=False)  # released once, by the outer run
+    lanes._LONG_LANE.release()
+    with run_class(SHORT):  # a fragment rerun alone: counted among the short runs
+        assert lanes._short_runs[0] == 1
+        with run_class(SHORT):
+            assert lanes._short_runs[0] == 1
+    assert lanes._short_runs[0] == 0
