@@ -2,22 +2,22 @@
 checkpoint with its optimizer state, every view of that model at its context of 256
 tokens, and a GPT-2-small-sized model at T = 64 and 1024.
 
-The views are built by the app's own builders (``bench/views.py``, as the latency
-section) on the converted model's graphs, with the shipped linear model beside it in
-the compare view, as the app shows an upload.
+The views are the app's: its converted graphs are uploaded into an ``AppTest`` session
+of ``app.py`` (the model runs in its isolated worker, as a student's upload does), and
+each new sentence is typed, then every view picked (``bench.latency.new_sentences``).
 """
 
 from __future__ import annotations
 
-import statistics
 import tempfile
-import time
 from pathlib import Path
 
 from bench import gpt2_small
+from bench.apptest import serving
+from bench.common import EXPORTED
 from bench.conversion import BABY_GPT, SHAKESPEARE_CHARS, cli_conversion, write_baby_checkpoint
-from bench.views import Facts, Page, build_all
-from inference.analysis import analyze
+from bench.latency import new_sentences
+from bench.rerun import open_app, upload
 from inference.runtime import load_graphs
 from upload.local import convert_files
 
@@ -26,33 +26,27 @@ QUICK_BABY = dict(BABY_GPT, n_layer=2, n_head=2, n_embd=32, block_size=32)
 QUICK_GPT2 = dict(n_layer=2, n_head=2, n_embd=32, n_positions=64, vocab_size=300)
 
 
-def views_at_context(shipped: dict, args: dict, repeats: int) -> dict:
-    """Median ms of a new sentence at the baby GPT's full context: ``analyze`` plus every
-    view's figures built and serialized (``bench.views.build_all``), and the arrays alone."""
+def views_at_context(args: dict, repeats: int) -> dict:
+    """Median ms of a new sentence at the baby GPT's full context through every view of
+    the app (the uploaded model beside the shipped ones), and of its analysis alone."""
     with tempfile.TemporaryDirectory(prefix="bench-views-") as tmp:
         ckpt, meta = write_baby_checkpoint(Path(tmp), args)
         written = convert_files({"ckpt.pt": ckpt, "meta.pkl": meta}, Path(tmp) / "out", onnx=True)
         graphs = {p.name.split(".")[-2]: p for p in written.graphs}
         model = load_graphs(graphs["inspect"], graphs.get("fast"), None, "baby GPT")
         T = model.config.context_length
-        models = {"softmax": model, "linear": shipped["linear"]}
-        facts = {kind: Facts.of(kind, m) for kind, m in models.items()}
-        arrays, totals = [], []
-        for seed in range(repeats + 1):
-            text = "".join(SHAKESPEARE_CHARS[(7 * i + seed) % 65] for i in range(T))
-            start = time.perf_counter()
-            result = analyze(model, text, recurrent=False)  # (L, H, T, T) and the rest
-            page = Page("softmax", models, result, facts)
-            middle = time.perf_counter()
-            build_all(page)
-            if seed:  # the first sentence warms up
-                arrays.append((middle - start) * 1e3)
-                totals.append((time.perf_counter() - start) * 1e3)
+        at = upload(open_app({}), {p.name: p.read_bytes() for p in written.graphs})
+        texts = [
+            "".join(SHAKESPEARE_CHARS[(7 * i + seed) % 65] for i in range(T))
+            for seed in range(repeats + 1)
+        ]
+        row = new_sentences(at, model, texts)
     return {
         "T": T,
         "parameters": written.parameters,
-        "arrays_ms": statistics.median(arrays),
-        "total_ms": statistics.median(totals),
+        "arrays_ms": row["arrays"]["median_ms"],
+        "total_ms": row["total"]["median_ms"],
+        "views_ms": row["views_ms"],
         "n": repeats,
         "target_ms": VIEWS_TARGET_MS,
     }
@@ -68,12 +62,15 @@ def gpt2_rows(lengths: tuple[int, ...], sizes: dict | None, rounds: int) -> dict
     return {"conversion": conversion, "analyses": rows}
 
 
-def checkpoints(shipped: dict, quick: bool = False) -> dict:
+def checkpoints(folder: Path = EXPORTED, quick: bool = False) -> dict:
     """The section: ``conversion`` (``bench.conversion.cli_conversion``), ``views``
-    (:func:`views_at_context`) and ``gpt2`` (:func:`gpt2_rows`)."""
+    (:func:`views_at_context`, the app serving the shipped models of ``folder``) and
+    ``gpt2`` (:func:`gpt2_rows`)."""
+    with serving(folder):
+        views = views_at_context(QUICK_BABY if quick else BABY_GPT, 1 if quick else 5)
     return {
         "conversion": cli_conversion(1 if quick else 3, args=QUICK_BABY if quick else BABY_GPT),
-        "views": views_at_context(shipped, QUICK_BABY if quick else BABY_GPT, 1 if quick else 5),
+        "views": views,
         "gpt2": gpt2_rows(
             (8, 32) if quick else (64, 1024), QUICK_GPT2 if quick else None, 1 if quick else 3
         ),  # fmt: skip

@@ -1,22 +1,19 @@
-"""App latency, server side: reruns of the app, and every view's cost without Streamlit.
+"""App latency, server side: reruns of the app, and a new sentence through every view.
 
 ``rerun`` (``bench/rerun.py``): the visualizer's real reruns in one AppTest session, a
 layer/head change (cold and warm cache; target <= 50 ms) and a new sentence to the
 view on screen (target <= 150 ms), per model and view.
 
-Then, per model and sentence length T, each timed call gets a sentence it has not seen
-(no cache involved) and measures
+Then, per model and sentence length T, each timed sentence is one the app has not seen
+(no cache involved), and the bench calls the app, never a copy of it:
 
-* ``arrays``: ``analyze()``, the model's arrays for every view (the linear model's
-  recurrent form is timed in the mask view, the only one that shows it);
-* ``views``: every view's figures and tables built from those arrays by the app's own
-  builders (``inference.view_specs``; the head-statistics table with ``head_table()``)
-  and serialized as Streamlit sends them (``bench/views.py``), plus the other shipped
-  model's analysis that the compare and mask views need;
-* ``total``: both, i.e. what a new sentence would cost if every view were drawn (a
-  rerun draws the view on screen only: reported, no target).
-
-Streamlit itself is not called in that timed path.
+* ``views``: the sentence typed on the first view, then every other view the app offers
+  picked once, each rerun timed (``bench.rerun.every_view``: ``AppTest.run()``, the
+  whole script on the server and the other model's analysis where the compare and mask
+  views need it);
+* ``total``: their sum, i.e. what a new sentence costs a student who visits every view
+  (a rerun draws the view on screen only: reported, no target);
+* ``arrays``: ``analyze()`` of the same sentence called directly, the share of the model.
 """
 
 from __future__ import annotations
@@ -26,22 +23,36 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.apptest import serving
 from bench.common import EXPORTED, sentence_of
-from bench.rerun import reruns
-from bench.views import Facts, Page, build_all
+from bench.rerun import app_views, every_view, open_app, reruns
 from inference.analysis import analyze
 from inference.measure import summarize
 
 LATENCY_TARGET_MS = 150.0
 
 
-def _one(page_of, text: str) -> tuple[float, float, dict[str, float]]:
-    """(arrays ms, total ms, per-builder ms) for one new sentence."""
+def arrays_ms(model, text: str) -> float:
+    """Milliseconds of ``analyze()`` (every view's arrays) of ``text``, called directly."""
     start = time.perf_counter()
-    page = page_of(text)
-    arrays = (time.perf_counter() - start) * 1e3
-    items = build_all(page)
-    return arrays, (time.perf_counter() - start) * 1e3, items
+    analyze(model, text, recurrent=False)  # as the app: recurrent for the mask view only
+    return (time.perf_counter() - start) * 1e3
+
+
+def new_sentences(at, model, texts: list[str]) -> dict:
+    """Every view of ``at`` for each of ``texts`` after the first (a warm-up): ``arrays``,
+    ``total`` (``summarize()``) and ``views_ms`` (view -> median ms of its rerun)."""
+    views = app_views(at)
+    every_view(at, texts[0], views)  # warm-up
+    arrays, per_view = [], []
+    for text in texts[1:]:
+        arrays.append(arrays_ms(model, text))
+        per_view.append(every_view(at, text, views))
+    return {
+        "arrays": summarize(arrays),
+        "total": summarize([sum(v.values()) for v in per_view]),
+        "views_ms": {view: float(np.median([v[view] for v in per_view])) for view in views},
+    }
 
 
 def app_latency(
@@ -51,58 +62,33 @@ def app_latency(
     folder: Path = EXPORTED,
     rerun_sentences: int = 2,
 ) -> dict:
-    """App reruns (``rerun``), then arrays, figures + JSON and their total for
-    ``repeats`` new sentences per T.
+    """App reruns (``rerun``), then every view of ``repeats`` new sentences per T.
 
     Args:
         models: ``{"softmax": OnnxModel, "linear": OnnxModel}`` (both: the compare view).
         lengths: sentence lengths T in tokens; the reruns use the largest.
         repeats: timed sentences per model and T (after one untimed warm-up).
-        folder: the graphs the app serves for the reruns (``models`` come from there).
+        folder: the graphs the app serves (``models`` come from there).
         rerun_sentences: new sentences per model and view in ``rerun``.
 
     Returns:
-        ``rerun`` (:func:`bench.rerun.reruns`), ``{kind: {T: {"arrays", "views", "total":
-        {"median_ms", "p95_ms", ...}, "builders_ms": {"view: builder": median ms}}}}``,
-        ``target_ms`` (the view on screen), ``met`` (the reruns' targets) and
-        ``slowest_builder`` (the largest median item at the largest T, per model).
+        ``rerun`` (:func:`bench.rerun.reruns`), ``{kind: {T: new_sentences()}}``,
+        ``target_ms`` (the view on screen) and ``met`` (the reruns' targets).
     """
     out: dict = {
         "target_ms": LATENCY_TARGET_MS,
-        "what": "new sentence -> analyze() + every view's figures and tables (the app's builders) serialized "
-        "as Streamlit sends them (plotly JSON, altair spec + Arrow, tables as Arrow); server side",
+        "what": "new sentence -> every view of the app once (AppTest reruns: the sentence "
+        "typed on the first view, then each other view picked), server side",
         "rerun": reruns(models, folder, max(lengths), rerun_sentences),
     }
-    slowest = {}
-    facts = {kind: Facts.of(kind, model) for kind, model in models.items()}  # once per server
-    for kind, model in models.items():
-
-        def page_of(text, kind=kind, model=model):
-            result = analyze(model, text, recurrent=False)  # as the app: for the mask view only
-            return Page(kind, models, result, facts)
-
-        rows = {}
-        for T in lengths:
-            texts = [sentence_of(model, T, seed=s) for s in range(repeats + 1)]
-            _one(page_of, texts[0])  # warm-up
-            arrays, total, items = [], [], []
-            for text in texts[1:]:
-                a, t, b = _one(page_of, text)
-                arrays.append(a)
-                total.append(t)
-                items.append(b)
-            builders = {k: float(np.median([b[k] for b in items])) for k in items[0]}
-            row = {
-                "arrays": summarize(arrays),
-                "views": summarize([t - a for a, t in zip(arrays, total, strict=True)]),
-                "total": summarize(total),
-                "builders_ms": dict(sorted(builders.items(), key=lambda kv: -kv[1])),
+    with serving(folder):
+        for kind, model in models.items():
+            at = open_app({"model": kind})
+            out[kind] = {
+                str(T): new_sentences(
+                    at, model, [sentence_of(model, T, seed=s) for s in range(repeats + 1)]
+                )
+                for T in lengths
             }
-            rows[str(T)] = row
-        out[kind] = rows
-        top_T = str(max(lengths))
-        name, ms = next(iter(rows[top_T]["builders_ms"].items()))
-        slowest[kind] = {"T": int(top_T), "builder": name, "median_ms": ms}
     out["met"] = bool(out["rerun"]["met"] and out["rerun"]["new_sentence_met"])
-    out["slowest_builder"] = slowest
     return out

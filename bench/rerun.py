@@ -1,5 +1,8 @@
 """Server reruns of the visualizer, one ``AppTest`` session on the shipped models.
 
+The views are the app's own: the options of its View control (:func:`app_views`), so
+the bench never keeps a list of its own.
+
 For each model and view, a new sentence of T tokens is typed (timed: the view on
 screen for a new sentence), then every other (layer, head) is picked once (timed:
 a layer/head change with a cold cache, the figures of that head not built yet),
@@ -20,7 +23,6 @@ from streamlit.testing.v1 import AppTest
 
 from bench.apptest import serving
 from bench.common import sentence_of
-from bench.views import VIEWS
 from inference.measure import summarize
 
 APP = Path(__file__).resolve().parents[1] / "app.py"
@@ -43,14 +45,57 @@ def _pick(at: AppTest, layer: int, head: int) -> float:
     return _timed(at)
 
 
+def open_app(query: dict) -> AppTest:
+    """An ``AppTest`` session of ``app.py`` opened on the link ``query`` (one untimed
+    run: model sessions, imports)."""
+    at = AppTest.from_file(str(APP), default_timeout=300)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    if at.exception:
+        raise RuntimeError(f"the app failed: {at.exception[0].value}")
+    return at
+
+
+def upload(at: AppTest, files: dict[str, bytes]) -> AppTest:
+    """``files`` (name -> bytes) loaded through the app's uploader, as a student does:
+    the model then runs in its isolated worker, and the Model radio is on it.
+
+    Raises:
+        RuntimeError: if the app did not load them (its message).
+    """
+    at.file_uploader(key="upload_files").set_value(
+        [(name, data, "application/octet-stream") for name, data in files.items()]
+    ).run()
+    at.button(key="upload_go").click().run()
+    if at.exception or at.error or at.radio(key="model").value != "upload":
+        shown = [e.value for e in [*at.exception, *at.error]]
+        raise RuntimeError(f"the app did not load the upload: {shown}")
+    return at
+
+
+def app_views(at: AppTest) -> list[str]:
+    """The views the app offers: its View control's options, in their order."""
+    return list(at.segmented_control(key="view").options)
+
+
+def every_view(at: AppTest, text: str, views: list[str]) -> dict[str, float]:
+    """A new sentence typed on ``views[0]`` (one rerun: the analysis and that view), then
+    every other view picked once; view -> ms of its rerun."""
+    at.segmented_control(key="view").set_value(views[0])
+    at.text_area(key="text").set_value(text)
+    ms = {views[0]: _timed(at)}
+    for view in views[1:]:
+        at.segmented_control(key="view").set_value(view)
+        ms[view] = _timed(at)
+    return ms
+
+
 def one_view(model, kind: str, view: str, T: int, seeds: list[int]) -> dict:
     """Times (ms) of one session on ``view``: new sentence, cold and warm head changes."""
     cfg = model.config
     heads = [(layer, head) for layer in range(cfg.n_layer) for head in range(cfg.n_head)]
-    at = AppTest.from_file(str(APP), default_timeout=300)
-    for key, value in {"model": kind, "view": view, "text": sentence_of(model, T, seed=99)}.items():
-        at.query_params[key] = value
-    at.run()  # first page load: model sessions, imports (untimed)
+    at = open_app({"model": kind, "view": view, "text": sentence_of(model, T, seed=99)})
     _pick(at, *heads[-1])
     new, cold, warm = [], [], []
     for seed in seeds:
@@ -63,7 +108,7 @@ def one_view(model, kind: str, view: str, T: int, seeds: list[int]) -> dict:
     return {"new_sentence": summarize(new), "cold": summarize(cold), "warm": summarize(warm)}
 
 
-def reruns(models: dict, folder: Path, T: int, sentences: int, views=VIEWS) -> dict:
+def reruns(models: dict, folder: Path, T: int, sentences: int, views=None) -> dict:
     """:func:`one_view` for every model and view, against the targets.
 
     Args:
@@ -72,6 +117,7 @@ def reruns(models: dict, folder: Path, T: int, sentences: int, views=VIEWS) -> d
         T: sentence length in tokens.
         sentences: new sentences per model and view (each with L*H - 1 cold and
             L*H warm head changes).
+        views: the views to time; None: every view the app offers (:func:`app_views`).
 
     Returns:
         ``{kind: {view: {"new_sentence", "cold", "warm": summarize()}}}``, the targets,
@@ -87,6 +133,7 @@ def reruns(models: dict, folder: Path, T: int, sentences: int, views=VIEWS) -> d
         "sentence, warm = its figures already cached by an earlier look",
     }
     with serving(folder):
+        views = views or app_views(open_app({}))
         for n, (kind, model) in enumerate(models.items()):
             seeds = [1000 * n + 10 * v + s for v in range(len(views)) for s in range(sentences)]
             out[kind] = {

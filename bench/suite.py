@@ -205,7 +205,7 @@ def run(
             elif section == "checkpoints":
                 from bench.checkpoints import checkpoints
 
-                results[section] = checkpoints(models, quick)
+                results[section] = checkpoints(folder, quick)
             elif section == "served":
                 from bench.served import served
 

@@ -1,10 +1,10 @@
 """The figures and tables of the visualizer's views, built from one model's analysis of
 one sentence: arrays in, a plain spec (plotly or Vega-Lite) or an Arrow table out.
 
-The app (``ui/specs.py``, which caches them across sessions) and the bench
-(``bench/views.py``, which times them) call the same functions. What a builder needs of
-the model besides the analysis comes in a :class:`ModelFacts`: the app's reads its
-cached loaders lazily, the bench's holds the values.
+The app calls them through ``ui/specs.py``, which caches them across sessions; the
+bench times them through the app itself (``bench/rerun.py``). What a builder needs of the
+model besides the analysis comes in a :class:`ModelFacts` (the app's reads its cached
+loaders lazily), so a builder can be called, and tested, on arrays alone.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from ui.figures import vega_lite
 from ui.lacking import lacks
 from ui.selection import Selection
 from viz import positional as vp
-from viz.views import default_dims
+from viz.positional import default_dims
 
 
 def positional_options(sel: Selection) -> dict:

@@ -19,6 +19,12 @@ _WIDTH = 560
 _HEIGHT = 360
 
 
+def default_dims(C: int) -> list[int]:
+    """The encoding dimensions the positional view plots first (of ``C`` = d_model): a
+    sin/cos pair of the fastest frequency, then slower ones: 0, 1, C/8, C/4, C/2."""
+    return sorted({d for d in (0, 1, C // 8, C // 4, C // 2) if d < C})
+
+
 def _pos_enc(pos_enc: object) -> np.ndarray:
     arr = np.asarray(pos_enc, dtype=float)
     if arr.ndim != 2:

@@ -38,51 +38,37 @@ def rerun(re: dict) -> list[tuple]:
 
 
 def latency(lat: dict, results: dict) -> list[tuple]:
-    """The app's reruns against their targets, then one row per model and T: arrays +
-    every view's figures and JSON (reported: a rerun draws the view on screen only)."""
+    """The app's reruns against their targets, then one row per model and T: a new
+    sentence through every view (reported: a rerun draws the view on screen only), and
+    the slowest view's rerun."""
     out = rerun(lat["rerun"])
     for kind in SHIPPED_KINDS:
         for T, s in lat.get(kind, {}).items():
-            total, arrays, views = s["total"], s["arrays"], s["views"]
+            total, arrays, views = s["total"], s["arrays"], s["views_ms"]
             measured = (
-                f"total {_mp(total)} = arrays {ms(arrays['median_ms'])} + "
-                f"figures & JSON {ms(views['median_ms'])} (medians)"
+                f"total {_mp(total)} for {len(views)} reruns, one a view (medians; "
+                f"analyze() alone {ms(arrays['median_ms'])})"
             )
             out.append((f"App latency (all views), {kind}, T = {T}", "reported", measured, ""))
-            if one := slowest_view(s):
-                view, view_ms = one
-                out.append(
-                    (
-                        f"App latency (the view on screen, slowest: {view}), {kind}, T = {T}",
-                        "reported",
-                        f"about {ms(arrays['median_ms'] + view_ms)} = arrays "
-                        f"{ms(arrays['median_ms'])} + {view} figures {ms(view_ms)} "
-                        "(sum of per-builder medians)",
-                        "",
-                    )
+            slow = max(views, key=views.get)
+            out.append(
+                (
+                    f"App latency (the view on screen, slowest: {slow}), {kind}, T = {T}",
+                    "reported",
+                    f"{ms(views[slow])} (median rerun; the first view's rerun also "
+                    f"analyses the sentence: {next(iter(views))} {ms(next(iter(views.values())))})",
+                    "",
                 )
+            )
     return out
 
 
-def slowest_view(s: dict) -> tuple[str, float] | None:
-    """(view, ms) of the view whose figures cost most, from ``builders_ms`` keyed
-    ``"<view>: <builder>"``; a rerun of the app draws only the view on screen."""
-    per_view: dict[str, float] = {}
-    for key, value in s.get("builders_ms", {}).items():
-        view = key.split(":", 1)[0]
-        per_view[view] = per_view.get(view, 0.0) + value
-    return max(per_view.items(), key=lambda kv: kv[1]) if per_view else None
-
-
 def latency_notes(lat: dict) -> list[str]:
-    """How reruns were timed, and which builder dominates the figure time."""
+    """How reruns and the every-view rows were timed."""
     out = [f"App reruns: {lat['rerun']['what']}."] if "rerun" in lat else []
-    for kind, s in lat.get("slowest_builder", {}).items():
-        T = str(s["T"])
-        share = s["median_ms"] / lat[kind][T]["total"]["median_ms"]
+    if "what" in lat:
         out.append(
-            f"App latency, {kind}, T = {T}: the slowest item is `{s['builder']}` "
-            f"({ms(s['median_ms'])}, {share:.0%} of the total); per-builder medians are "
-            "in results.json (`latency.<model>.<T>.builders_ms`)."
+            f"App latency (all views): {lat['what']}; per-view medians are in results.json "
+            "(`latency.<model>.<T>.views_ms`)."
         )
     return out

@@ -5,16 +5,15 @@ from __future__ import annotations
 import pytest
 
 from bench.checkpoints import checkpoints
-from bench.common import BENCH_KINDS as SHIPPED_KINDS
-from bench.common import shipped
 from bench.report import render
+from ui.views import RENDERERS
 
 
 @pytest.mark.slow
 def test_checkpoints_section_measures_and_renders(tiny_folder):
-    models = {kind: shipped(kind, tiny_folder) for kind in SHIPPED_KINDS}
-    data = checkpoints(models, quick=True)
+    data = checkpoints(tiny_folder, quick=True)
     assert data["views"]["T"] == 32 and data["views"]["total_ms"] > data["views"]["arrays_ms"]
+    assert set(data["views"]["views_ms"]) == set(RENDERERS)  # every view of the app
     assert data["conversion"]["output_mb"] < data["conversion"]["file_mb"]  # no optimizer state
     assert [r["T"] for r in data["gpt2"]["analyses"]] == [8, 32]
     text = render({"machine": {}, "checkpoints": data})

@@ -15,8 +15,8 @@ from inference.block import block_numbers, block_outputs
 from inference.predictions import id_to_token
 from inference.runtime import load_shipped
 from models.config import ModelConfig
+from viz.positional import default_dims
 from viz.spec import wired
-from viz.views import default_dims
 
 SENTENCE = "when mary and john went to the store , john gave a drink to mary ."
 
