@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import link, loaders
-from ui.loaders import UPLOAD_CACHE, UPLOAD_KEY
+from ui import link, loaders, upload_panel
 from ui.selection import Selection
 from ui.text import plain
 
@@ -35,7 +34,6 @@ MODEL_LABELS = {
     "upload": "Uploaded",
 }
 _FIXED_TEXT = "_link_fixed_text"
-_OPEN_UPLOADER = "_open_uploader"  # a link asked for an upload this session lacks
 BOUND = {"bind": "query-params", "persist_state": "session"}
 
 
@@ -104,7 +102,7 @@ def _model(params: dict) -> str:
     if pending is not None and pending.state != "ready":
         link.check("model", raw, name, f"{pending.folder.name}/ is not ready on this server yet.")
     elif raw == "upload" and "upload" not in names:  # an upload lives in one browser session
-        st.session_state[_OPEN_UPLOADER] = True
+        st.session_state[upload_panel.OPEN] = True
         link.check(
             "model",
             raw,
@@ -181,7 +179,7 @@ def selection(deferred: bool = False) -> Selection:
         else:
             layer = _number("Layer", "layer", cfg.n_layer, params, slots[0])
             head = _number("Head", "head", cfg.n_head, params, slots[1])
-        upload_panel()
+        upload_panel.panel()
         st.caption(f"Runs on **{model.provider}** (onnxruntime)")
         model_card(model)
     return Selection(name, model, text, layer, head, slots=tuple(slots) if deferred else None)
@@ -254,70 +252,3 @@ def model_card(model) -> None:
                     f"{probes['behavioural_induction']['score']:.2f} nats"
                     + (f", associative recall at n = {n}: {recall[str(n)]:.0%}" if n else "")
                 )
-
-
-def upload_limit_caption() -> str:
-    """The line under the uploader, in plain sight: the size limit and the command that
-    shrinks a nanoGPT checkpoint below it. Streamlit's uploader refuses a larger file in
-    the browser, before any code of ours sees it, and says why only in a small tooltip."""
-    from upload.limits import UPLOAD_MEGABYTES
-    from upload.sizes import converted_file, shrink_command
-
-    return (
-        f"Up to {UPLOAD_MEGABYTES} MB a file. A nanoGPT ckpt.pt holds its optimizer state "
-        f"too, so it is often larger: on your computer, run `{shrink_command()}` "
-        f"(GPT-2's vocabulary: `--tokenizer tokenizer.json`), then upload "
-        f"`{converted_file()}`."
-    )
-
-
-def upload_panel() -> None:
-    """Upload our .safetensors, a nanoGPT ckpt.pt (+ meta.pkl or GPT-2's tokenizer.json),
-    a contract ONNX file, or any ONNX language model with its tokenizer.json (or meta.pkl).
-
-    The model lives in this browser session only; a refused file leaves the
-    previous model in place and says why.
-    """
-    with st.expander(
-        "Inspect your own model", expanded=st.session_state.get(_OPEN_UPLOADER, False)
-    ):
-        files = st.file_uploader(
-            "Checkpoint files",
-            type=["safetensors", "pt", "pkl", "onnx", "json"],
-            accept_multiple_files=True,
-            key="upload_files",
-            help="This project's .safetensors, a nanoGPT ckpt.pt with its meta.pkl "
-            "(characters) or GPT-2's tokenizer.json (GPT-2's vocabulary), an ONNX file "
-            "following the inspection contract, or any ONNX language model (e.g. "
-            "torch.onnx.export of a GPT) with its tokenizer.json or meta.pkl: its attention "
-            "Softmax nodes are found and shown.",
-        )
-        st.caption(upload_limit_caption())
-        if files and st.button("Load uploaded model", key="upload_go", type="primary"):
-            from upload.load import load_upload  # torch is imported only for uploads
-
-            bar = st.progress(0.0, text="Checking files…")
-            try:
-                model = load_upload(
-                    {f.name: f.getvalue() for f in files},
-                    progress=lambda frac, msg: bar.progress(
-                        min(max(frac, 0.0), 1.0), text=plain(msg)
-                    ),
-                )
-            except ValueError as exc:
-                bar.empty()
-                st.error(f"Not loaded: {plain(exc)}")
-                return
-            except Exception as exc:  # noqa: BLE001 - a hostile file must never crash the page
-                bar.empty()
-                st.error(f"Not loaded: the file could not be read ({type(exc).__name__}).")
-                return
-            bar.empty()
-            old = st.session_state.get(UPLOAD_KEY)
-            if hasattr(old, "close"):
-                old.close()  # the previous upload's worker
-            st.session_state[UPLOAD_KEY] = model
-            st.session_state.pop(UPLOAD_CACHE, None)  # results of the previous upload
-            st.session_state["pending_model"] = "upload"  # applied before the radio is drawn
-            st.success(f"Loaded {plain(model.name)}")
-            st.rerun()

@@ -95,7 +95,7 @@ def test_hugging_face_exports_load_through_the_uploader_and_every_view_draws(hf_
     at.text_area(key="text").set_value(text).run()
     for label, path in paths.items():
         files = [("model.onnx", path.read_bytes()), ("tokenizer.json", tokenizer_json())]
-        at.file_uploader(key="upload_files").set_value(
+        at.file_uploader[0].set_value(
             [(name, data, "application/octet-stream") for name, data in files]
         ).run()
         at.button(key="upload_go").click().run()
