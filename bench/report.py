@@ -61,11 +61,11 @@ def render(results: dict) -> str:
         f"onnxruntime {m.get('onnxruntime', '?')} on **{m.get('provider_active', '?')}**, "
         f"torch {m.get('torch', '?')}. {m.get('note', '')}."
     )
-    if "speed_probe_ms_start" in m:
+    if "speed_probe_ms_end" in m:  # suite.run writes both, the end one last
         head += (
             f" Speed probe (`bench.common.speed_probe_ms`, a fixed Python loop): "
             f"{m['speed_probe_ms_start']:.0f} ms at the start, "
-            f"{m.get('speed_probe_ms_end', float('nan')):.0f} ms at the end."
+            f"{m['speed_probe_ms_end']:.0f} ms at the end."
         )
     if results.get("quick"):
         head += " **Quick run (tiny sizes): not benchmark numbers.**"

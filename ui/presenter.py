@@ -32,6 +32,12 @@ def is_on() -> bool:
     return bool(st.session_state.get(KEY))
 
 
+def flow_columns() -> int:
+    """Columns of the Q/K/V shape flow (``viz.shape_flow``): two when presenting (nine
+    stages of 20 px text, half as tall: above a 1280×720 fold), else one."""
+    return 2 if is_on() else 1
+
+
 def from_url() -> bool:
     """Read ``?present=1`` (a link) into the session, before the toggle is drawn; whether
     presenter mode is on."""

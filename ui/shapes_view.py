@@ -33,7 +33,7 @@ def shapes_view(sel: Selection) -> None:
         return
     # Full width: each box is one line of text and sizes itself to it; on a projector in
     # two columns, above a 1280×720 fold.
-    columns = 2 if presenter.is_on() else 1
+    columns = presenter.flow_columns()
     plot(specs.shown(figs.shape_flow, name, result, sel.layer, columns), key="shape_flow")
     which = sel.options["tensor"]
     plot(specs.shown(figs.qkv, name, result, sel.layer, sel.head, which), key="qkv")

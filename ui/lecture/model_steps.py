@@ -43,7 +43,7 @@ def scoring(sel: Selection) -> Deeper:
 
 def multi_head(sel: Selection) -> Deeper:
     """The multi-head reshape with this model's sizes."""
-    columns = 2 if presenter.is_on() else 1  # nine stages of 20 px text: half as tall
+    columns = presenter.flow_columns()
     flow = specs.shown(figs.shape_flow, sel.name, sel.result, sel.layer, columns)
     plot(flow, key="lecture_shapes")
     return Deeper("visualizer", "Q/K/V shapes in the visualizer", state(sel, view="shapes"))
