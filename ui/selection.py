@@ -31,8 +31,8 @@ class Selection:
     head: int
     view: str = "attention"
     options: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
-    # The sidebar's two places for the Layer and Head pickers when a page draws them
-    # itself (``ui.sidebar.pickers``); None when the sidebar drew them.
+    # The sidebar's two places for the Layer and Head pickers until they are drawn
+    # (``ui.sidebar.pickers``, then ``layer`` and ``head`` hold their values); None after.
     slots: tuple | None = field(default=None, compare=False, repr=False)
 
     @property

@@ -150,13 +150,6 @@ def _sentence(params: dict) -> str:
     return text or ""
 
 
-def _number(label: str, key: str, count: int, params: dict, column) -> int:
-    value = column.selectbox(label, range(count), key=key, **BOUND)
-    why = f"not a {key} number of this model (0–{count - 1})."
-    link.check(key, params.pop(key, None), value, why)
-    return value
-
-
 def selection(deferred: bool = False) -> Selection:
     """Draw the shared sidebar; the chosen model, sentence, layer and head.
 
@@ -171,26 +164,24 @@ def selection(deferred: bool = False) -> Selection:
         model = loaders.get_model(name)
         text = _sentence(params)
         cfg = model.config
-        slots = st.columns(2)
-        if deferred:
-            for key, count in (("layer", cfg.n_layer), ("head", cfg.n_head)):
-                _check_number(key, count, params.pop(key, None))
-            layer = head = 0
-        else:
-            layer = _number("Layer", "layer", cfg.n_layer, params, slots[0])
-            head = _number("Head", "head", cfg.n_head, params, slots[1])
+        for key, count in (("layer", cfg.n_layer), ("head", cfg.n_head)):
+            _check_number(key, count, params.pop(key, None))
+        sel = Selection(name, model, text, 0, 0, slots=tuple(st.columns(2)))
+        if not deferred:
+            sel = pickers(sel)
         upload_panel.panel()
         st.caption(f"Runs on **{model.provider}** (onnxruntime)")
         model_card(model)
-    return Selection(name, model, text, layer, head, slots=tuple(slots) if deferred else None)
+    return sel
 
 
 def pickers(sel: Selection) -> Selection:
-    """The Layer and Head pickers drawn in their places in the sidebar (left empty by
-    ``selection(deferred=True)``); ``sel`` at the chosen layer and head.
+    """The Layer and Head pickers drawn in their places in the sidebar; ``sel`` at the
+    chosen layer and head.
 
-    Called inside an ``st.fragment``: Streamlit 1.67 lets a fragment write to a container
-    made outside it, and a widget it wrote there reruns the fragment, not the app.
+    ``selection`` calls it, or, with ``deferred=True``, leaves it to the page's
+    ``st.fragment``: Streamlit 1.67 lets a fragment write to a container made outside
+    it, and a widget it wrote there reruns the fragment, not the app.
     """
     cfg, (c1, c2) = sel.model.config, sel.slots
     layer = c1.selectbox("Layer", range(cfg.n_layer), key="layer", **BOUND)

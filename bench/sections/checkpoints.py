@@ -25,7 +25,7 @@ def checkpoints(data: dict, results: dict) -> list[tuple]:
         out.append(
             (
                 f"Every view of that model at T = {views['T']} (uploaded into the app: a new "
-                f"sentence typed, then each of its {len(views.get('views_ms', ())) or 'eight'} "
+                f"sentence typed, then each of its {len(views['views_ms'])} "
                 "views picked; the app's reruns, server side)",
                 f"median <= {views['target_ms'] / 1000:.0f} s",
                 f"{ms(views['total_ms'])} (analysis {ms(views['arrays_ms'])}; median of {views['n']})",
