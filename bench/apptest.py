@@ -13,6 +13,7 @@ from unittest.mock import MagicMock
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
+from bench.common import CHART
 from deploy.launch import MODELS_DIR_VARIABLE
 
 
@@ -29,7 +30,8 @@ def _array(z) -> np.ndarray:
 
 def shown_attention(at: AppTest) -> np.ndarray:
     """The big heatmap of the attention view: (T, T) weights of the selected head."""
-    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    chart = next(el for el in at.get("bidi_component") if el.proto.component_name == CHART)
+    spec = json.loads(chart.proto.bytes)["figure"]  # ui.chart's payload
     return _array(spec["data"][0]["z"])
 
 

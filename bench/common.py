@@ -57,6 +57,7 @@ def cpu_model() -> str:
 # bench does not import ui). At 0.1 s the student itself went past the limit, and its
 # slowest reruns were waits for the limit, not for the server.
 THINK_S = 0.3
+CHART = "attnviz_chart"  # the app's plotly charts: ui.chart's component (a test checks it)
 SPEED_LOOP = 1_000_000  # additions in the speed probe's loop (~0.1 s)
 
 

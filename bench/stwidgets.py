@@ -19,6 +19,8 @@ from streamlit.proto.Element_pb2 import Element
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
+from bench.common import CHART
+
 # Widget kinds this client can set, with the WidgetState field their value travels in.
 VALUE_FIELD = {
     "selectbox": "string_value",
@@ -202,22 +204,24 @@ class Run:
         )
 
     def plotly(self, key: str | None = None) -> dict:
-        """The spec of the plotly chart keyed ``key`` (element id ``...-<key>``), else the
-        first plotly chart of the main area.
+        """The spec of the plotly chart (``ui.chart``'s component) keyed ``key`` (element
+        id ``...-<key>``), else the first plotly chart of the main area.
 
         Raises:
             LookupError: when the run drew no such chart.
         """
         charts = [
-            (path, e.plotly_chart)
+            e.bidi_component
             for path, (e, _) in sorted(self.elements.items())
-            if e.WhichOneof("type") == "plotly_chart" and path[0] == MAIN
+            if e.WhichOneof("type") == "bidi_component"
+            and e.bidi_component.component_name == CHART
+            and path[0] == MAIN
         ]
-        keyed = [c for _, c in charts if key and c.id.endswith(f"-{key}")]
-        chosen = keyed or [c for _, c in charts]
+        keyed = [c for c in charts if key and c.id.endswith(f"-{key}")]
+        chosen = keyed or charts
         if not chosen:
             raise LookupError(f"no plotly chart {key or ''} in this run")
-        return json.loads(chosen[0].spec)
+        return json.loads(chosen[0].bytes)["figure"]  # ui.chart's payload
 
     def exceptions(self) -> list[str]:
         """Messages of the exceptions the run showed (``st.exception`` / uncaught)."""

@@ -14,11 +14,10 @@ Public APIs change with deprecation warnings; these parts change without notice:
 * ``ui/send_wakeup.py`` replaces the "message queued" callback that the runtime hands
   its session manager (``_message_enqueued_callback``), which hands it to each session;
   it calls ``Runtime._enqueued_some_message`` and reads ``_get_async_objs()``;
-* ``ui/figures.py`` subclasses plotly's ``BaseFigure`` without running its
-  ``__init__`` (``st.plotly_chart`` only calls ``to_dict()`` on it, through
-  ``plotly.tools.return_figure_from_figure_or_data``); for an encoded figure that dict
-  has a ``to_plotly_json()`` that ``plotly.io.to_json_plotly`` calls, and it escapes
-  what ``plotly.io._json._swap_orjson`` lists (``tests/ui/test_figures.py``).
+* ``ui/chart.js`` takes plotly.js from Streamlit's own ``static/js/PlotlyChart.*.js``
+  chunk (importing it sets ``window.Plotly``), beside the app's ``static/js/index.*.js``;
+* ``ui/figures.py`` escapes what ``plotly.io._json._swap_orjson`` lists, as plotly.io
+  writes a figure (``tests/ui/test_figures.py``).
 * ``tests/conftest.py`` reads pytest's ``Item._fixtureinfo.name2fixturedefs`` to mark
   slow every test that needs a fixture exporting a model (``SLOW_FIXTURES``).
 
@@ -42,12 +41,12 @@ CHECKED = {
         "(AppTest's Runtime), tests/helpers/pages.py (AppTest._registered_pages), "
         "deploy/nginx.conf (/_stcore/ paths), ui/server_start.py (the runtime's session "
         "storage, expired on its event loop), ui/send_wakeup.py (the runtime's message "
-        "callback, in its session manager and sessions)",
+        "callback, in its session manager and sessions), ui/chart.js (plotly.js from the "
+        "PlotlyChart chunk)",
     ),
     "plotly": (
         "7.1",
-        "ui/figures.py (Prebuilt: a BaseFigure without BaseFigure.__init__; an Encoded "
-        "figure: plotly.io.to_json writes the orjson.Fragment of its to_plotly_json())",
+        "ui/figures.py (escapes what plotly.io._json._swap_orjson escapes)",
     ),
     "pytest": ("9.2", "tests/conftest.py (Item._fixtureinfo: the slow tier's fixtures)"),
 }
@@ -89,21 +88,14 @@ def test_the_websocket_protocol_has_the_fields_the_client_uses():
         assert ForwardMsg.ScriptFinishedStatus.Value(status) is not None
 
 
-def test_a_prebuilt_figure_is_a_figure_to_plotly_and_returns_its_spec():
-    import plotly.io
-    from plotly.basedatatypes import BaseFigure
-    from plotly.tools import return_figure_from_figure_or_data
+def test_streamlit_ships_one_plotly_chunk_that_sets_window_plotly():
+    """``ui/chart.js`` imports the chunk ``ui.chart.plotly_chunk()`` names, relative to
+    the app's own module script, and reads ``window.Plotly`` after it ran."""
+    from ui.chart import _STATIC_JS, plotly_chunk
 
-    from ui.figures import Prebuilt
-
-    spec = {"data": [{"type": "heatmap", "z": [[0.5]]}], "layout": {"height": 300}}
-    fig = Prebuilt(spec)
-    assert isinstance(fig, BaseFigure)
-    # what st.plotly_chart does (streamlit/elements/plotly_chart.py): the figure's
-    # to_dict(), not validated again, then encoded
-    shown = return_figure_from_figure_or_data(fig, validate_figure=True)
-    assert shown is spec
-    assert '"z":[[0.5]]' in plotly.io.to_json(shown, validate=False)
+    chunk = (_STATIC_JS / plotly_chunk()).read_text()
+    assert "window.Plotly=" in chunk, "the PlotlyChart chunk no longer sets window.Plotly"
+    assert list(_STATIC_JS.glob("index.*.js")), "no static/js/index.*.js beside the chunk"
 
 
 def test_the_session_storage_expires_as_the_server_sweep_expects():

@@ -9,7 +9,7 @@ import streamlit as st
 
 from inference import view_specs as figs
 from inference.text_input import visible
-from ui import click, downloads, instant_row, presenter, specs, walkthrough
+from ui import click, downloads, presenter, specs, walkthrough
 from ui.figures import plot
 from ui.selection import Selection
 
@@ -57,8 +57,8 @@ def attention_view(sel: Selection) -> None:
             fig = specs.shown(figs.compare, name, result, layer, head)
         else:
             fig = specs.shown(figs.attention, name, result, layer, one, mode, q)
-        plot(fig, key="attn_big", on_select=click.on_click("attn_big"))
-        instant_row.mount("attn_big")  # a clicked row's bars before the rerun
+        # a clicked row's bars are drawn before the rerun (instant_row)
+        plot(fig, key="attn_big", on_select=click.on_click("attn_big"), instant_row=True)
     with right, presenter.notes():
         st.caption(
             "Rows are queries (the token doing the looking), columns are keys; the upper "

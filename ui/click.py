@@ -1,9 +1,10 @@
 """Click a heatmap cell to pick its query token (#21 item 4).
 
-Streamlit returns no selection for plotly heatmaps (streamlit issue 8760); the heatmaps
-carry an invisible scatter point on every cell (``viz.click.add_click_layer``), whose
-``customdata`` is the row, the query. Clicking a cell selects that point; the chart's
-callback writes the query into the controls that show one (the attention view's query
+The heatmaps carry an invisible scatter point on every cell
+(``viz.click.add_click_layer``), whose ``customdata`` is the row, the query (Streamlit's
+own chart returned no selection for heatmaps, streamlit issue 8760; the layer also gives
+each cell its hover text). Clicking a cell sends that point's ``customdata``
+(``ui.chart``); the chart's callback writes the query into the controls that show one (the attention view's query
 token, the Predictions position) before the rerun draws them, so the row bars, the
 walk-through and the predictions follow, and the dropdown shows the same token.
 The mask view's panels carry the same layer (``viz.mask.with_click_layers``); the row bars
@@ -15,15 +16,16 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui import chart
+
 QUERY = "_query"  # the attention view's query, kept across pages (ui.views)
 FOLLOWERS = ("query_token", "pred_pos", QUERY)  # keys that take the clicked query
 
 
-def clicked_row(event) -> int | None:
-    """The query (row) of the last clicked cell of a chart's selection ``event``, or None."""
-    points = (event or {}).get("selection", {}).get("points", [])
-    rows = [p["customdata"] for p in points if isinstance(p.get("customdata"), int | float)]
-    return int(rows[-1]) if rows else None
+def clicked_row(state) -> int | None:
+    """The query (row) of the last clicked cell in a chart's state (``ui.chart``: its
+    ``click``), or None."""
+    return chart.clicked(state)
 
 
 def select_query(i: int) -> None:

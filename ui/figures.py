@@ -1,16 +1,14 @@
 """Showing figures: the one place that hands figures to Streamlit.
 
-Plain plotly specs (``viz.spec``) reach the browser as they are: ``st.plotly_chart``
-would run a dict through ``go.Figure(**spec)`` (plotly.py's validation of every
-property, 5-60 ms a figure) and a ``go.Figure`` through ``to_dict()`` (a deep
-copy); a spec here goes in as an already-built figure whose ``to_dict()`` is the
-spec itself, so Streamlit only encodes it to JSON (with orjson when installed).
-A kept figure (``ui.specs``) is :class:`Encoded`: its JSON already as plotly.io writes
-it, so Streamlit sends it without encoding it again. plotly.io then made the JSON safe in
-HTML with ``str.replace`` over the whole text, three times for the ``<``, ``>`` and
-``/`` of hover templates and base64: 41 ms holding the GIL for an uploaded model's
-heatmap at T = 1,159 (7 MB), a pause for every session (issue #25). :func:`encode` does
-it once, in paced pieces of ``PIECE_BYTES``.
+Plain plotly specs (``viz.spec``) reach the browser as they are, never through
+``go.Figure(**spec)`` (plotly.py's validation of every property, 5-60 ms a figure): they
+are encoded to JSON once (orjson) and drawn by ``ui.chart``. A kept figure
+(``ui.specs``) is :class:`Encoded`: its JSON already written, so it is sent without
+encoding it again. The JSON is made safe in HTML as plotly.io makes it (``<``, ``>``,
+``/`` and the two line separators escaped); plotly.io did it with ``str.replace`` over
+the whole text, 41 ms holding the GIL for an uploaded model's heatmap at T = 1,159
+(7 MB), a pause for every session (issue #25); :func:`encode` does it in paced pieces of
+``PIECE_BYTES``.
 Vega-Lite specs from ``viz.spec.vega_lite`` go to ``st.vega_lite_chart`` with their
 Arrow datasets, which is what ``st.altair_chart`` would build on every call.
 """
@@ -25,7 +23,7 @@ import streamlit as st
 from plotly.basedatatypes import BaseFigure
 
 from models.pieces import paced
-from ui import lanes, presenter
+from ui import chart, lanes, presenter
 from viz import spec as vspec
 from viz.present import enlarged, vega_enlarged
 
@@ -106,72 +104,38 @@ def _escaped(piece: bytes) -> bytes:
     return piece
 
 
-class _Sent(dict):
-    """What :class:`Prebuilt` hands Streamlit for an :class:`Encoded` figure: its
-    layout height (Streamlit reads it) and, for plotly.io, the JSON as it is
-    (``to_plotly_json``: an ``orjson.Fragment``, written out unchanged)."""
-
-    def __init__(self, figure: Encoded):
-        super().__init__(layout={} if figure.height is None else {"height": figure.height})
-        self.json = figure.json
-
-    def to_plotly_json(self) -> orjson.Fragment:
-        return orjson.Fragment(self.json)
-
-
 # Toolbar: the camera button downloads a PNG at 2x resolution (sharp on projectors and slides).
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 
 
-class Prebuilt(BaseFigure):
-    """A finished spec that plotly.py's tools take as an already validated figure.
-
-    ``BaseFigure.__init__`` (which validates every property) is not run: the only
-    use of this object is ``to_dict()``, which returns the spec it holds.
-    """
-
-    def __init__(self, spec: dict | Encoded) -> None:  # no BaseFigure.__init__
-        self._spec = spec  # BaseFigure lets names starting with "_" through
-
-    def to_dict(self) -> dict:
-        """The spec (plain JSON types; Streamlit encodes it, nothing modifies it), or for
-        an :class:`Encoded` figure what sends its JSON as it is."""
-        return _Sent(self._spec) if isinstance(self._spec, Encoded) else self._spec
-
-
-def plot(fig, key: str | None = None, on_select=None) -> None:
-    """A plotly figure, full width, with the download toolbar.
+def plot(fig, key: str | None = None, on_select=None, instant_row: bool = False) -> None:
+    """A plotly figure, full width, with the download toolbar (``ui.chart``: drawn once
+    per change).
 
     Args:
-        fig: a plain spec (``{"data", "layout"}``; numpy arrays are wired here, a
-            wired spec passes through unchanged and unmodified), an :class:`Encoded`
-            figure (``ui.specs.shown``: sent as it is) or a ``go.Figure`` (the lesson
-            pages' figures, sent the usual way).
-        key: the element key.
-        on_select: a callback run when the user clicks a point (``ui.click``); the
-            chart then needs its ``key``.
+        fig: a plain spec (``{"data", "layout"}``; numpy arrays are wired here), an
+            :class:`Encoded` figure (``ui.specs.shown``: sent as it is) or a
+            ``go.Figure`` (the lesson pages' figures).
+        key: the element key (a keyed chart keeps its element across reruns).
+        on_select: run when the user clicks a point with an integer ``customdata``
+            (``ui.click``); the chart then needs its ``key``.
+        instant_row: a clicked query's ▶ frame is drawn before the rerun
+            (``viz.attention.attention_with_row`` figures).
 
-    ``theme=None``: the figure keeps the near-black, projector-sized fonts of
-    ``viz.style`` instead of Streamlit's grey theme. A figure still to encode (or to
-    enlarge) is a heavy step: a run that makes way does so first (``ui.lanes``); an
-    encoded one is only handed over.
+    The figure keeps the near-black, projector-sized fonts of ``viz.style``. A figure
+    still to encode (or to enlarge) is a heavy step: a run that makes way does so first
+    (``ui.lanes``); an encoded one is only handed over.
     """
     if presenter.is_on() or not isinstance(fig, Encoded):
         lanes.make_way()
+    if isinstance(fig, BaseFigure):
+        fig = fig.to_plotly_json()
     if presenter.is_on():  # a new layout on the same traces: no computation
-        if isinstance(fig, Encoded):
-            fig = fig.spec()
-        spec = fig if isinstance(fig, dict) else fig.to_plotly_json()
+        spec = fig.spec() if isinstance(fig, Encoded) else fig
         fig = enlarged(spec, max_height=presenter.fold_px())
-    if isinstance(fig, Encoded):
-        fig = Prebuilt(fig)
-    elif isinstance(fig, dict):
-        fig = Prebuilt(vspec.wired(fig))
-    if on_select is None:
-        st.plotly_chart(fig, config=PLOT_CONFIG, key=key, theme=None)
-        return
-    st.plotly_chart(fig, config=PLOT_CONFIG, key=key, theme=None, on_select=on_select,
-                    selection_mode="points")  # fmt: skip
+    if not isinstance(fig, Encoded):
+        fig = encode(vspec.wired(fig))
+    chart.show(fig.json, PLOT_CONFIG, key=key, on_click=on_select, instant=instant_row)
 
 
 def vega_lite(spec: dict) -> None:

@@ -94,9 +94,25 @@ def shown_head(page) -> dict:
     )
 
 
+COUNT_DRAWS_JS = """() => {
+    const gd = document.querySelector('.st-key-attn_big .js-plotly-plot');
+    window.__big = gd;
+    gd.__draws = 0;
+    gd.on('plotly_afterplot', () => (gd.__draws += 1));
+}"""
+DRAWS_JS = """() => {
+    const gd = document.querySelector('.st-key-attn_big .js-plotly-plot');
+    const seen = [gd === window.__big, gd.__draws];
+    gd.__draws = 0;
+    return seen;
+}"""
+
+
 def test_every_head_of_a_layer_draws_its_own_figures(page, server_url):
     """Click through every head of layer 1: each click redraws the big heatmap and the
-    query's row bars under it with that head's weights, different from every other head's."""
+    query's row bars under it with that head's weights, different from every other head's;
+    the chart is the same element throughout and draws once per click (ui.chart;
+    Streamlit's own chart made a new element and drew it three times)."""
     query = urllib.parse.urlencode(
         {"text": "the old man walked home . the old man walked home .", "layer": 1, "head": 0}
     )
@@ -106,6 +122,7 @@ def test_every_head_of_a_layer_draws_its_own_figures(page, server_url):
         "() => document.querySelector('.st-key-attn_big .js-plotly-plot')?.layout?.title"
     )
     seen = {0: shown_head(page)}
+    page.evaluate(COUNT_DRAWS_JS)
     open_dropdown(page, page.locator(".st-key-head"))
     n_heads = page.get_by_role("option").count()  # the model's heads: 0 .. H-1
     page.keyboard.press("Escape")
@@ -119,7 +136,9 @@ def test_every_head_of_a_layer_draws_its_own_figures(page, server_url):
             "?.layout?.title?.text === t",
             arg=title,
         )
+        page.wait_for_function("() => window.__big.__draws >= 1")
         wait_idle(page)
+        assert page.evaluate(DRAWS_JS) == [True, 1], "one element, drawn once per click"
         seen[head] = shown_head(page)
         assert seen[head]["title"] == title
         assert f"head={head}" in page.url

@@ -15,6 +15,8 @@ import json
 import numpy as np
 import pyarrow as pa
 
+from tests.helpers.charts import plotly_charts
+
 
 def decoded(value):
     """``value`` with plotly typed arrays (``{"dtype", "bdata", "shape"}``) and numbers
@@ -55,7 +57,7 @@ def _vega(proto) -> dict:
 def shown(at) -> dict:
     """Every plotly chart, Vega-Lite chart and table of the page, in page order."""
     return {
-        "plotly": [decoded(json.loads(el.proto.spec)) for el in at.get("plotly_chart")],
+        "plotly": [decoded(el.spec) for el in plotly_charts(at)],
         "vega_lite": [_vega(el.proto) for el in at.get("vega_lite_chart")],
         "tables": [
             decoded(json.loads(el.value.to_json(orient="split", index=False)))

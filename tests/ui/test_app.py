@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from models.config import SHIPPED_KINDS
 from tests.helpers import ROOT
+from tests.helpers.charts import plotly_charts
 from ui.visualizer import VIEWS
 
 APP = str(ROOT / "app.py")
@@ -24,7 +25,7 @@ def new_app(**params) -> AppTest:
 
 
 def plotly_specs(at: AppTest) -> list[dict]:
-    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    return [el.spec for el in plotly_charts(at)]
 
 
 def decode(z) -> np.ndarray:
@@ -60,7 +61,7 @@ def app() -> AppTest:
 def test_default_sentence_renders_every_view(app, view):
     app.segmented_control(key="view").set_value(view).run()
     no_errors(app)
-    assert app.get("plotly_chart") or app.get("vega_lite_chart") or app.dataframe
+    assert plotly_charts(app) or app.get("vega_lite_chart") or app.dataframe
 
 
 def test_sentence_model_layer_head_change_the_figures():
@@ -271,7 +272,7 @@ def test_the_recurrence_slider_sits_in_the_section_it_controls():
     order = [
         el.key or el.value if el.type in ("slider", "subheader") else getattr(el, "key", None)
         for el in at.main
-        if el.type in ("slider", "subheader", "plotly_chart")
+        if el.type in ("slider", "subheader", "bidi_component")
     ]
     rnn = next(o for o in order if str(o).startswith("Linear attention as an RNN"))
     assert order.index("mask_panels") < order.index(rnn) < order.index("rec_step")

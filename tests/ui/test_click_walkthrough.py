@@ -9,11 +9,12 @@ from tests.helpers.pages import open_page
 from ui.click import clicked_row
 
 
-def test_the_clicked_row_is_the_last_clicked_points_customdata():
-    event = {"selection": {"points": [{"x": "2·and", "customdata": 4}, {"customdata": 7}]}}
-    assert clicked_row(event) == 7
-    assert clicked_row({"selection": {"points": []}}) is None
-    assert clicked_row({"selection": {"points": [{"x": "bar"}]}}) is None  # a bar: no row
+def test_the_clicked_row_is_the_clicked_points_customdata():
+    assert clicked_row({"click": {"customdata": 7}}) == 7  # ui.chart's trigger value
+    assert clicked_row({"click": {"customdata": 7.0}}) == 7
+    assert clicked_row({"click": None}) is None  # no click in this run
+    assert clicked_row({"click": {"customdata": True}}) is None
+    assert clicked_row({"click": {"customdata": "2"}}) is None
     assert clicked_row(None) is None
 
 

@@ -3,12 +3,12 @@ one measurement is shown to every session."""
 
 from __future__ import annotations
 
-import json
 import time
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.helpers.charts import plotly_charts
 from tests.helpers.pages import open_page
 from ui.complexity import COMPARED, Measured, memory_note, shared
 
@@ -35,11 +35,11 @@ def test_page_renders_without_measuring():
     no_errors(at)
     assert at.title[0].value == "Complexity, measured live"
     assert at.button(key="cx_measure")
-    assert not at.get("plotly_chart")  # nothing is measured on a plain rerun
+    assert not plotly_charts(at)  # nothing is measured on a plain rerun
 
 
 def _titles(at: AppTest) -> list[str]:
-    specs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    specs = [el.spec for el in plotly_charts(at)]
     return [s["layout"]["title"]["text"] for s in specs]
 
 
@@ -50,10 +50,7 @@ def _small(at: AppTest) -> AppTest:
 
 
 def _specs(at: AppTest) -> dict:
-    return {
-        s["layout"]["title"]["text"]: s
-        for s in (json.loads(el.proto.spec) for el in at.get("plotly_chart"))
-    }
+    return {s["layout"]["title"]["text"]: s for s in (el.spec for el in plotly_charts(at))}
 
 
 @pytest.mark.slow
@@ -79,14 +76,14 @@ def test_measure_shows_loglog_and_generation_figures():
     mem = specs["Memory vs length"]
     ys = [y for t in mem["data"] if not t["name"].startswith("fit") for y in t["y"]]
     assert len(ys) == 6 and all(y > 0 for y in ys)
-    # the figures keep viz.style's projector fonts, not Streamlit's grey theme
-    assert all(el.proto.theme != "streamlit" for el in at.get("plotly_chart"))
+    # the figures keep viz.style's projector fonts (ui.chart applies no theme)
+    assert all(c.spec["layout"]["font"]["size"] >= 14 for c in plotly_charts(at))
     text = " ".join(md.value for md in at.markdown)
     assert "recomputing the prefix" in text and "key/value cache" in text
     assert "Baseline" in text
     assert "Over the longest doubling** (T = 128 → 256)" in text and "Memory slopes" in text
     at.run()  # a plain rerun keeps the results without measuring again
-    assert len(at.get("plotly_chart")) == len(specs)
+    assert len(plotly_charts(at)) == len(specs)
     assert shared().results[(256, 32)].results["scaling"] is sc
 
 

@@ -15,6 +15,7 @@ from inference.analysis import analyze
 from inference.delta_rule import delta_step
 from inference.runtime import load_shipped
 from tests.helpers import EXPORTED
+from tests.helpers.charts import plotly_charts
 from tests.helpers.pages import APP, open_page
 
 
@@ -31,7 +32,7 @@ def no_errors(at: AppTest) -> None:
 
 
 def chart_keys(at: AppTest) -> list[str]:
-    return [el.key for el in at.get("plotly_chart")]
+    return [el.key for el in plotly_charts(at)]
 
 
 def test_the_mask_view_steps_erase_then_write_beside_the_additive_state():
@@ -49,13 +50,13 @@ def test_the_mask_view_steps_erase_then_write_beside_the_additive_state():
     step = delta_step(analyze(model, at.text_area(key="text").value, recurrent=False), 1, 2, 3)
     shown = next(m.value for m in at.markdown if m.value.startswith("Token 3:"))
     assert f"β = **{step.beta:.2f}**" in shown and f"**{step.recall_after:.0%}** after" in shown
-    after = json.loads(at.get("plotly_chart")[chart_keys(at).index("delta_after")].proto.spec)
+    after = plotly_charts(at)[chart_keys(at).index("delta_after")].spec
     assert after["layout"]["title"]["text"].startswith("S_3")
 
 
 def test_the_implied_matrix_is_drawn_signed():
     at = new_app(model="delta", view="mask")
-    panels = json.loads(at.get("plotly_chart")[0].proto.spec)
+    panels = plotly_charts(at)[0].spec
     weights = [t for t in panels["data"] if t["type"] == "heatmap"][2]
     assert weights["zmid"] == 0 and weights["zmin"] == -weights["zmax"]
     assert any("can be negative" in m.value for m in at.markdown)
@@ -100,7 +101,7 @@ def test_the_forgetting_lesson_runs_the_three_models_and_draws_the_cards_accurac
     assert {"forget_answers", "forget_accuracy", "forget_capacity"} <= set(chart_keys(at))
     at.slider(key="recall_pairs").set_value(16).run()
     no_errors(at)
-    bars = json.loads(at.get("plotly_chart")[chart_keys(at).index("forget_answers")].proto.spec)
+    bars = plotly_charts(at)[chart_keys(at).index("forget_answers")].spec
     assert [len(t["x"]) for t in bars["data"]] == [16, 16, 16]
     probs = [
         np.asarray(t["y"]["bdata"] if isinstance(t["y"], dict) else t["y"]) for t in bars["data"]
@@ -111,16 +112,12 @@ def test_the_forgetting_lesson_runs_the_three_models_and_draws_the_cards_accurac
 def test_the_attention_view_draws_signed_weights_on_a_diverging_scale():
     at = new_app(model="delta", view="attention")
     no_errors(at)
-    specs = {el.key: json.loads(el.proto.spec) for el in at.get("plotly_chart")}
+    specs = {el.key: el.spec for el in plotly_charts(at)}
     big = next(t for t in specs["attn_big"]["data"] if t["type"] == "heatmap")
     assert big["zmid"] == 0 and big["zmin"] == -big["zmax"] < 0
     grid = specs["attn_grid"]["layout"]["coloraxis"]
     assert grid["cmid"] == 0 and grid["cmin"] == -grid["cmax"]
     assert any("not a distribution" in c.value for c in at.caption)
     soft = new_app(model="softmax", view="attention")  # softmax: 0..1, sequential
-    heat = next(
-        t
-        for t in json.loads(soft.get("plotly_chart")[0].proto.spec)["data"]
-        if t["type"] == "heatmap"
-    )
+    heat = next(t for t in plotly_charts(soft)[0].spec["data"] if t["type"] == "heatmap")
     assert (heat["zmin"], heat["zmax"]) == (0.0, 1.0) and "zmid" not in heat

@@ -1,21 +1,20 @@
-"""ui.figures: an encoded figure reaches the browser byte for byte as plotly.io would
-have written its spec, with its height, however large it is."""
+"""ui.figures: an encoded figure is byte for byte what plotly.io writes for its spec,
+with its height, however large it is."""
 
 from __future__ import annotations
 
 import plotly.io
 import pytest
-from plotly.tools import return_figure_from_figure_or_data
-from streamlit.elements.plotly_chart import _resolve_content_height
 
 from ui import figures
-from ui.figures import Prebuilt, encode
+from ui.figures import Encoded, encode
 
 
 def sent(fig) -> str:
-    """What ``st.plotly_chart`` (Streamlit 1.67) puts in its proto for ``fig``."""
-    figure = return_figure_from_figure_or_data(Prebuilt(fig), validate_figure=True)
-    return plotly.io.to_json(figure, validate=False)
+    """The figure's JSON: ours for an encoded figure, plotly.io's for a spec."""
+    if isinstance(fig, Encoded):
+        return fig.json.decode()
+    return plotly.io.to_json(fig, validate=False)
 
 
 def spec_with(text: str) -> dict:
@@ -26,7 +25,7 @@ def spec_with(text: str) -> dict:
 
 
 @pytest.mark.parametrize("size", [10, 3 * figures.PIECE_BYTES])
-def test_an_encoded_figure_is_sent_as_plotly_io_sends_its_spec(size):
+def test_an_encoded_figure_is_what_plotly_io_writes_for_its_spec(size):
     # every character plotly.io escapes, and the two line separators placed where a
     # piece may end: a split UTF-8 character would escape the replacement
     unit = "x/<>\u2028é\u2029"
@@ -37,10 +36,9 @@ def test_an_encoded_figure_is_sent_as_plotly_io_sends_its_spec(size):
     assert "\u2028" not in sent(encoded) and "/" not in sent(encoded)
 
 
-def test_the_height_streamlit_reads_is_the_specs():
-    assert _resolve_content_height("content", Prebuilt(encode(spec_with(""))).to_dict()) == 321
-    no_height = {"data": [], "layout": {}}
-    assert _resolve_content_height("content", Prebuilt(encode(no_height)).to_dict()) == 450
+def test_the_height_is_the_specs():
+    assert encode(spec_with("")).height == 321
+    assert encode({"data": [], "layout": {}}).height is None  # ui/chart.js: 450 px
 
 
 def test_an_encoded_figure_decodes_to_its_spec():

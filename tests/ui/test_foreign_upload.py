@@ -5,13 +5,13 @@ graph lacks; a graph without attention is refused with what was looked for."""
 from __future__ import annotations
 
 import base64
-import json
 
 import pytest
 from streamlit.testing.v1 import AppTest
 from tokenizers import Tokenizer
 
 from tests.helpers import ROOT
+from tests.helpers.charts import plotly_charts
 from tests.helpers.foreign_lm import char_tokenizer_json, export, tiny_lm
 from tests.helpers.nanogpt_layout import V
 from tests.helpers.pages import open_page
@@ -30,7 +30,7 @@ def errors(at) -> list:
 
 
 def chart(at, key: str) -> dict:
-    return json.loads(next(c for c in at.get("plotly_chart") if c.key == key).proto.spec)
+    return next(c for c in plotly_charts(at) if c.key == key).spec
 
 
 @pytest.mark.slow

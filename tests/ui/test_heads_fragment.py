@@ -5,7 +5,6 @@ and the pickers are the same widgets as the sidebar's on the other pages."""
 from __future__ import annotations
 
 import asyncio
-import json
 import urllib.parse
 
 import pytest
@@ -17,6 +16,7 @@ from bench.concurrency import is_right
 from bench.stclient import Session
 from inference.analysis import analyze
 from tests.helpers import ROOT
+from tests.helpers.charts import plotly_charts
 from tests.helpers.pages import open_page
 
 pytestmark = pytest.mark.xdist_group("browser")  # the shared server's worker
@@ -72,6 +72,6 @@ def test_the_pickers_carry_from_the_visualizer_to_a_lesson_page():
     open_page("merged", at)
     assert not at.exception, [e.value for e in at.exception]
     assert (at.selectbox(key="layer").value, at.selectbox(key="head").value) == (1, 2)
-    titles = [json.loads(c.proto.spec)["layout"].get("title", {}).get("text", "")
-              for c in at.get("plotly_chart")]  # fmt: skip
+    titles = [c.spec["layout"].get("title", {}).get("text", "")
+              for c in plotly_charts(at)]  # fmt: skip
     assert any("L1 H2" in t for t in titles), titles  # the lesson shows the chosen head

@@ -3,7 +3,6 @@ step is the URL's, Previous / Next walk the path."""
 
 from __future__ import annotations
 
-import json
 import urllib.parse
 
 import numpy as np
@@ -12,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from inference.analysis import analyze
 from inference.block import block_numbers, block_outputs
+from tests.helpers.charts import plotly_charts
 from tests.helpers.pages import APP, open_page
 from tests.ui import figure_data as fd
 from ui import loaders
@@ -19,7 +19,7 @@ from ui.lecture.story import STEPS
 
 
 def _charts(at: AppTest) -> int:
-    return len(at.get("plotly_chart")) + len(at.get("vega_lite_chart"))
+    return len(plotly_charts(at)) + len(at.get("vega_lite_chart"))
 
 
 @pytest.fixture(scope="module")
@@ -126,7 +126,7 @@ def test_the_block_step_shows_the_graphs_numbers(model):
     at.query_params.update(step=str(BLOCK_STEP), model=model, layer="1")
     open_page("lecture", at.run())
     assert not at.exception, [e.value for e in at.exception]
-    bars, token_sum, flow = (fd.decoded(json.loads(c.proto.spec)) for c in at.get("plotly_chart"))
+    bars, token_sum, flow = (fd.decoded(c.spec) for c in plotly_charts(at))
     sel_text = at.text_area(key="text").value
     shipped = loaders.shipped_model(model)
     result = analyze(shipped, sel_text, recurrent=False)

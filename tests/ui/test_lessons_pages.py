@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import json
 
 import numpy as np
 import pytest
@@ -11,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from models.config import SHIPPED_KINDS
 from tests.helpers import EXPORTED
+from tests.helpers.charts import plotly_charts
 from tests.helpers.pages import APP, open_page
 
 PAGES = ("soft-hard", "scoring", "kernel", "merged")
@@ -29,7 +29,7 @@ def _decode(z) -> np.ndarray:
 
 
 def heatmaps(at: AppTest) -> list[np.ndarray]:
-    specs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    specs = [el.spec for el in plotly_charts(at)]
     return [_decode(t["z"]) for s in specs for t in s["data"] if t["type"] == "heatmap"]
 
 
@@ -48,7 +48,7 @@ def test_every_lesson_renders(app, url_path, model):
     open_page(url_path, app)
     app.radio(key="model").set_value(model).run()
     no_errors(app)
-    assert app.title and app.get("plotly_chart") and app.metric
+    assert app.title and plotly_charts(app) and app.metric
     assert app.latex  # the formulas
 
 
@@ -148,7 +148,7 @@ def test_merged_caption_describes_the_matrix_shown():
     at.radio(key="model").set_value("softmax").run()
     no_errors(at)
     C, D = model.config.d_model, model.config.d_head
-    specs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    specs = [el.spec for el in plotly_charts(at)]
     shown = next(s for s in specs if "W_QK of" in s["layout"].get("title", {}).get("text", ""))
     assert _decode(shown["data"][0]["z"]).shape == (C + 1, C + 1)
     captions = " ".join(c.value for c in at.caption)
@@ -257,8 +257,8 @@ def test_merged_form_axes_read_as_they_are():
     at = open_page("merged")
     no_errors(at)
     specs = {}
-    for el in at.get("plotly_chart"):
-        spec = json.loads(el.proto.spec)
+    for el in plotly_charts(at):
+        spec = el.spec
         specs[spec["layout"].get("title", {}).get("text", "")] = spec
     wqk = next(s for t, s in specs.items() if t.startswith("W_QK of"))
     heat = next(t for t in wqk["data"] if t["type"] == "heatmap")

@@ -7,14 +7,15 @@ import json
 import numpy as np
 
 from inference.sampling import Sampling, distribution
+from tests.helpers.charts import plotly_charts
 from tests.helpers.pages import open_page
 
 
 def _bars(at) -> tuple[list[str], np.ndarray]:
     spec = next(
-        json.loads(el.proto.spec)
-        for el in at.get("plotly_chart")
-        if "Next token after" in json.dumps(json.loads(el.proto.spec)["layout"].get("title", {}))
+        el.spec
+        for el in plotly_charts(at)
+        if "Next token after" in json.dumps(el.spec["layout"].get("title", {}))
     )
     trace = spec["data"][0]
     x = trace["x"]

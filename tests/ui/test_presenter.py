@@ -3,11 +3,10 @@ captions fold under Notes, the figures get projector-sized text."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.helpers.charts import plotly_charts
 from tests.helpers.pages import APP, open_page
 from ui.visualizer import VIEWS
 
@@ -22,7 +21,7 @@ def presenting() -> AppTest:
 
 
 def _fonts_ok(at: AppTest) -> bool:
-    specs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    specs = [el.spec for el in plotly_charts(at)]
     return all(s["layout"].get("font", {}).get("size", 0) >= 20 for s in specs)
 
 
@@ -31,8 +30,8 @@ def _plays(at: AppTest) -> int:
     annotation a frame sets must be projector-sized (a frame's annotations replace the
     figure's while it plays)."""
     played = 0
-    for el in at.get("plotly_chart"):
-        spec = json.loads(el.proto.spec)
+    for el in plotly_charts(at):
+        spec = el.spec
         if spec["layout"].get("updatemenus"):
             played += 1
             assert spec.get("frames"), el.proto.id  # presenter mode dropped them once

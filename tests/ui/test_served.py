@@ -16,6 +16,7 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from tests.helpers import ROOT
+from tests.helpers.charts import plotly_charts
 from tests.helpers.gpt2_folder import gpt2_model, save_folder
 from tests.helpers.pages import open_page
 from ui import served, served_cache
@@ -150,7 +151,7 @@ def test_the_app_serves_the_folder_in_every_view(app_with_served):
         at.segmented_control(key="view").set_value(view).run()
         assert not at.exception, [e.value for e in at.exception]
         assert not at.error, (view, [e.value for e in at.error])
-        assert at.get("plotly_chart") or at.get("vega_lite_chart") or at.dataframe, view
+        assert plotly_charts(at) or at.get("vega_lite_chart") or at.dataframe, view
     assert any(plain("tiny-gpt2 (served)") in m.value for m in at.markdown)  # beside linear
     open_page("merged", at)  # the lesson reads the memory-mapped weights
     assert not at.exception, [e.value for e in at.exception]

@@ -7,6 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.helpers import ROOT
+from tests.helpers.charts import plotly_charts
 from tests.ui.test_upload import digits_onnx, upload  # noqa: F401 - a fixture
 from ui import specs
 from ui.loaders import UPLOAD_CACHE
@@ -42,8 +43,8 @@ def test_the_second_student_on_a_sentence_computes_no_figure():
     assert ("attention", "linear", TEXT, (1, 2, "selected head", T_TEXT - 1)) in keys
     second = session(view="attention", layer=1, head=2)
     assert cached() == keys  # nothing new: the same specs, shared
-    assert [c.proto.spec for c in second.get("plotly_chart")] == [
-        c.proto.spec for c in first.get("plotly_chart")
+    assert [c.figure_json for c in plotly_charts(second)] == [
+        c.figure_json for c in plotly_charts(first)
     ]
     second.selectbox(key="head").set_value(3).run()  # another head: its figure only
     assert {key[0] for key in cached() - keys} == {"attention"}
@@ -63,7 +64,7 @@ def test_kept_plotly_specs_are_bytes_the_cyclic_collector_never_walks():
     attention = [v for k, v in specs.shared()["per_head"]._values.items() if k[0] == "attention"]
     spec = specs.unpacked(attention[0])
     assert spec["frames"] and spec is not specs.unpacked(attention[0])  # a new copy each use
-    sent = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    sent = [c.spec for c in plotly_charts(at)]
     assert json.loads(json.dumps(spec)) in sent  # the browser gets the figure as it was built
     vega = {"$schema": "vega-lite", "data": {"name": "t"}, "datasets": {"t": b"arrow"}}
     assert specs.packed(vega) is vega  # a Vega-Lite spec with Arrow tables: as it is
@@ -83,7 +84,7 @@ def test_an_uploads_figures_stay_in_its_session(digits_onnx):  # noqa: F811
     at = upload(list(digits_onnx.items()))
     assert not at.exception and at.radio(key="model").value == "upload"
     at.text_area(key="text").set_value("12+3=15").run()
-    assert not at.exception and at.get("plotly_chart")
+    assert not at.exception and plotly_charts(at)
     assert not [key for key in cached() if key[1] == "upload"]
     mine = at.session_state[UPLOAD_CACHE]["specs"]
     assert {key[0] for key in mine} >= {"attention", "head_grid"}

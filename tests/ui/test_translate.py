@@ -3,12 +3,11 @@ translation models: translations, the four views, and bad input as one clear not
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
 from corpus.translation import translate
+from tests.helpers.charts import plotly_charts
 from tests.helpers.pages import open_page
 from tests.ui.figure_data import decoded
 from tests.ui.test_lessons_pages import _decode
@@ -46,7 +45,7 @@ def test_every_view_draws(page):
     for view in ("alignment", "steps", "self-attention", "context"):
         page.segmented_control(key="tview").set_value(view).run()
         no_errors(page)
-        assert page.get("plotly_chart"), view
+        assert plotly_charts(page), view
         texts = [e.value for kind in ("markdown", "caption", "info") for e in page.get(kind)]
         assert not [t for t in texts if re.search(r"\b(True|False|None)\b", str(t))], view
     assert any("read the same vector: all 128 numbers" in c.value for c in page.caption)
@@ -54,14 +53,14 @@ def test_every_view_draws(page):
 
 def test_the_alignment_matrix_overlays_the_gold_alignment(page):
     page.segmented_control(key="tview").set_value("alignment").run()
-    spec = json.loads(page.get("plotly_chart")[0].proto.spec)
+    spec = plotly_charts(page)[0].spec
     heat = next(t for t in spec["data"] if t["type"] == "heatmap")
     gold = next(t for t in spec["data"] if t.get("name") == "gold alignment")
     z = _decode(heat["z"])
     assert np.allclose(z.sum(1), 1.0, atol=1e-5)  # each output row sums to 1
     assert len(gold["x"]) == len(translate(SENTENCE.split()).target)
     page.checkbox(key="gold_overlay").uncheck().run()
-    spec = json.loads(page.get("plotly_chart")[0].proto.spec)
+    spec = plotly_charts(page)[0].spec
     assert not any(t.get("name") == "gold alignment" for t in spec["data"])
 
 
@@ -108,11 +107,7 @@ def test_the_decoding_steps_play_in_the_browser(page):
     for kind in ("bahdanau", "transformer"):
         page.radio(key="steps_kind").set_value(kind).run()
         no_errors(page)
-        played = next(
-            json.loads(el.proto.spec)
-            for el in page.get("plotly_chart")
-            if json.loads(el.proto.spec).get("frames")
-        )
+        played = next(el.spec for el in plotly_charts(page) if el.spec.get("frames"))
         frames = played["frames"]
         assert len(frames) >= 3 and frames[0]["layout"]["title"]["text"].startswith("step 0")
         for frame in frames:
@@ -153,12 +148,12 @@ def test_everyday_sentences_draw_on_every_view_and_model(text):
     for view in ("alignment", "steps", "self-attention", "context"):
         at.segmented_control(key="tview").set_value(view).run()
         no_errors(at)
-        assert at.get("plotly_chart"), view
+        assert plotly_charts(at), view
     at.segmented_control(key="tview").set_value("steps").run()
     for kind in ("bahdanau", "transformer", "gru"):
         at.radio(key="steps_kind").set_value(kind).run()
         no_errors(at)
-        assert at.get("plotly_chart"), kind
+        assert plotly_charts(at), kind
 
 
 def _open_translate(params: dict[str, str]):

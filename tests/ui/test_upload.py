@@ -3,7 +3,6 @@ are refused with a message and the previous model stays usable."""
 
 from __future__ import annotations
 
-import json
 import pickle
 
 import onnx
@@ -16,6 +15,7 @@ from models.config import ModelConfig
 from models.tokenizer import build_tokenizer
 from models.transformer import Transformer
 from tests.helpers import ROOT, hostile, hostile_onnx
+from tests.helpers.charts import plotly_charts
 from tests.helpers.checkpoints import DIGITS
 from tests.helpers.nanogpt_layout import ARGS, ckpt_bytes, meta_bytes, nanogpt_state
 from ui.text import plain
@@ -76,7 +76,7 @@ def upload(files: list[tuple[str, bytes]]) -> AppTest:
 
 def assert_usable(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
-    assert at.get("plotly_chart"), "the page should still show the attention figures"
+    assert plotly_charts(at), "the page should still show the attention figures"
 
 
 @pytest.mark.slow
@@ -92,7 +92,7 @@ def test_our_checkpoint_uploads_and_shows_heads(our_checkpoint):
         assert not at.exception, view
     at.segmented_control(key="view").set_value("compare").run()  # beside the other kind
     assert not at.exception and not at.error
-    keys = [c.key for c in at.get("plotly_chart")]
+    keys = [c.key for c in plotly_charts(at)]
     assert keys == ["cmp_upload", "cmp_softmax"]  # a linear upload beside shipped softmax
     assert any("Your model" in m.value for m in at.markdown)
 
@@ -132,7 +132,7 @@ def test_an_uploaded_graph_generates_in_its_worker_with_the_chosen_sampling(digi
 def test_whitespace_tokens_of_a_character_model_are_visible_everywhere(digits_onnx):
     at = upload(list(digits_onnx.items()))
     at.text_area(key="text").set_value("1 2").run()
-    big = json.loads(at.get("plotly_chart")[0].proto.spec)
+    big = plotly_charts(at)[0].spec
     assert big["data"][0]["x"] == ["0·1", "1·␣", "2·2"]  # axes and hover
     at.segmented_control(key="view").set_value("predict").run()
     assert not at.exception and not at.error
@@ -140,7 +140,7 @@ def test_whitespace_tokens_of_a_character_model_are_visible_everywhere(digits_on
     assert list(table["token"]) == ["1", "␣", "2"]
     shown = {t for col in table.columns if col.startswith("#") for t in table[col]}
     assert "" not in shown and " " not in shown  # a space comes out as ␣, never blank
-    topk = json.loads(at.get("plotly_chart")[0].proto.spec)
+    topk = plotly_charts(at)[0].spec
     assert " " not in topk["data"][0]["y"] and "" not in topk["data"][0]["y"]
 
 

@@ -5,10 +5,9 @@ size refusal, a long sentence's layout) is in tests/e2e."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
+from tests.helpers.charts import plotly_charts
 from tests.helpers.gpt2_folder import gpt2_model, save_folder
 from tests.helpers.gpt2_tokenizer import gpt2_style_tokenizer
 from tests.helpers.nanogpt_layout import ARGS, ckpt_bytes, nanogpt_state
@@ -24,7 +23,7 @@ def no_errors(at, where: str = "") -> None:
 
 def axis(at) -> list[str]:
     """The token labels of the main heatmap's key axis."""
-    return json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]["x"]
+    return plotly_charts(at)[0].spec["data"][0]["x"]
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +49,7 @@ def test_a_converted_gpt2_folder_uploads_and_draws_every_view(converted_gpt2):
     for view in VIEWS:
         at.segmented_control(key="view").set_value(view).run()
         no_errors(at, view)
-        assert at.get("plotly_chart") or at.get("vega_lite_chart") or at.dataframe, view
+        assert plotly_charts(at) or at.get("vega_lite_chart") or at.dataframe, view
 
 
 @pytest.mark.slow

@@ -7,6 +7,7 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from tests.helpers import EXPORTED, ROOT
+from tests.helpers.charts import plotly_charts
 from ui.loaders import UPLOAD_KEY
 
 
@@ -25,7 +26,7 @@ def test_a_loaded_model_leaves_the_uploader_empty_and_another_can_follow():
     assert at.radio(key="model").value == "upload"
     assert not at.file_uploader[0].value  # the files left with the load
     assert at.file_uploader[0].key == "upload_files_1"  # a new, empty widget
-    assert at.get("plotly_chart"), "the uploaded model's heads are shown"
+    assert plotly_charts(at), "the uploaded model's heads are shown"
     _load(at, "linear.inspect.onnx")  # the next upload replaces it
     assert at.radio(key="model").value == "upload" and not at.file_uploader[0].value
     assert at.selectbox(key="head").options == ["0", "1", "2", "3"]

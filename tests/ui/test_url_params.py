@@ -14,6 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.helpers import ROOT
+from tests.helpers.charts import plotly_charts
 from ui.link import MAX_URL_TEXT, URL_KEYS
 from ui.visualizer import VIEWS
 
@@ -68,7 +69,7 @@ def about(lines: list[str], key: str) -> list[str]:
 def works(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
-    assert at.get("plotly_chart") or at.get("vega_lite_chart") or at.dataframe or at.info
+    assert plotly_charts(at) or at.get("vega_lite_chart") or at.dataframe or at.info
 
 
 def expected_text(raw: str) -> str | None:
