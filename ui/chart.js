@@ -12,18 +12,25 @@ function plotlyFrom(chunk) {
   return loading[url];
 }
 
-// Each chart draws in a task of its own, in the order the page gave them: the browser may
-// paint the first (the view's main chart, on top) before the next one draws.
+// Each chart draws in a task of its own, in the order the page gave them: the first at
+// once (the view's main chart, on top), each next one after the browser painted.
 const queue = [];
+let drawing = false;
 function later(draw) {
   queue.push(draw);
-  if (queue.length === 1) setTimeout(next, 0);
+  if (!drawing) next();
 }
 function next() {
   const draw = queue.shift();
-  Promise.resolve(draw()).finally(() => {
-    if (queue.length) requestAnimationFrame(() => setTimeout(next, 0)); // after a paint
-  });
+  if (!draw) {
+    drawing = false;
+    return;
+  }
+  drawing = true;
+  Promise.resolve()
+    .then(draw)
+    .catch((error) => console.error(error))
+    .finally(() => requestAnimationFrame(() => setTimeout(next, 0)));
 }
 
 const EXPAND = "M3 3h7v2H5v5H3zm11 0h7v7h-2V5h-5zM3 14h2v5h5v2H3zm16 0h2v7h-7v-2h5z";
