@@ -8,7 +8,7 @@ function plotlyFrom(chunk) {
   if (window.Plotly) return Promise.resolve(window.Plotly);
   const app = document.querySelector('script[type="module"][src*="/static/js/"]');
   const url = new URL(chunk, app ? app.src : document.baseURI).href;
-  loading[url] = loading[url] || import(url).then(() => window.Plotly);
+  loading[url] ||= import(url).then(() => window.Plotly || Promise.reject(new Error(`${chunk} set no window.Plotly`)));
   return loading[url];
 }
 
@@ -90,9 +90,13 @@ export default function ({ data, parentElement, setTriggerValue }) {
   if (gd.__text === text) return cleanup;
   gd.__text = text;
   const { figure, config, chunk, clicks, instant } = JSON.parse(text);
+  gd.__clicks = clicks;
   gd.__instant = instant;
   gd.style.minHeight = `${figure.layout.height || 450}px`; // its place kept while plotly.js loads
-  plotlyFrom(chunk).then((P) => later(() => {
+  const failed = (error) => {
+    gd.textContent = `This chart could not be drawn: plotly.js did not load (${error}). Reload the page.`;
+  };
+  plotlyFrom(chunk).catch(failed).then((P) => P && later(() => {
     if (gd.__text !== text) return; // a newer figure arrived meanwhile
     const layout = { ...figure.layout, autosize: true };
     gd.__height = figure.layout.height;
@@ -104,11 +108,11 @@ export default function ({ data, parentElement, setTriggerValue }) {
       gd.__config = { ...config, modeBarButtonsToAdd: [fullscreenButton(parentElement, gd, P)] };
     }
     const drawn = P.react(gd, { data: figure.data, layout, frames: figure.frames || [], config: gd.__config });
-    if (clicks && !gd.__clicks) {
-      gd.__clicks = true;
+    if (!gd.__listening) {
+      gd.__listening = true;
       gd.on("plotly_click", (event) => {
         const point = (event.points || []).find((p) => Number.isInteger(p.customdata));
-        if (!point) return;
+        if (!gd.__clicks || !point) return;
         gd.__trigger("click", { customdata: point.customdata });
         if (gd.__instant) showFrame(gd, window.Plotly, point.customdata);
       });
