@@ -57,7 +57,7 @@ def attention_view(sel: Selection) -> None:
             fig = specs.shown(figs.compare, name, result, layer, head)
         else:
             fig = specs.shown(figs.attention, name, result, layer, one, mode, q)
-        # a clicked row's bars are drawn before the rerun (instant_row)
+        # a clicked query's row bars are drawn in the browser before the rerun
         plot(fig, key="attn_big", on_select=click.on_click("attn_big"), instant_row=True)
     with right, presenter.notes():
         st.caption(

@@ -4,9 +4,10 @@ The heatmaps carry an invisible scatter point on every cell
 (``viz.click.add_click_layer``), whose ``customdata`` is the row, the query (Streamlit's
 own chart returned no selection for heatmaps, streamlit issue 8760; the layer also gives
 each cell its hover text). Clicking a cell sends that point's ``customdata``
-(``ui.chart``); the chart's callback writes the query into the controls that show one (the attention view's query
-token, the Predictions position) before the rerun draws them, so the row bars, the
-walk-through and the predictions follow, and the dropdown shows the same token.
+(``ui.chart``); the chart's callback writes the query into the controls that show one
+(the attention view's query token, the Predictions position) before the rerun draws
+them, so the row bars, the walk-through and the predictions follow, and the dropdown
+shows the same token.
 The mask view's panels carry the same layer (``viz.mask.with_click_layers``); the row bars
 under the attention heatmap carry each key's index, so a click on a bar makes that token
 the query at any length (the cell layers stop at 128 tokens).
@@ -20,12 +21,6 @@ from ui import chart
 
 QUERY = "_query"  # the attention view's query, kept across pages (ui.views)
 FOLLOWERS = ("query_token", "pred_pos", QUERY)  # keys that take the clicked query
-
-
-def clicked_row(state) -> int | None:
-    """The query (row) of the last clicked cell in a chart's state (``ui.chart``: its
-    ``click``), or None."""
-    return chart.clicked(state)
 
 
 def select_query(i: int) -> None:
@@ -45,7 +40,7 @@ def on_click(chart_key: str, tokens: tuple[str, ...] | None = None):
     Query token control: the mask view, the block view)."""
 
     def picked() -> None:
-        row = clicked_row(st.session_state.get(chart_key))
+        row = chart.clicked(st.session_state.get(chart_key))  # the clicked cell's query
         if row is None or (tokens is not None and not 0 <= row < len(tokens)):
             return
         select_query(row)

@@ -54,5 +54,9 @@ def test_a_keyed_chart_is_the_same_element_whatever_its_figure():
 
 
 def test_a_click_is_read_from_the_charts_state():
-    assert chart.clicked({"click": {"customdata": 4}}) == 4
-    assert chart.clicked({"click": None}) is None and chart.clicked(None) is None
+    assert chart.clicked({"click": {"customdata": 4}}) == 4  # the trigger value
+    assert chart.clicked({"click": {"customdata": 7.0}}) == 7
+    assert chart.clicked({"click": None}) is None  # no click in this run
+    assert chart.clicked(None) is None
+    assert chart.clicked({"click": {"customdata": True}}) is None
+    assert chart.clicked({"click": {"customdata": "2"}}) is None

@@ -1,21 +1,10 @@
-"""The click layer's selection read back (ui.click) and the one-query walk-through on the
-attention view (ui.walkthrough) under AppTest."""
+"""The one-query walk-through on the attention view (ui.walkthrough) under AppTest."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from tests.helpers.pages import open_page
-from ui.click import clicked_row
-
-
-def test_the_clicked_row_is_the_clicked_points_customdata():
-    assert clicked_row({"click": {"customdata": 7}}) == 7  # ui.chart's trigger value
-    assert clicked_row({"click": {"customdata": 7.0}}) == 7
-    assert clicked_row({"click": None}) is None  # no click in this run
-    assert clicked_row({"click": {"customdata": True}}) is None
-    assert clicked_row({"click": {"customdata": "2"}}) is None
-    assert clicked_row(None) is None
 
 
 def test_the_walkthrough_follows_the_query_token_and_ends_on_the_heatmap_row():
