@@ -73,12 +73,12 @@ export default function ({ data, parentElement, setTriggerValue }) {
   }
   gd.__trigger = setTriggerValue;
   if (!gd.__resize) {
-    let width = 0;
+    // A new width only (a sidebar folded, a scrollbar came): Plots.resize would drop the
+    // figure's own height too, so the width alone is set.
     gd.__resize = new ResizeObserver(() => {
       const now = parentElement.clientWidth || 0;
-      if (now && now !== width && gd._fullLayout && window.Plotly) {
-        width = now;
-        window.Plotly.Plots.resize(gd);
+      if (now && gd._fullLayout && window.Plotly && now !== gd._fullLayout.width) {
+        window.Plotly.relayout(gd, { width: now });
       }
     });
     gd.__resize.observe(parentElement);

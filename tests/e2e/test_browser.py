@@ -144,6 +144,15 @@ def test_every_head_of_a_layer_draws_its_own_figures(page, server_url):
         assert f"head={head}" in page.url
     assert len({s["z"] for s in seen.values()}) == n_heads  # every head its own weights
     assert len({s["row"] for s in seen.values()}) == n_heads
+    # a narrower window: the chart takes the new width and keeps its figure's height
+    # (plotly's Plots.resize would have dropped it)
+    height, width = page.evaluate(
+        "() => [window.__big.layout.height, window.__big._fullLayout.width]"
+    )
+    size = page.viewport_size
+    page.set_viewport_size({"width": size["width"] - 200, "height": size["height"]})
+    page.wait_for_function("(w) => window.__big._fullLayout.width < w", arg=width)
+    assert page.evaluate("() => window.__big.layout.height") == height
     assert not page.locator('[data-testid="stException"]').count()
 
 

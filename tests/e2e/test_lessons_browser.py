@@ -5,6 +5,7 @@ from __future__ import annotations
 import urllib.parse
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.helpers.browser import open_dropdown, wait_idle
 
@@ -48,8 +49,12 @@ def test_every_lesson_opens_from_the_sidebar_and_draws(app_page):
         _no_exception(page)
 
 
-def _selected(page, label: str) -> str:
-    return page.get_by_role("combobox", name=label).input_value()
+def _shows(page, layer: str, head: str) -> None:
+    """The Layer and Head pickers show ``layer`` and ``head``, once the page's run has
+    drawn them (the visualizer draws them last, in its fragment); a picker that settles
+    on another value fails."""
+    expect(page.get_by_role("combobox", name="Layer")).to_have_value(layer)
+    expect(page.get_by_role("combobox", name="Head")).to_have_value(head)
 
 
 def _url(page) -> str:
@@ -72,7 +77,7 @@ def test_a_shared_link_survives_switching_pages(page, server_url):
     for part in ("model=linear", "layer=1", "head=2", f"text={text}"):
         assert part in _url(page), page.url
     assert page.get_by_role("radio", name="linear").is_checked()
-    assert (_selected(page, "Layer"), _selected(page, "Head")) == ("1", "2")
+    _shows(page, "1", "2")
     assert page.get_by_role("textbox", name="Type a sentence").input_value() == text
     assert "L1 H2" in page.inner_text("body")  # the lesson works on the link's head
     open_dropdown(page, page.get_by_role("combobox", name="Head"))
@@ -82,7 +87,7 @@ def test_a_shared_link_survives_switching_pages(page, server_url):
     assert "head=3" in _url(page)  # the bound selectbox wrote its new value into the URL
     _open_from_sidebar(page, "Visualizer")
     page.get_by_text("max |recurrent − parallel|").first.wait_for()  # view=mask again
-    assert (_selected(page, "Layer"), _selected(page, "Head")) == ("1", "3")
+    _shows(page, "1", "3")
     for part in ("model=linear", "layer=1", "head=3", "view=mask", f"text={text}"):
         assert part in _url(page), page.url
     _no_exception(page)
