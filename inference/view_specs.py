@@ -68,9 +68,23 @@ def head_weights(result: Analysis, layer: int, head: int | None, mode: str) -> n
 
 def attention(facts: ModelFacts, result: Analysis, layer, head, mode, query) -> dict:
     """The attention view's heatmap (one head, or the mean or max over heads) with
-    query ``query``'s row as bars underneath."""
+    query ``query``'s row as bars underneath; one head's figure also carries the other
+    heads of its layer (``viz.attention.with_heads``), up to ``INSTANT_HEADS_MAX`` heads
+    and ``INSTANT_HEADS_MAX_T`` tokens."""
     weights, title = _weights(result, layer, head, mode)
-    return va.attention_with_row(weights, result.display_tokens, query, title=title)
+    fig = va.attention_with_row(weights, result.display_tokens, query, title=title)
+    n_head = result.outputs["attn"].shape[1]
+    if (
+        mode != "selected head"
+        or n_head > va.INSTANT_HEADS_MAX
+        or result.T > va.INSTANT_HEADS_MAX_T
+    ):
+        return fig
+    others = {}
+    for h in set(range(n_head)) - {head}:
+        w, title = _weights(result, layer, h, mode)
+        others[h] = va.attention_with_row(w, result.display_tokens, query, title, frames=False)
+    return va.with_heads(fig, others)
 
 
 def head_grid(facts: ModelFacts, result: Analysis) -> dict:

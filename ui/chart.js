@@ -62,6 +62,31 @@ function showFrame(gd, P, query) {
   P.update(gd, restyle, frame.layout || {}, frame.traces);
 }
 
+// A head picked in the sidebar's Head control (Streamlit's selectbox keyed "head": an
+// option of its open list): a figure that carries that head (viz.attention.with_heads)
+// is drawn at once, before the rerun sends the same head's figure with its hover text
+// and ▶ frames. A pick by keyboard, or a figure without heads, waits for the rerun.
+function pickedHead(event) {
+  const option = event.target.closest && event.target.closest('[role="option"]');
+  const picker = document.querySelector('.st-key-head [role="combobox"][aria-expanded="true"]');
+  if (!option || !picker || !window.Plotly) return;
+  for (const gd of document.querySelectorAll(".attnviz-chart")) {
+    const change = gd.__figure && (gd.__figure.heads || {})[option.textContent.trim()];
+    if (!change) continue;
+    const { data, layout } = gd.__figure;
+    window.Plotly.react(gd, {
+      data: data.map((trace, i) => ({ ...trace, ...change.data[i] })),
+      layout: { ...layout, ...change.layout, autosize: true },
+      frames: [], // that head's frames come with the rerun
+      config: gd.__config,
+    });
+  }
+}
+if (!window.__attnvizPickedHead) {
+  window.__attnvizPickedHead = true; // once per page, however often this module is loaded
+  document.addEventListener("pointerup", pickedHead, true);
+}
+
 export default function ({ data, parentElement, setTriggerValue }) {
   const text = typeof data === "string" ? data : new TextDecoder().decode(data);
   let gd = parentElement.querySelector(".attnviz-chart");
@@ -107,6 +132,7 @@ export default function ({ data, parentElement, setTriggerValue }) {
       gd.__configJSON = configJSON;
       gd.__config = { ...config, modeBarButtonsToAdd: [fullscreenButton(parentElement, gd, P)] };
     }
+    gd.__figure = figure;
     const drawn = P.react(gd, { data: figure.data, layout, frames: figure.frames || [], config: gd.__config });
     if (!gd.__listening) {
       gd.__listening = true;

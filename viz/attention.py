@@ -93,7 +93,11 @@ ROW_GAP_PX = 70  # between the heatmap and the bars: room for the bars' title
 
 
 def attention_with_row(
-    weights: object, tokens: Sequence[object], query_index: int, title: str = ""
+    weights: object,
+    tokens: Sequence[object],
+    query_index: int,
+    title: str = "",
+    frames: bool = True,
 ) -> spec.Spec:
     """The heatmap of :func:`attention_heatmap` with one query's row underneath as bars.
 
@@ -106,6 +110,7 @@ def attention_with_row(
         tokens: T token strings.
         query_index: the query whose row (weights[query_index], shape (T,)) the bars show.
         title: figure title (plotly HTML: escape user text with ``style.escape``).
+        frames: with the ▶ play frames (one per query, up to ``play.MAX_FRAMES``).
 
     Raises:
         ValueError: if weights is not square, ``len(tokens) != T`` or the query index
@@ -144,9 +149,50 @@ def attention_with_row(
     layout["uniformtext"] = {"minsize": style.SMALL_TICK_SIZE, "mode": "show"}  # never shrunk
     layout["shapes"] = [_row_outline(query_index, t)]
     layout["annotations"] = [_row_title(labels, query_index, row_top)]
-    if t <= play.MAX_FRAMES:
+    if frames and t <= play.MAX_FRAMES:
         fig["frames"] = [_query_frame(w, labels, i, row_top) for i in range(t)]
     return fig
+
+
+INSTANT_HEADS_MAX = 8  # heads a layer may have for its figures to carry each other's
+INSTANT_HEADS_MAX_T = play.MAX_FRAMES  # tokens, likewise (z of H heads rides along)
+
+
+def with_heads(fig: spec.Spec, others: dict[int, spec.Spec]) -> spec.Spec:
+    """``fig`` (an :func:`attention_with_row` figure of one head) carrying, under its
+    top-level key ``"heads"``, what differs in each other head's figure of the same
+    sentence, layer and query: ``{"<h>": {"data": [per trace, the keys that differ],
+    "layout": {the top-level keys that differ}}}``. ``ui/chart.js`` draws a head picked
+    in the Head control from it at once, before the rerun sends that head's figure.
+
+    The cells' hover text is left out (``""``: T² strings a head; the rerun brings it).
+
+    Args:
+        fig: the figure shown, built with its frames.
+        others: head -> that head's figure, built the same way (frames may be left out).
+
+    Returns:
+        ``fig`` itself, changed.
+    """
+    fig["heads"] = {str(h): _changes(fig, other) for h, other in others.items()}
+    return fig
+
+
+def _changes(base: spec.Spec, other: spec.Spec) -> dict:
+    data = [
+        {k: ("" if k == "hovertext" else v) for k, v in trace.items() if _differs(v, old.get(k))}
+        for old, trace in zip(base["data"], other["data"], strict=True)
+    ]
+    layout = {k: v for k, v in other["layout"].items() if _differs(v, base["layout"].get(k))}
+    return {"data": data, "layout": layout}
+
+
+def _differs(a: object, b: object) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return not (
+            isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.array_equal(a, b)
+        )
+    return a != b
 
 
 def _row_title(labels: list[str], query_index: int, row_top: float) -> dict:

@@ -8,7 +8,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.helpers.browser import wait_idle, wait_plot
+from tests.helpers.browser import open_dropdown, wait_idle, wait_plot
 
 COUNT_RERUNS_JS = """() => {
   const app = document.querySelector('[data-testid="stApp"]');
@@ -99,7 +99,7 @@ ROW_BARS_JS = """() => {
 
 def test_a_clicked_cell_draws_its_row_before_the_server_answers(page, server_url):
     """The row bars of a clicked cell are drawn in the browser from the figure's frames
-    (``ui.instant_row``): with the rerun held back, row 5 is outlined and its bars and
+    (``ui.chart``): with the rerun held back, row 5 is outlined and its bars and
     title shown; when the rerun goes through, the server draws the same bars."""
     held, to_server, hold = [], [], [False]
 
@@ -141,3 +141,57 @@ def test_a_clicked_cell_draws_its_row_before_the_server_answers(page, server_url
     page.wait_for_function(f"({ranges})()[0][0] !== -0.5")  # panned
     x, x_click, y, y_click = page.evaluate(ranges)
     assert x == x_click and y == y_click
+
+
+SHOWN_HEAD_JS = """() => {
+  const gd = document.querySelector('.st-key-attn_big .js-plotly-plot');
+  const frames = (gd._transitionData || {})._frames || [];
+  return {
+    title: gd.layout.title.text,
+    z: JSON.stringify(Array.from(gd._fullData[0].z, (row) => Array.from(row))),
+    bars: JSON.stringify([Array.from(gd._fullData[1].y), gd._fullData[1].text]),
+    frames: frames.length,
+  };
+}"""
+
+
+def test_a_picked_head_is_drawn_before_the_server_answers(page, server_url):
+    """A head picked in the sidebar is drawn in the browser from the figure, which carries
+    the layer's other heads (``viz.attention.with_heads``): with the rerun held back,
+    head 2's heatmap, row bars and title are shown; the server's figure for head 2,
+    when the rerun goes through, is the same (and brings its ▶ frames back)."""
+    held, to_server, hold = [], [], [False]
+
+    def route(ws):
+        to_server.append(ws.connect_to_server())
+        ws.on_message(lambda m: held.append(m) if hold[0] else to_server[-1].send(m))
+
+    page.route_web_socket("**/_stcore/stream", route)
+    page.goto(f"{server_url}/visualizer?layer=1&head=0&text=the+old+man+walked+home+.")
+    wait_idle(page)
+    page.locator(".st-key-attn_big .js-plotly-plot .main-svg").first.wait_for()
+    before = page.evaluate(SHOWN_HEAD_JS)
+    assert before["title"] == "Layer 1, head 0" and before["frames"] > 0
+    hold[0] = True
+    open_dropdown(page, page.locator(".st-key-head"))
+    page.get_by_role("option", name="2", exact=True).click()
+    page.wait_for_function(
+        "() => document.querySelector('.st-key-attn_big .js-plotly-plot')"
+        ".layout.title.text === 'Layer 1, head 2'"
+    )
+    early = page.evaluate(SHOWN_HEAD_JS)
+    assert held and early["z"] != before["z"] and early["bars"] != before["bars"]
+    hold[0] = False
+    for message in held:
+        to_server[-1].send(message)
+    page.wait_for_function(
+        "() => ((document.querySelector('.st-key-attn_big .js-plotly-plot')"
+        "._transitionData || {})._frames || []).length > 0"
+    )
+    wait_idle(page)
+    after = page.evaluate(SHOWN_HEAD_JS)
+    assert {k: after[k] for k in ("title", "z", "bars")} == {
+        k: early[k] for k in ("title", "z", "bars")
+    }  # the server's head 2: what the browser drew
+    assert "head=2" in page.url
+    assert not page.locator('[data-testid="stException"]').count()

@@ -88,6 +88,7 @@ def run_case(model: str, view: str, extra: dict) -> dict:
                 trace.pop("customdata", None)
                 trace.pop("unselected", None)
         fig.pop("frames", None)
+        fig.pop("heads", None)  # the layer's other heads, drawn at once when picked (#19)
         fig["layout"].pop("updatemenus", None)
         for key in [
             k for k, v in fig["layout"].items() if isinstance(v, dict) and "overlaying" in v

@@ -133,3 +133,37 @@ def test_attention_with_row_puts_one_query_row_under_its_column():
     assert "3·the" in fig.layout.annotations[0].text and fig.layout.title.text == "L0 H1"
     with pytest.raises(ValueError):
         attention.attention_with_row(w, TOKENS, query_index=T)
+
+
+@pytest.mark.parametrize("signed", [False, True])  # softmax rows; the delta model's signed weights
+def test_a_figure_carries_each_other_heads_figure_as_its_changes(signed):
+    """``with_heads``: the shown head's figure with another head's changes laid over it
+    (as ``ui/chart.js`` draws a picked head) is that head's own figure, but for the
+    cells' hover text (blank until the rerun) and the ▶ frames (they come with it)."""
+    rng = np.random.default_rng(3)
+    w = rng.random((3, 6, 6)) - (0.4 if signed else 0.0)  # (H, T, T)
+    w[2] *= 3.0  # another range of weights: the bars' axis and the colour scale move
+    tokens = ["the", "cat", "sat", "on", "the", "mat"]
+    figs = [attention.attention_with_row(w[h], tokens, 4, title=f"head {h}") for h in range(3)]
+    shown = attention.with_heads(
+        attention.attention_with_row(w[0], tokens, 4, title="head 0"),
+        {
+            h: attention.attention_with_row(w[h], tokens, 4, f"head {h}", frames=False)
+            for h in (1, 2)
+        },
+    )
+    assert set(shown["heads"]) == {"1", "2"}
+    for h in (1, 2):
+        change = shown["heads"][str(h)]
+        data = [{**t, **c} for t, c in zip(shown["data"], change["data"], strict=True)]
+        layout = {**shown["layout"], **change["layout"]}
+        assert layout == figs[h]["layout"]
+        for drawn, own in zip(data, figs[h]["data"], strict=True):
+            assert drawn.keys() == own.keys()
+            for key in own:
+                if key == "hovertext":
+                    assert drawn[key] == "" and len(own[key]) == 36  # until the rerun
+                else:
+                    assert np.array_equal(drawn[key], own[key]) if isinstance(
+                        own[key], np.ndarray) else drawn[key] == own[key], key  # fmt: skip
+    assert "z" in shown["heads"]["1"]["data"][0] and "title" in shown["heads"]["1"]["layout"]
