@@ -15,7 +15,9 @@ the same version as its own charts, served by the same server, cached by the bro
 A click on a point whose ``customdata`` is an integer (``viz.click``'s layer: the query
 of a cell; a bar's key) is sent back as the trigger value ``click``; ``instant`` also
 draws that query's ▶ frame at once, before the rerun (``viz.attention.attention_with_row``
-keeps each query's row bars as frame ``i``).
+keeps each query's row bars as frame ``i``). Likewise a head picked in the sidebar's Head
+list is drawn at once from a figure that carries the layer's other heads
+(``viz.attention.with_heads``, the figure's top-level ``heads``).
 """
 
 from __future__ import annotations
