@@ -2,7 +2,7 @@
 
 Writes ``<out>/results.json`` (with the machine it ran on), ``<out>/summary.md``
 (target, measured, met?) and plots (``<out>/*.png`` rendered by kaleido through
-Chromium, and interactive ``<out>/*.html``). A full run (no ``--quick``) into the
+Chromium). A full run (no ``--quick``) into the
 default ``bench/results`` also rewrites the README's benchmark section. ``--quick``
 writes to a temporary folder unless ``--out`` is given, so it never overwrites the
 committed results. ``--merge`` keeps the sections of the results.json being replaced

@@ -53,12 +53,7 @@ def figure_png(fig: go.Figure, path: Path) -> Path:
 
 
 def write_plots(results: dict, out: Path) -> list[Path]:
-    """Write ``<name>.html`` (plotly, loads plotly.js from its CDN) and ``<name>.png``."""
+    """Write ``<name>.png`` for each plot (no HTML: plotly's would load plotly.js from
+    its CDN, and nothing here fetches anything)."""
     out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, fig in figures(results).items():
-        html = out / f"{name}.html"
-        fig.write_html(html, include_plotlyjs="cdn")
-        written.append(html)
-        written.append(figure_png(fig, out / f"{name}.png"))
-    return written
+    return [figure_png(fig, out / f"{name}.png") for name, fig in figures(results).items()]

@@ -63,7 +63,7 @@ def test_quick_suite_writes_results_plots_and_summary(tiny_folder, tmp_path):
     assert mem["kv_cache_bytes"][1] > mem["kv_cache_bytes"][0]
     for name in ("scaling_time", "generation_speed", "carried_memory"):
         assert Image.open(tmp_path / f"{name}.png").size[0] > 0
-        assert (tmp_path / f"{name}.html").stat().st_size > 0
+        assert not (tmp_path / f"{name}.html").exists()  # no page that fetches plotly.js
     summary = (tmp_path / "summary.md").read_text()
     assert "| Benchmark | Target | Measured | Met |" in summary and "Quick run" in summary
     assert "(analytic)" in summary and "naive" in summary
