@@ -7,8 +7,7 @@ Public APIs change with deprecation warnings; these parts change without notice:
   protocol (``/_stcore/stream``, ``BackMsg``/``ForwardMsg`` protobufs, widget ids and
   states as 1.67 sends them); ``deploy/nginx.conf`` proxies that websocket and
   ``/_stcore/`` requests;
-* ``bench/apptest.py`` swaps AppTest's ``Runtime`` for one shared mock and
-  ``tests/helpers/pages.py`` reads ``AppTest._registered_pages`` / sets ``_page_hash``;
+* ``tests/helpers/pages.py`` reads ``AppTest._registered_pages`` / sets ``_page_hash``;
 * ``ui/server_start.py`` expires closed tabs' sessions in the runtime's session storage
   (``Runtime._session_mgr._session_storage._cache.expire()`` on ``_async_objs.eventloop``);
 * ``ui/send_wakeup.py`` replaces the "message queued" callback that the runtime hands
@@ -37,8 +36,8 @@ from tests.helpers import ROOT
 CHECKED = {
     "streamlit": (
         "1.67",
-        "bench/stclient.py, bench/stwidgets.py (websocket protocol), bench/apptest.py "
-        "(AppTest's Runtime), tests/helpers/pages.py (AppTest._registered_pages), "
+        "bench/stclient.py, bench/stwidgets.py (websocket protocol), "
+        "tests/helpers/pages.py (AppTest._registered_pages), "
         "deploy/nginx.conf (/_stcore/ paths), ui/server_start.py (the runtime's session "
         "storage, expired on its event loop), ui/send_wakeup.py (the runtime's message "
         "callback, in its session manager and sessions), ui/chart.js (plotly.js from the "
