@@ -5,15 +5,17 @@ The server is the app as ``make run`` serves it (``deploy/launch.py``: its own p
 (``bench/stclient.py``) is what one student's browser sends and receives: it opens the
 page with a link's query parameters (model, ``view=attention``, layer, head, text),
 then alternately picks another layer/head and types a sentence (``THINK_S`` after each
-answer), each time sending the ``rerun_script`` BackMsg and reading ForwardMsgs until
-``script_finished``; a rerun's latency is that interval. Half of the sessions type the
+answer), and every eighth action visits another view of the View control (each in turn)
+and comes back, each time sending the ``rerun_script`` BackMsg and reading ForwardMsgs
+until ``script_finished``; a rerun's latency is that interval. Half of the sessions type the
 teacher's sentences (the same ones for all of them), the other half sentences of their
 own; models alternate.
 
-After every rerun the main heatmap the session was sent is checked against a direct
-``analyze()`` of that session's own sentence at its own layer and head (computed before
-any session starts), so a result leaking between sessions, a stale figure or an
-ignored click counts as a wrong result. Server RSS and CPU time are read with psutil on
+After every rerun on the attention view the main heatmap the session was sent is checked
+against a direct ``analyze()`` of that session's own sentence at its own layer and head
+(computed before any session starts), so a result leaking between sessions, a stale
+figure or an ignored click counts as a wrong result; a visit to another view counts as
+wrong when it shows an exception or does not finish. Server RSS and CPU time are read with psutil on
 the server's pid.
 """
 
@@ -51,7 +53,8 @@ TEACHER = (  # sentences the teacher hands out (the app's own examples)
     "the dog that the children like runs in the park .",
     "the animal didn't cross the street because it was too tired .",
 )
-HEAD, SENTENCE = "layer/head change", "new sentence"
+HEAD, SENTENCE, VIEW = "layer/head change", "new sentence", "another view"
+VIEW_EVERY = 8  # actions: one in each eight visits another view, the next comes back
 
 
 @dataclass
@@ -65,6 +68,8 @@ class Student:
     layer: int = 0
     head: int = 0
     steps: int = 0
+    visits: int = 0  # views visited so far (each in turn)
+    away: str | None = None  # the other view shown now, else None (the attention view)
     session: Session | None = field(default=None, repr=False)
 
     def query(self) -> dict:
@@ -73,9 +78,17 @@ class Student:
         return {"model": self.kind, "view": "attention", "layer": 0, "head": 0, "text": self.text}
 
     async def act(self) -> tuple[str, Run]:
-        """The next action (even steps: layer/head, odd steps: a sentence) and its run."""
+        """The next action (even steps: layer/head, odd steps: a sentence; every
+        ``VIEW_EVERY`` steps a visit to another view and back) and its run."""
         step, self.steps = self.steps, self.steps + 1
         run = self.session.last
+        if self.away is not None:  # back to the attention view, where results are checked
+            self.away = None
+            return VIEW, await self.session.set(("View", "view"), "attention")
+        if step % VIEW_EVERY == VIEW_EVERY - 2:
+            views = [v for v in run.widget("View", "view").options if v != "attention"]
+            self.away, self.visits = views[self.visits % len(views)], self.visits + 1
+            return VIEW, await self.session.set(("View", "view"), self.away)
         if step % 2 == 0:
             n_layer = len(run.widget("Layer", "layer").options)
             n_head = len(run.widget("Head", "head").options)
@@ -118,7 +131,8 @@ def students(models: dict, sessions: int, per_session: int) -> list[Student]:
             sentence_of(models[kind], 6 + (7 * i + 3 * j) % 25, seed=1000 * i + j)
             for j in range(per_session)
         ]
-        out.append(Student(kind, list(TEACHER) if teacher else own, teacher))
+        sentences = list(TEACHER) if teacher else own
+        out.append(Student(kind, sentences, teacher, visits=i))  # views in turn from i-th
     return out
 
 
@@ -204,7 +218,8 @@ async def _together(group: list[Student], reruns: int, expected: dict, server: S
             record["ms"].append(run.ms)
             record["action"].append(action)
             record["rss"].append(server.rss_mb())
-            if not is_right(run, want):
+            shown = run.finished and not run.exceptions() if s.away else is_right(run, want)
+            if not shown:
                 record["wrong"].append(f"session {i} step {s.steps}: {action}")
             await asyncio.sleep(THINK_S)  # a student, not a script: under the rerun limit
 
@@ -225,7 +240,7 @@ def _stats(record: dict) -> dict:
     ms, action = record["ms"], record["action"]
     by_action = {
         a: summarize([m for m, b in zip(ms, action, strict=True) if b == a])
-        for a in (HEAD, SENTENCE)
+        for a in (HEAD, SENTENCE, VIEW)
         if a in action
     }
     n, wall = len(ms), record["wall_s"]

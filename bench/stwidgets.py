@@ -115,7 +115,8 @@ def _held(state: WidgetState):
 
 
 def _default(proto, options: tuple[str, ...]):
-    """A widget's default: an option's text (None when unset) for selection widgets."""
+    """A widget's default: an option's text (None when unset) for selection widgets, a
+    list for the repeated ones (a multiselect's option texts, a slider's values)."""
     fields = proto.DESCRIPTOR.fields_by_name
     if "default" not in fields:
         return None
@@ -123,9 +124,10 @@ def _default(proto, options: tuple[str, ...]):
         return [options[i] for i in proto.default]
     if fields["default"].has_presence and not proto.HasField("default"):
         return None if options else ""
-    if options and fields["default"].type == fields["default"].TYPE_INT32:
-        return options[proto.default]
-    return proto.default
+    indices = fields["default"].type == fields["default"].TYPE_INT32 and options
+    if hasattr(proto.default, "extend"):  # repeated: a multiselect's indices, a slider's values
+        return [options[i] for i in proto.default] if indices else list(proto.default)
+    return options[proto.default] if indices else proto.default
 
 
 def proto_of(element: Element):

@@ -115,12 +115,14 @@ def concurrency_notes(con: dict) -> list[str]:
     if con.get("method"):
         out.append(
             f"Concurrency sessions: each opens a link (model, view, layer, head, text), then "
-            f"alternately picks another layer/head and types a sentence, "
+            f"alternately picks another layer/head and types a sentence, and one action in "
+            f"eight visits another view (each in turn) and comes back, "
             f"{con.get('think_s', '?')} s after each answer; "
             f"{con.get('teacher_sessions', '?')} of {con.get('sessions', '?')} type the "
             "teacher's sentences, the rest their own; models alternate. A rerun is timed "
-            "from sending its BackMsg to receiving script_finished; its main heatmap is "
-            "compared with a direct analyze() of that session's sentence, layer and head."
+            "from sending its BackMsg to receiving script_finished; on the attention view "
+            "its main heatmap is compared with a direct analyze() of that session's "
+            "sentence, layer and head, on another view it must finish without an exception."
         )
     if opened := con.get("open"):
         out.append(

@@ -74,6 +74,20 @@ def test_sizes_from_the_command_line():
         main(["--quick", "--set", "nope=1"])
 
 
+def test_repeated_widgets_are_read_with_their_defaults():
+    """A multiselect's default indices and a slider's values are lists (a page with them,
+    another view, is read; the client does not set them)."""
+    el = Element()
+    el.multiselect.id, el.multiselect.label = "$$ID-abc-dims", "Dimensions"
+    el.multiselect.options.extend(["0", "1", "2"])
+    el.multiselect.default.extend([0, 2])
+    assert widget_of(el).value == ["0", "2"]
+    el = Element()
+    el.slider.id, el.slider.label = "$$ID-abc-rec_step", "Step"
+    el.slider.default.extend([4.0])
+    assert widget_of(el).value == [4.0]
+
+
 def test_widgets_are_read_from_element_protos():
     el = Element()
     el.selectbox.id, el.selectbox.label = "$$ID-abc-example", "Example"
