@@ -97,30 +97,40 @@ ROW_BARS_JS = """() => {
 }"""
 
 
+class HeldReruns:
+    """The page's websocket to the server, with the browser's messages held back while
+    ``hold`` is set; :meth:`release` sends what was held."""
+
+    def __init__(self, page):
+        self.held, self.hold, self._to_server = [], False, []
+        page.route_web_socket("**/_stcore/stream", self._route)
+
+    def _route(self, ws) -> None:
+        self._to_server.append(ws.connect_to_server())
+        ws.on_message(lambda m: self.held.append(m) if self.hold else self._to_server[-1].send(m))
+
+    def release(self) -> None:
+        self.hold = False
+        for message in self.held:
+            self._to_server[-1].send(message)
+
+
 def test_a_clicked_cell_draws_its_row_before_the_server_answers(page, server_url):
     """The row bars of a clicked cell are drawn in the browser from the figure's frames
     (``ui.chart``): with the rerun held back, row 5 is outlined and its bars and
     title shown; when the rerun goes through, the server draws the same bars."""
-    held, to_server, hold = [], [], [False]
-
-    def route(ws):
-        to_server.append(ws.connect_to_server())
-        ws.on_message(lambda m: held.append(m) if hold[0] else to_server[-1].send(m))
-
-    page.route_web_socket("**/_stcore/stream", route)
+    reruns = HeldReruns(page)
     page.goto(f"{server_url}/visualizer")
     wait_idle(page)
     page.locator(".st-key-attn_big .js-plotly-plot .main-svg").first.wait_for()
-    hold[0] = True
+    reruns.hold = True
     x, y = page.evaluate(CELL_JS, ["attn_big", 5, 2])
     page.mouse.click(x, y)
     page.locator(".st-key-attn_big").get_by_text("Row 5: where does").wait_for()
     early = page.evaluate(ROW_BARS_JS)
-    assert held and early["outline"] == 5  # drawn while the server had heard nothing
+    assert reruns.held and early["outline"] == 5  # drawn while the server had heard nothing
     assert page.get_by_role("combobox", name="Query token").input_value().startswith("15: ")
-    hold[0] = False
-    for message in held:
-        to_server[-1].send(message)
+    reruns.release()
     query = page.get_by_role("combobox", name="Query token")
     expect(query).to_have_value(re.compile(r"^5: "))  # the server ran the click
     wait_idle(page)
@@ -160,19 +170,13 @@ def test_a_picked_head_is_drawn_before_the_server_answers(page, server_url):
     the layer's other heads (``viz.attention.with_heads``): with the rerun held back,
     head 2's heatmap, row bars and title are shown; the server's figure for head 2,
     when the rerun goes through, is the same (and brings its ▶ frames back)."""
-    held, to_server, hold = [], [], [False]
-
-    def route(ws):
-        to_server.append(ws.connect_to_server())
-        ws.on_message(lambda m: held.append(m) if hold[0] else to_server[-1].send(m))
-
-    page.route_web_socket("**/_stcore/stream", route)
+    reruns = HeldReruns(page)
     page.goto(f"{server_url}/visualizer?layer=1&head=0&text=the+old+man+walked+home+.")
     wait_idle(page)
     page.locator(".st-key-attn_big .js-plotly-plot .main-svg").first.wait_for()
     before = page.evaluate(SHOWN_HEAD_JS)
     assert before["title"] == "Layer 1, head 0" and before["frames"] > 0
-    hold[0] = True
+    reruns.hold = True
     open_dropdown(page, page.locator(".st-key-head"))
     page.get_by_role("option", name="2", exact=True).click()
     page.wait_for_function(
@@ -180,10 +184,8 @@ def test_a_picked_head_is_drawn_before_the_server_answers(page, server_url):
         ".layout.title.text === 'Layer 1, head 2'"
     )
     early = page.evaluate(SHOWN_HEAD_JS)
-    assert held and early["z"] != before["z"] and early["bars"] != before["bars"]
-    hold[0] = False
-    for message in held:
-        to_server[-1].send(message)
+    assert reruns.held and early["z"] != before["z"] and early["bars"] != before["bars"]
+    reruns.release()
     page.wait_for_function(
         "() => ((document.querySelector('.st-key-attn_big .js-plotly-plot')"
         "._transitionData || {})._frames || []).length > 0"
