@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test test-fast test-slow test-all setup chromium nginx lint models seq2seq bench clean check-models serve-replicas
+.PHONY: run test test-fast test-slow setup chromium nginx lint models seq2seq bench clean check-models serve-replicas
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	python3 -m venv $(VENV)
@@ -47,44 +47,46 @@ lint: setup
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports --no-cache
 
-# Two tiers (README "Testing"). The fast tier (not marked `slow`, ~2 min) always runs. The
-# slow tier (browser tests, uploads through export workers, the bench's own runs, the
-# hostile and fair-share suites, any test over 4 s on this machine; ~20 min) runs unless
-# `make test-slow` passed on exactly these files (tests/helpers/tiers.py compares every
-# file's SHA-256 with tests/slow_passed.json; commit the record with the change).
-# The drift tests (re-evaluating the shipped models against their cards, ~2 min) run only
-# when exported/ or the code evaluation imports changed since they last passed
-# (tests/helpers/drift.py compares the files' hashes with tests/models_checked.json).
-FAST := -m pytest -q -n 2 --dist loadgroup --durations=10 -m "not drift and not slow"
+# `make test` (what .ci/run runs): lint, then every test, always (README "Testing"): the
+# fast tier, the slow tier (browser tests, uploads through export workers, the bench's own
+# runs, any test over 4 s) and the drift tests (the shipped models re-evaluated against
+# their cards) in one pytest run on two cores, then the hostile-upload and fair-share
+# suites alone (they time another session). No file decides to skip a test; a test that
+# skips fails the run unless its reason is allowed (--strict-skips, tests/helpers/skips.py)
+# and every skip prints its reason (-rs). Each run writes its JUnit XML to $(REPORTS)/; the
+# last lines are the counts per tier (tests/helpers/counts.py). Meanwhile, in the
+# background, the tiny models' exports the tests need (tests/helpers/export_cache.py).
+REPORTS := test-reports
+PYTEST := $(PY) -m pytest -q -rs --strict-skips -o junit_family=xunit1
 ALONE := tests/e2e/test_hostile_uploads.py tests/e2e/test_fair_share.py
-test: test-fast
-	$(PY) -m tests.helpers.tiers --check || $(MAKE) --no-print-directory test-slow
+test: setup chromium nginx
+	@rm -rf $(REPORTS); mkdir -p $(REPORTS)
+	$(PY) -m tests.helpers.export_cache softmax linear >/dev/null 2>&1 & warm=$$!; status=0; \
+	$(MAKE) --no-print-directory lint || status=1; \
+	$(PYTEST) -n 2 --dist loadgroup --durations=25 $(foreach f,$(ALONE),--ignore=$(f)) \
+		--junitxml=$(REPORTS)/parallel.xml || status=1; \
+	ATTNVIZ_WORKER_PRIORITY=idle $(PYTEST) --durations=5 $(ALONE) \
+		--junitxml=$(REPORTS)/alone.xml || status=1; \
+	kill $$warm 2>/dev/null; wait $$warm; \
+	$(PY) -m tests.helpers.counts $(REPORTS)/parallel.xml $(REPORTS)/alone.xml || status=1; \
+	exit $$status
 
-# Lint, the drift tests when their inputs changed, and the fast tier. Meanwhile, in the
-# background, the tiny models' exports the fast tier needs (tests/helpers/export_cache.py):
-# its two workers no longer wait, one idle, while the other exports them.
+# The inner loop, not a gate: lint and the fast tier (no slow, no drift test).
 test-fast: setup chromium nginx
 	$(PY) -m tests.helpers.export_cache softmax linear >/dev/null 2>&1 & warm=$$!; \
 	$(MAKE) --no-print-directory lint && \
-	{ $(PY) -m tests.helpers.drift --check || $(MAKE) --no-print-directory check-models; } && \
-	$(PY) $(FAST); status=$$?; [ $$status = 0 ] || kill $$warm 2>/dev/null; wait $$warm; exit $$status
+	$(PY) -m pytest -q -rs -n 2 --dist loadgroup --durations=10 -m "not drift and not slow"; \
+	status=$$?; kill $$warm 2>/dev/null; wait $$warm; exit $$status
 
-# The slow tier, then the record that it passed on these files.
+# The slow tier alone (a change to the pages, uploads or the bench), as `make test` runs it.
 test-slow: setup chromium nginx
-	$(PY) -m pytest -q -n 2 --dist loadgroup --durations=25 -m "slow and not drift" \
+	$(PYTEST) -n 2 --dist loadgroup --durations=25 -m "slow and not drift" \
 		$(foreach f,$(ALONE),--ignore=$(f))
-	ATTNVIZ_WORKER_PRIORITY=idle $(PY) -m pytest -q $(ALONE)  # alone: they time another session
-	$(PY) -m tests.helpers.tiers --write
+	ATTNVIZ_WORKER_PRIORITY=idle $(PYTEST) $(ALONE)  # alone: they time another session
 
-# Both tiers, whatever the record says.
-test-all: test-fast
-	$(MAKE) --no-print-directory test-slow
-
-# Re-evaluate the shipped models against their cards; when they agree, record the hashes
-# of what the answer depends on (commit tests/models_checked.json with the change).
+# The drift tests alone: re-evaluate the shipped models against their cards.
 check-models: setup
-	$(PY) -m pytest -q -n 2 -m drift
-	$(PY) -m tests.helpers.drift --write
+	$(PYTEST) -n 2 --dist loadgroup -m drift
 
 # Regenerate exported/ from nothing: train the three models at once (softmax, linear,
 # DeltaNet; one thread each; each writes exported/<kind>.safetensors and the same

@@ -21,6 +21,7 @@ import pytest
 
 from tests.helpers import EXPORTED
 from tests.helpers.checkpoints import digits_model
+from tests.helpers.skips import pytest_addoption, pytest_runtest_makereport  # noqa: F401 (hooks)
 
 # Fixtures that export, convert or trace a model on the spot (5 s to a minute each on the
 # 2-core machine, even when shared by xdist's workers): a test that needs one, directly or
@@ -56,10 +57,15 @@ def _needs_a_slow_fixture(item) -> bool:
 
 
 def pytest_collection_modifyitems(items) -> None:
-    """Mark ``slow`` every test that needs one of :data:`SLOW_FIXTURES`."""
+    """Mark ``slow`` every test that needs one of :data:`SLOW_FIXTURES`, and give each
+    test its tier as a JUnit property (``drift``, ``slow`` or ``fast``: what
+    ``tests/helpers/counts.py`` counts per tier)."""
     for item in items:
         if _needs_a_slow_fixture(item):
             item.add_marker(pytest.mark.slow)
+        marks = {m.name for m in item.iter_markers()}
+        tier = "drift" if "drift" in marks else "slow" if "slow" in marks else "fast"
+        item.user_properties.append(("tier", tier))
 
 
 @pytest.fixture(scope="session")

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import threading
 
 import psutil
@@ -127,22 +126,29 @@ def test_no_session_takes_the_server_from_the_class(server):
     assert not problems, f"{problems}\n{json.dumps(got, indent=1)[:4000]}"
 
 
-def _refused_for_cpu(attacker: dict) -> bool:
+# A case's attacker may be refused for want of CPU ("... too busy to give it ...") only
+# when the machine had almost no idle CPU during that case: its upload worker runs at
+# SCHED_IDLE and takes any idle core (bench.fairshare_uploads.idle_share).
+IDLE_SHARE_FOR_REFUSAL = 0.05
+
+
+def _refused_for_cpu(attacker: dict, case: dict) -> bool:
     """Whether the attacker's load was refused in one line because its worker got no CPU
-    time, on a machine with more runnable work than cores. Upload workers run at
-    SCHED_IDLE, as a server's do: beside another job keeping both cores busy they get
-    (almost) none, and the one-line refusal ("... was too busy to give it 60 s of CPU
-    time", or "... no answer within 180 s") is what the issue asks the attacker to see.
-    On a quiet machine every file loads."""
+    time while other work kept every core busy (the case's measured idle share under
+    :data:`IDLE_SHARE_FOR_REFUSAL`). Upload workers run at SCHED_IDLE, as a server's do:
+    beside another job keeping both cores busy they get (almost) none, and the one-line
+    refusal ("... was too busy to give it 60 s of CPU time") is what its student sees. On
+    a machine with CPU to spare every file loads."""
     said = attacker.get("load_said") or []
     cpu = ("too busy to give it", "no answer within")
-    refused = [line for line in said if any(why in line for why in cpu)]
-    busy = os.getloadavg()[0] > (os.cpu_count() or 1)
+    refused = [line for line in said if any(c in line for c in cpu)]
+    busy = case.get("cpu_idle_share", 1.0) < IDLE_SHARE_FOR_REFUSAL
     return len(refused) == 1 and "\n" not in refused[0] and busy
 
 
-def _upload_problems(case: dict, limit: float, budget_mb: int) -> list[str]:
-    """What is wrong with one upload case of :func:`bench.fairshare_uploads.upload_case`."""
+def _upload_problems(case: dict, limit: float, budget_mb: int, relaxed: list[str]) -> list[str]:
+    """What is wrong with one upload case of :func:`bench.fairshare_uploads.upload_case`;
+    each row it relaxed, and why, goes to ``relaxed``."""
     name, out = case["case"], []
     if case["max_ms"] is None or case["max_ms"] / 1e3 > limit:
         out.append(f"{name}: B's slowest rerun {case['max_ms']} ms (limit {limit:.2f} s)")
@@ -151,7 +157,12 @@ def _upload_problems(case: dict, limit: float, budget_mb: int) -> list[str]:
     if case["workers_peak_mb"] > budget_mb:
         out.append(f"{name}: workers held {case['workers_peak_mb']} MB (budget {budget_mb} MB)")
     for a in case["attackers"]:
-        if _refused_for_cpu(a):
+        if _refused_for_cpu(a, case):
+            relaxed.append(
+                f"relaxed: {name}: an attacker's upload was refused for want of CPU, taken as "
+                f"its one clear line: the machine's CPU was {case['cpu_idle_share']:.1%} idle "
+                f"during the case (under {IDLE_SHARE_FOR_REFUSAL:.0%}: other work held the cores)"
+            )
             continue
         if "error" in a or a["model"] != "upload":  # every one of these files is valid
             out.append(f"{name}: the attacker's upload did not load: {a}")
@@ -164,7 +175,7 @@ def _upload_problems(case: dict, limit: float, budget_mb: int) -> list[str]:
     return out
 
 
-def test_uploads_leave_the_class_its_share(server, exported_dir):
+def test_uploads_leave_the_class_its_share(server, exported_dir, request):
     """Issue #25's upload attacks (``bench/fairshare_uploads.py``: a 262,144-word
     vocabulary, a context of 2,048 on 2,000 characters, a graph slow at 6 tokens, ten
     uploads at once), each through Streamlit's own upload route while B times its reruns:
@@ -193,10 +204,14 @@ def test_uploads_leave_the_class_its_share(server, exported_dir):
     got = _in_thread(run)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     (SCREENSHOTS / "fair_share_uploads.json").write_text(json.dumps(got, indent=1))
-    problems = []
+    problems, relaxed = [], []
     for case in got["cases"]:
         limit = min(ANSWER_LIMIT_S, RATIO * max(case["base_max_ms"] / 1e3, BASE_FLOOR_S))
-        problems += _upload_problems(case, limit, WORKERS_MEMORY_BYTES // 2**20)
+        problems += _upload_problems(case, limit, WORKERS_MEMORY_BYTES // 2**20, relaxed)
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    for line in relaxed or ["relaxed: none (every attacker's upload loaded)"]:
+        if reporter is not None:
+            reporter.write_line(f"fair share (uploads) {line}")
     if not psutil.pid_exists(server.pid):
         problems.append("the server died")
     if got["rss_settled_mb"] > got["rss_before_mb"] + RSS_WITHIN_MB:

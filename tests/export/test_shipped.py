@@ -194,8 +194,8 @@ def test_the_card_meets_the_softmax_and_linear_targets(card):
 def test_model_card_meets_targets(card, fresh):
     """The targets on what the shipped checkpoints measure now (#20 item 16: on the
     stored card alone this test could not fail), and the card says the same. A drift
-    test (a full evaluation of two models, ~35 s): it runs when a file the evaluation
-    depends on changes (``tests/helpers/drift.py``) and in ``make check-models``."""
+    test (a full evaluation of two models, ~35 s): it runs in every ``make test`` and in
+    ``make check-models``."""
     softmax = fresh["softmax"]
     assert softmax["agreement_accuracy"] >= 0.95
     assert softmax["ioi_accuracy"] >= 0.90
