@@ -26,6 +26,7 @@ from models import contract
 from models.attention import LinearAttention
 from models.checkpoint import load_checkpoint
 from models.config import SHIPPED_KINDS
+from models.delta import recurrent_delta
 
 ABSOLUTE = ("attn", "pos_enc")  # bounded by 1: absolute 1e-5
 
@@ -135,6 +136,26 @@ def test_shipped_step_graph_rolled_matches_shipped_checkpoint(exported_dir):
     assert np.abs(rec["state"]).max() > 100  # the reason the bound is relative
 
 
+def test_shipped_delta_step_graph_rolled_matches_shipped_checkpoint(exported_dir):
+    """exported/delta.step.onnx rolled over a sentence from a zero state (the state S_t
+    and the short convolutions' window carried) against the shipped checkpoint in
+    PyTorch: logits at every position against the parallel (chunked) forward pass, and
+    the state after every token against the model's inspect cache and against
+    ``models.delta.recurrent_delta`` (the delta rule one token at a time) run on the
+    cache's q, k, v and beta (issue #46: the shipped delta graph was never rolled)."""
+    model, tokenizer, _ = load_checkpoint(exported_dir / "delta.safetensors")
+    ids = tokenizer.encode(SENTENCE, add_special_tokens=False).ids
+    rec = load_shipped(exported_dir, "delta").recurrent(ids)
+    with torch.no_grad():
+        logits, cache = model(torch.tensor([ids]), inspect=True)  # (1, T, V)
+        _, ref_S = recurrent_delta(cache["q"], cache["k"], cache["v"], cache["beta"])
+    assert within(rec["logits"], logits[0], "logits")
+    assert within(rec["state"], cache["state"], "state")  # (L, H, T, d_head, d_head)
+    assert within(rec["state"][:, :, -1], ref_S[:, :, -1], "state")  # the final state
+    assert within(rec["state"], ref_S, "state")
+    assert np.abs(rec["state"]).max() > 0.1  # a state that moved
+
+
 def test_shipped_tokenizer_file_is_the_models_tokenizer(exported_dir):
     _, tokenizer, _ = load_checkpoint(exported_dir / "softmax.safetensors")
     from models.tokenizer import load_tokenizer
@@ -213,7 +234,17 @@ def test_the_delta_card_meets_issue_22s_targets(card):
     evaluation): perplexity within 1.15x softmax's, indirect object >= 95 %, behavioural
     induction >= 80 % of softmax's, associative recall at n = 16 >= 90 % where linear
     attention is far below."""
-    probes = {kind: card["models"][kind]["probes"] for kind in SHIPPED_KINDS}
+    _assert_delta_targets({kind: card["models"][kind]["probes"] for kind in SHIPPED_KINDS})
+
+
+@pytest.mark.drift
+def test_the_delta_targets_hold_on_what_the_checkpoints_measure_now(fresh):
+    """#22's targets on a fresh evaluation of the three shipped checkpoints (issue #46:
+    the drift tests covered softmax's and linear's targets only)."""
+    _assert_delta_targets({kind: fresh[kind] for kind in SHIPPED_KINDS})
+
+
+def _assert_delta_targets(probes: dict) -> None:
     delta, softmax, linear = probes["delta"], probes["softmax"], probes["linear"]
     assert delta["val_perplexity"] <= 1.15 * softmax["val_perplexity"]
     assert delta["ioi_accuracy"] >= 0.95
