@@ -13,7 +13,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 60.0)
 STEADY_S = 60.0  # a child that ran this long before exiting restarts after BACKOFF_S[0]
@@ -31,7 +31,6 @@ class Child:
     quick_exits: int = 0  # exits in a row within STEADY_S of a start
     restarts: int = 0
     due: float | None = None  # when the pending restart is due (monotonic seconds)
-    history: list[str] = field(default_factory=list)  # the log lines about this child
 
 
 def backoff_s(quick_exits: int) -> float:
@@ -82,5 +81,4 @@ class Supervisor:
             f"{child.name} (pid {child.proc.pid}) exited with code {code} after {ran:.0f} s; "
             f"restarting it in {wait:.0f} s (restart {child.restarts + 1})"
         )
-        child.history.append(line)
         self._say(line)
