@@ -202,7 +202,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--listen", default="0.0.0.0:8501", help="nginx's host:port")
     parser.add_argument("--models", type=Path, default=None, help="the shipped models' folder")
     args = parser.parse_args(argv)
-    signal.signal(signal.SIGTERM, _interrupt)
+    for signum in (signal.SIGINT, signal.SIGTERM):  # SIGINT too: a shell's `cmd &` ignores it
+        signal.signal(signum, _interrupt)
     try:
         with replicas(args.replicas, args.listen, args.models) as running:
             ports = ", ".join(f"{replica_name(i)} :{s.port}" for i, s in enumerate(running.servers))
