@@ -36,7 +36,8 @@ nginx:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q nginx; }
 
 # N app servers (free loopback ports) behind nginx on PORT, each browser kept on its
-# replica by a cookie (deploy/nginx.conf, README "For a course"). Ctrl+C stops them all.
+# replica by a cookie (deploy/nginx.conf, README "For a course"); a replica that stops
+# answering is skipped, one that exits is started again. Ctrl+C or SIGTERM stops them all.
 N ?= 2
 PORT ?= 8501
 serve-replicas: setup nginx

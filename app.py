@@ -13,6 +13,7 @@ from ui import (
     loaders,
     navigation,
     presenter,
+    reconnect,
     rerun_gate,
     server_start,
     sidebar,
@@ -117,6 +118,8 @@ PAGES = {
 navigation.register([p for section in PAGES.values() for p in section])
 page = st.navigation(PAGES)
 accessible.page_style()
+# A page whose server lost its session (a restart, or a replica gone): one line says so.
+reconnect.notice()
 # Pages without the decoder-only models' selection: the translation models have their own.
 OWN_MODELS = ("complexity", "translate", "encoder-decoder", "forgetting")
 # The shared sidebar is drawn here, before the page: its widgets are then the same on

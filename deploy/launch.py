@@ -107,6 +107,27 @@ def serve(
         RuntimeError: if the server does not answer ``/_stcore/health`` within
             ``timeout_s`` seconds or exits first (the message ends with its output).
     """
+    server, proc = spawn(app, folder, script_args, env, port)
+    try:
+        wait_healthy(server.url, timeout_s, proc, server.log)
+        yield server
+    finally:
+        stop(proc)
+        server._log.close()
+
+
+def spawn(
+    app: Path = APP,
+    folder: Path | None = None,
+    script_args: Sequence[str] = (),
+    env: dict[str, str] | None = None,
+    port: int | None = None,
+    detach: bool = False,
+) -> tuple[Server, subprocess.Popen]:
+    """Start ``streamlit run app`` on 127.0.0.1:``port`` (None: a free one) and return at
+    once, without waiting for it to answer (:func:`serve`'s arguments). ``detach``: in a
+    session of its own, so a terminal's Ctrl+C reaches only the caller, which stops it.
+    The caller stops it (:func:`stop`) and closes ``server._log``."""
     port = port or free_port()
     full_env = os.environ | {"MALLOC_ARENA_MAX": ARENA_MAX, "PYTHONPATH": str(ROOT)}
     if folder is not None:
@@ -119,14 +140,9 @@ def serve(
         env=full_env,
         stdout=log,
         stderr=subprocess.STDOUT,
+        start_new_session=detach,
     )
-    server = Server(f"http://127.0.0.1:{port}", psutil.Process(proc.pid), log)
-    try:
-        wait_healthy(server.url, timeout_s, proc, server.log)
-        yield server
-    finally:
-        stop(proc)
-        log.close()
+    return Server(f"http://127.0.0.1:{port}", psutil.Process(proc.pid), log), proc
 
 
 def stop(proc: subprocess.Popen) -> None:

@@ -17,6 +17,12 @@ Public APIs change with deprecation warnings; these parts change without notice:
   chunk (importing it sets ``window.Plotly``), beside the app's ``static/js/index.*.js``;
 * ``ui/figures.py`` escapes what ``plotly.io._json._swap_orjson`` lists, as plotly.io
   writes a figure (``tests/ui/test_figures.py``).
+* ``ui/reconnect.py`` reads the session id a reconnecting page sends (the third entry of
+  ``Sec-WebSocket-Protocol``, as ``starlette_websocket._parse_subprotocols`` reads it) and
+  relies on the frontend asking for a script run on a reconnect when a fragment has a
+  timer (``autoRerunIntervals``); ``ui/link.py`` drops a refused number from the URL and
+  reruns, because a bound widget is seeded from the run's first query string
+  (``QueryParams.get_initial_value``).
 * ``tests/conftest.py`` reads pytest's ``Item._fixtureinfo.name2fixturedefs`` to mark
   slow every test that needs a fixture exporting a model (``SLOW_FIXTURES``).
 
@@ -41,7 +47,8 @@ CHECKED = {
         "deploy/nginx.conf (/_stcore/ paths), ui/server_start.py (the runtime's session "
         "storage, expired on its event loop), ui/send_wakeup.py (the runtime's message "
         "callback, in its session manager and sessions), ui/chart.js (plotly.js from the "
-        "PlotlyChart chunk)",
+        "PlotlyChart chunk), ui/reconnect.py (the reconnect's session id, the frontend's "
+        "rerun on reconnect), ui/link.py (bound widgets seeded from the first query string)",
     ),
     "plotly": (
         "7.1",
@@ -85,6 +92,24 @@ def test_the_websocket_protocol_has_the_fields_the_client_uses():
         assert kind in kinds, f"ForwardMsg.{kind} is gone: bench/stclient.py reads it"
     for status in ("FINISHED_SUCCESSFULLY", "FINISHED_EARLY_FOR_RERUN"):
         assert ForwardMsg.ScriptFinishedStatus.Value(status) is not None
+
+
+def test_a_reconnecting_page_names_its_session_and_reruns_when_a_fragment_has_a_timer():
+    """``ui/reconnect.py``: the frontend sends ``[streamlit, token, last session id]`` and,
+    reconnected, asks for a script run when a fragment reruns on a timer; the server
+    reads the third entry as the session to resume."""
+    from streamlit.web.server.starlette.starlette_websocket import _parse_subprotocols
+
+    from ui.chart import _STATIC_JS
+
+    (index,) = [
+        p.read_text() for p in _STATIC_JS.glob("index.*.js") if "getLastSessionId" in p.read_text()
+    ]
+    assert "new WebSocket(e,[`streamlit`,...t])" in index, "the subprotocols are sent otherwise"
+    assert "getLastSessionId:()=>this.sessionInfo.last?.sessionId" in index
+    assert "this.autoRerunIntervals.size>0?(" in index, "no rerun on reconnect for timed fragments"
+    headers = {"sec-websocket-protocol": "streamlit, tok, abc"}
+    assert _parse_subprotocols(headers) == ("streamlit", "tok", "abc")
 
 
 def test_streamlit_ships_one_plotly_chunk_that_sets_window_plotly():

@@ -12,11 +12,15 @@ drawn, so that the page can say what it ignored, one line per parameter.
 ``view`` one of their known names, ``text`` at most ``MAX_URL_TEXT`` characters
 without control characters (newline and tab stay; any other becomes a space, so
 "hi\x07there" reads "hi there"); a ``text`` that needs cleaning is replaced by its
-cleaned form (:func:`clean_text`), in the box and in the URL.
+cleaned form (:func:`clean_text`), in the box and in the URL. A number bound to the URL
+elsewhere (a lesson's slider, the translation steps' position) must be a whole number in
+its widget's range, in ASCII digits (:func:`refused_number`): Streamlit's own binding
+takes ``inf`` or ``1e309`` for a number input and raises.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 import streamlit as st
@@ -138,6 +142,28 @@ def clean_text(raw: str | None, default: str) -> str | None:
     if message:
         notice(message)
     return text if text != raw else None
+
+
+_WHOLE = re.compile(r"-?[0-9]{1,9}")  # ASCII digits only; more than 9 is out of any range
+
+
+def refused_number(key: str, lo: int, hi: int, what: str) -> str | None:
+    """Before the number widget bound to ``key`` is first drawn: a link's value that is
+    not a whole number ``lo``..``hi`` (``inf``, ``nan``, ``1e309``, ``1.5``, ``-3``,
+    ``٣``, a NUL, 100k characters) is dropped from the URL; returns its one-line notice
+    (None when the value is fine, absent, or the widget already has a value). Then queue
+    the notice and rerun before drawing the widget: Streamlit seeds a bound widget from
+    the query string its run started with, which still holds the value."""
+    raw = st.query_params.get(key)
+    if raw is None or key in st.session_state:
+        return None
+    if _WHOLE.fullmatch(raw) and lo <= int(raw) <= hi:
+        return None
+    try:
+        del st.query_params[key]
+    except st.errors.StreamlitAPIException:  # already bound: the widget drops it itself
+        pass
+    return f"Ignored the link's {plain(f'{key}={quoted(raw)}')}: not {what} ({lo}–{hi})."
 
 
 def set_param_before_widget(key: str, value: str) -> bool:

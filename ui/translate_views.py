@@ -7,7 +7,7 @@ import numpy as np
 import streamlit as st
 
 from inference.seq2seq import inspect
-from ui import presenter
+from ui import link, presenter
 from ui.figures import plot
 from ui.translation_loaders import card, decoding, translator
 from viz import attention as va
@@ -97,6 +97,9 @@ def steps_view(words: list[str], gold) -> None:
         forced = decoding(kind, tuple(words), tuple(gold.target), True)
         runs.insert(0, ("forced", "Teacher forcing: it reads the gold previous word", forced))
     longest = max(len(r.steps) for _, _, r in runs)
+    if longest > 1 and (message := link.refused_number("steps_t", 0, longest - 1, "a position")):
+        link.notice(message)
+        link.rerun()  # the slider would seed from the run's first query string
     t = (
         st.slider("Output position t", 0, longest - 1, 0, key="steps_t", bind="query-params")
         if longest > 1

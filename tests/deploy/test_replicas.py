@@ -5,6 +5,7 @@ sentence's attention, and both replicas serving some of them."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
@@ -13,7 +14,7 @@ import pytest
 from bench.common import shipped
 from bench.concurrency import is_right
 from bench.stclient import Session
-from deploy.replicas import COOKIE, nginx_config, replica_name, replicas
+from deploy.replicas import COOKIE, nginx_binary, nginx_config, replica_name, replicas
 from inference.analysis import analyze
 from models.config import SHIPPED_KINDS
 
@@ -54,12 +55,31 @@ def attention():
     return {(k, t): analyze(models[k], t).outputs["attn"] for k in models for t in TEXTS}
 
 
-def test_the_config_names_every_replica_once(tmp_path):
-    text = nginx_config([8601, 8602, 8603], "127.0.0.1:8600", tmp_path)
-    for i, port in enumerate([8601, 8602, 8603]):
-        assert f"upstream {replica_name(i)} {{\n        server 127.0.0.1:{port};" in text
+def test_the_config_names_every_replica_once_and_the_others_as_its_backups(tmp_path):
+    ports = [8601, 8602, 8603]
+    text = nginx_config(ports, "127.0.0.1:8600", tmp_path)
+    for i, port in enumerate(ports):
+        block = text.split(f"upstream {replica_name(i)} {{\n")[1].split("}")[0]
+        servers = [line.split()[1] for line in block.strip().splitlines()]
+        assert servers[0] == f"127.0.0.1:{port}" and "backup" not in block.splitlines()[0]
+        assert sorted(servers[1:]) == sorted(f"127.0.0.1:{p}" for p in ports if p != port)
+        assert block.count("backup") == len(ports) - 1 and block.count("max_fails=1") == 3
+        assert f'"~(^|\\s)127\\.0\\.0\\.1:{port}$" {replica_name(i)};' in text  # $served_by
     assert "33.33% r0;" in text and "* r2;" in text and "@" not in text
     assert f"$cookie_{COOKIE}" in text and str(tmp_path) in text
+    # The cookie names the replica that answered, and only a successful answer sets it.
+    (cookie,) = [line for line in text.splitlines() if "Set-Cookie" in line]
+    assert "=$served_by;" in cookie and "always" not in cookie
+    assert "proxy_next_upstream error timeout http_502 http_503;" in text
+
+
+def test_nginx_accepts_the_config(tmp_path):
+    """``nginx -t`` on the filled-in config: every directive and map is valid."""
+    conf = tmp_path / "nginx.conf"
+    conf.write_text(nginx_config([8601, 8602], "127.0.0.1:8600", tmp_path))
+    cmd = [nginx_binary(), "-t", "-p", str(tmp_path), "-c", str(conf), "-e", str(tmp_path / "e")]
+    checked = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+    assert checked.returncode == 0, checked.stderr
 
 
 @pytest.mark.slow
@@ -90,7 +110,8 @@ def test_twenty_sessions_stay_on_their_replica_and_see_their_own_answers(attenti
         log = running.access_log()
         ports = {replica_name(i): f"127.0.0.1:{s.port}" for i, s in enumerate(running.servers)}
     assert sorted(set(served)) == ["r0", "r1"], served  # both replicas served students
-    sockets = [fields for fields in log if fields[-1] == "/_stcore/stream"]
-    assert len(sockets) == STUDENTS and {f[2] for f in sockets} == {"101"}, sockets
-    assert sorted(f[0] for f in sockets) == sorted(served)  # each on its cookie's replica
-    assert all(ports[f[0]] == f[1] for f in log), log  # every request where its cookie says
+    sockets = [entry for entry in log if entry["path"] == "/_stcore/stream"]
+    assert len(sockets) == STUDENTS and {e["status"] for e in sockets} == {"101"}, sockets
+    assert sorted(e["served"] for e in sockets) == sorted(served)  # each on its cookie's replica
+    assert all(ports[e["served"]] == e["upstream"] for e in log), log  # where its cookie says
+    assert all(e["asked"] == e["served"] for e in log), log  # nobody moved: all alive

@@ -9,7 +9,7 @@ import streamlit as st
 
 from inference import behaviour
 from lessons.forgetting import capacity_curves, recall_table
-from ui import loaders, presenter
+from ui import link, loaders, presenter
 from ui.figures import plot
 from ui.lessons.check import check_yourself
 from ui.text import plain
@@ -25,6 +25,7 @@ INTRO = (
     "what S held for the key, then writes."
 )
 MAX_PAIRS = 31  # 2 n + 1 tokens within the shipped models' context of 64
+MAX_EXAMPLE = 999  # the probe's examples: random seeds 1..999
 # The first screen: at 8 pairs example 1 shows each model's usual outcome (softmax and delta
 # right, linear wrong: the card's 97 %, 14 %, 98 %; tests/ui/test_delta_views.py checks it).
 DEFAULT_PAIRS = 8
@@ -83,15 +84,30 @@ def _probe(n: int, example: int, intro: str | None = None) -> None:
         )
 
 
+def _check_link() -> None:
+    """A link's pairs or example that is not one: dropped with one notice each, and the
+    page run again without it (``link.refused_number``: Streamlit's number input would
+    raise on ``recall_example=inf``)."""
+    bounds = (("recall_pairs", MAX_PAIRS, "a number of pairs"),
+              ("recall_example", MAX_EXAMPLE, "an example number"))  # fmt: skip
+    refused = [m for key, hi, what in bounds if (m := link.refused_number(key, 1, hi, what))]
+    for message in refused:
+        link.notice(message)
+    if refused:
+        st.rerun()
+
+
 def page() -> None:
     """Render the lesson."""
     st.title("Why linear attention forgets")
     if not presenter.is_on():
         st.markdown(INTRO)
     st.header("Try it: n pairs, then a key")
+    _check_link()
+    link.show_notices()
     c1, c2 = st.columns(2)
     n = int(c1.slider("Pairs n", 1, MAX_PAIRS, DEFAULT_PAIRS, key="recall_pairs", **BOUND))
-    example = int(c2.number_input("Example", 1, 999, 1, key="recall_example", **BOUND))
+    example = int(c2.number_input("Example", 1, MAX_EXAMPLE, 1, key="recall_example", **BOUND))
     _probe(n, example, INTRO if presenter.is_on() else None)  # presenting: folded in Notes
     check_yourself(
         "Before you move the slider: which model do you expect to fail first as n grows, and why?",
