@@ -28,9 +28,10 @@ def _fixed_context() -> None:
     st.markdown(
         "An RNN **encoder** reads the source word by word; its last hidden state, the "
         "**context vector** c, is all the **decoder** gets: it writes the translation one "
-        "word at a time, each step reading [previous word; c] (Cho et al. 2014; Sutskever "
-        "et al. 2014 give c to the decoder only as its initial state). Our GRU model "
-        "feeds c at every step, as Cho et al. do; on a short and on a long sentence:"
+        "word at a time. Sutskever et al. (2014) give c to the decoder only as its initial "
+        "state; Cho et al. (2014) also feed c at every step, each step reading [previous "
+        "word; c]. Our GRU model does as Cho et al.: it starts from c and reads it at "
+        "every step. On a short and on a long sentence:"
     )
     for text in (SHORT, LONG):
         words, gold = text.split(), translate(text.split())
