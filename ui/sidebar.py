@@ -99,7 +99,10 @@ def _model(params: dict) -> str:
     _served_notices(names)
     raw = params.pop("model", None)
     pending = loaders.served_models().entries.get(raw or "")
-    if pending is not None and pending.state != "ready":
+    if pending is not None and pending.state == "failed":  # refused: "not ready" would wait
+        why = f"{plain(pending.folder.name)}/ is not served: {plain(pending.error)}"
+        link.check("model", raw, name, why)
+    elif pending is not None and pending.state != "ready":
         link.check("model", raw, name, f"{pending.folder.name}/ is not ready on this server yet.")
     elif raw == "upload" and "upload" not in names:  # an upload lives in one browser session
         st.session_state[upload_panel.OPEN] = True
