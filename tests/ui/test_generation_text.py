@@ -39,3 +39,25 @@ def test_word_level_tokens_are_shown_as_they_are():
     tok = loaders.get_model("softmax").tokenizer
     ids = tok.encode("the cat sat", add_special_tokens=False).ids
     assert new_token_texts(tok, ids) == ["the", "cat", "sat"]
+
+
+def test_use_as_the_sentence_keeps_the_generated_ids_or_says_where_they_differ():
+    """After Generate, "Use as the sentence" makes the text the sentence: a word-level
+    model's generated ids read back as the same tokens. Ids whose text tokenizes
+    otherwise (the piece ``##s`` after ``cat`` reads back as the word ``cats``) are said."""
+    from tests.ui.test_app import new_app
+
+    at = new_app(model="softmax", view="predict", text="the cat")
+    at.button(key="generate").click().run()
+    text, ids = at.session_state["generated_ids"]
+    at.button(key="use_gen").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.text_area(key="text").value == text
+    assert list(loaders.get_analysis("softmax", text).ids) == ids  # the generated ids
+    assert not [i for i in at.info if "Tokenized again" in i.value]
+    vocab = loaders.get_model("softmax").tokenizer.get_vocab()
+    pieces = [vocab["the"], vocab["cat"], vocab["##s"]]
+    at.session_state["generated_ids"] = ("the cats", pieces)  # as a generation made them
+    at.text_area(key="text").set_value("the cats").run()
+    notice = [i.value for i in at.info if "Tokenized again" in i.value]
+    assert notice and "from position 1 on" in notice[0], notice
