@@ -298,19 +298,10 @@ def main(argv: list[str] | None = None) -> None:
     checkpoints, out_dir = targets(build_parser().parse_args(argv))
     for ckpt in checkpoints:
         model, tokenizer, _meta = load_checkpoint(ckpt)
-        graphs = 2 + ATTENTION_REGISTRY[model.cfg.attention].recurrent + 1  # + the checks
-        with tqdm(total=graphs, desc=f"export {ckpt.name}", unit="step") as bar:
-            started: list[str] = []  # a trace takes seconds (softmax) to a minute (delta)
-
-            def step(name: str, bar=bar, started=started) -> None:
-                bar.update(1 if started else 0)
-                started.append(name)
-                bar.set_postfix_str(name)
-
-            paths = export_model(
-                model, out_dir or ckpt.parent, tokenizer, prefix=ckpt.stem, on_graph=step
-            )
-            bar.update(bar.total - bar.n)
+        steps = 2 + ATTENTION_REGISTRY[model.cfg.attention].recurrent + 1  # + the checks
+        with tqdm(total=steps, desc=f"export {ckpt.name}", unit="step") as bar:  # 8-60 s a trace
+            paths = export_model(model, out_dir or ckpt.parent, tokenizer, prefix=ckpt.stem,
+                                 on_graph=lambda name: (bar.update(), bar.set_postfix_str(name)))  # fmt: skip
         for path in paths:
             print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB)")
 
