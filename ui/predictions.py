@@ -13,6 +13,10 @@ from ui.generation import generation_panel, sampled_bars, sampling_controls
 from ui.selection import Selection
 from ui.text import plain
 
+# Presenting at 1280×720, the bars start 267 px down (view control, position slider,
+# decoding rule): at most this tall, they end above the fold.
+BARS_FOLD_PX = 440
+
 
 def _percent_columns(k: int) -> dict:
     return {f"p #{r + 1}": st.column_config.NumberColumn(format="percent") for r in range(k)}
@@ -50,10 +54,11 @@ def predict_view(sel: Selection) -> None:
     next tokens at every position, and the generation panel."""
     name, result, pos = sel.name, sel.result, sel.options["position"]
     sampling = sel.options["sampling"]
-    if sampling.greedy:  # the model's own distribution
-        plot(specs.shown(figs.top_k, name, result, pos), key="topk")
-    else:  # what the sampler draws from: temperature, top-k and top-p applied
-        plot(sampled_bars(name, result, pos, sampling), key="topk")
+    with presenter.above_fold(BARS_FOLD_PX):
+        if sampling.greedy:  # the model's own distribution
+            plot(specs.shown(figs.top_k, name, result, pos), key="topk")
+        else:  # what the sampler draws from: temperature, top-k and top-p applied
+            plot(sampled_bars(name, result, pos, sampling), key="topk")
     # the table across the page, every row in view: in a side column at 1280 px its
     # columns were cut at the right and its rows scrolled (#20 item 11)
     k = min(3, result.probs.shape[1])

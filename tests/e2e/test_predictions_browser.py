@@ -4,6 +4,8 @@ Generate makes the generated text the sentence."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.helpers.browser import wait_idle, wait_plot
 
 BARS = ".st-key-topk .js-plotly-plot"
@@ -16,11 +18,13 @@ def _in_view(page, selector: str) -> bool:
     return box is not None and box["y"] >= 0 and box["y"] + 60 <= height
 
 
-def test_temperature_reshapes_the_bars_in_view_at_1280_by_720(page, server_url):
+@pytest.mark.parametrize("present", ["0", "1"])
+def test_temperature_reshapes_the_bars_in_view_at_1280_by_720(page, server_url, present):
     """Moving the temperature changes the bars on the same screen (under the table the
-    controls were 600 px below the bars they reshape)."""
+    controls were 600 px below the bars they reshape); presenting, the whole bar chart
+    fits above the fold with the controls over it."""
     page.set_viewport_size({"width": 1280, "height": 720})
-    page.goto(f"{server_url}/visualizer?view=predict")
+    page.goto(f"{server_url}/visualizer?view=predict&present={present}")
     wait_idle(page)
     wait_plot(page, "topk")
     page.get_by_text("sample", exact=True).click()
@@ -32,6 +36,10 @@ def test_temperature_reshapes_the_bars_in_view_at_1280_by_720(page, server_url):
     page.wait_for_function(f"({TITLE_JS})()?.includes('temperature 2,')")
     assert "temperature 1," in before, before
     assert _in_view(page, ".st-key-gen_temperature") and _in_view(page, BARS)
+    if present == "1":
+        page.evaluate("window.scrollTo(0, 0)")
+        box = page.locator(BARS).bounding_box()
+        assert box["y"] + box["height"] <= 720, box
 
 
 def test_use_as_the_sentence_after_generate_makes_it_the_sentence(page, server_url):
