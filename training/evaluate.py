@@ -212,13 +212,26 @@ def model_entry(
         ValueError: if the checkpoint cannot be loaded.
     """
     model, tokenizer, meta = load_checkpoint(path)
+    probes = evaluate(model, tokenizer, n_probes, valid_lines)
+    data = str(meta["training"].get("data", ""))
+    if data and not data.startswith("built-in corpus"):  # a --corpus model: say on what
+        probes["validation_text"] = (
+            "the held-out lines of --corpus" if valid_lines else "the built-in corpus's "
+            f"held-out lines, not its own text ({data.split(',')[0]}): pass --corpus"
+        )  # fmt: skip
+        if not valid_lines:
+            print(
+                f"{path.name} was trained on {data.split(',')[0]}: its perplexity is "
+                "measured on the built-in corpus's held-out lines; pass --corpus "
+                f"{data.split(',')[0]} to measure it on that text's held-out lines"
+            )
     return ModelCard(
         checkpoint=path.name,
         source="safetensors checkpoint",
         config=model.cfg.to_dict(),
         parameters=model.num_parameters(),
         training={k: v for k, v in meta["training"].items() if k != "loss_curve"},
-        probes=evaluate(model, tokenizer, n_probes, valid_lines),
+        probes=probes,
     )
 
 

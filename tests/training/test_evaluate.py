@@ -37,6 +37,9 @@ def test_train_export_evaluate_clis_write_graphs_and_model_card(tmp_path, capsys
     assert entry["training"]["steps"] == 2
     for key in ("agreement_accuracy", "ioi_accuracy", "pronoun_accuracy"):
         assert 0.0 <= entry["probes"][key] <= 1.0
+    # #44 item 20: evaluated without --corpus, the card and the output say on what text
+    assert "not its own text (corpus.txt): pass --corpus" in entry["probes"]["validation_text"]
+    assert "pass --corpus corpus.txt" in capsys.readouterr().out
     assert "held-out" in card["probes"]
     induction = entry["probes"]["behavioural_induction"]  # issue #22: from the logits alone
     drop = induction["first_copy_loss"] - induction["second_copy_loss"]
@@ -82,6 +85,7 @@ def test_evaluate_a_corpus_model_skips_the_probes_its_vocabulary_lacks(tmp_path,
     skipped = probes["probes_skipped"]["agreement"]
     assert skipped["skipped"] == 500 and skipped["used"] == 0 and skipped["missing_words"]
     assert probes["val_perplexity"] > 1 and "poems.txt" in card["training_data"]
+    assert probes["validation_text"] == "the held-out lines of --corpus"
     assert set(probes["recall_accuracy"]) == {"1", "2", "4"}  # from its own vocabulary
     assert probes["best_induction_head"]["layer"] == 0
     # item 24: a second run on other text into the same folder keeps the first's tokenizer
