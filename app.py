@@ -20,6 +20,7 @@ from ui import (
     translate,
     visualizer,
 )
+from ui.lessons.encoder_decoder import SECTIONS, WIDTHS
 
 # The tab icon is a local SVG (sent inline as a data: URL). A ":material/...:" page_icon, or
 # none (then the current page's icon is used), makes the browser fetch the icon's SVG from
@@ -127,8 +128,9 @@ OWN_MODELS = ("complexity", "translate", "encoder-decoder", "forgetting")
 presenter.control()  # on every page: ?present=1 is kept across pages
 # A link from the lecture path opens in its state.
 navigation.adopt_link_state(
-    {"model": loaders.model_names(), "view": visualizer.VIEWS, "tview": translate.VIEWS}
-)
+    {"model": loaders.model_names(), "view": visualizer.VIEWS, "tview": translate.VIEWS,
+     "nw_width": WIDTHS, "section": SECTIONS}
+)  # fmt: skip
 # On the visualizer the Layer and Head pickers are drawn after the page, by its views'
 # fragment (ui.visualizer.heads): a layer, head or view change reruns that alone.
 on_visualizer = page.url_path in (HOME.url_path, VISUALIZER.url_path)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import logging
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import onnx
@@ -30,6 +31,7 @@ import onnx.utils
 import torch
 from tokenizers import Tokenizer
 from torch import nn
+from tqdm import tqdm
 
 from export.checks import check_graph, probe_lengths, square_sequence_tensors
 from models import contract
@@ -187,6 +189,7 @@ def export_model(
     tokenizer: Tokenizer,
     prefix: str | None = None,
     inspect_only: bool = False,
+    on_graph: Callable[[str], None] | None = None,
 ) -> list[Path]:
     """Write the inspect, fast and (recurrent kinds: linear, delta) step graphs of ``model``
     (with ``inspect_only``, the inspect graph alone: a served softmax model runs its
@@ -200,6 +203,7 @@ def export_model(
         out_dir: folder to write into.
         tokenizer: the model's tokenizer.
         prefix: file prefix; defaults to the attention kind.
+        on_graph: called with each graph's file name before it is made (progress).
 
     Returns:
         The written paths, each already validated by :func:`export.checks.check_graph`.
@@ -221,6 +225,8 @@ def export_model(
     example = torch.randint(0, cfg.vocab_size, (1, min(8, cfg.context_length)))
     recurrent = ATTENTION_REGISTRY[cfg.attention].recurrent  # has a one-token step graph
     paths = []
+    said = on_graph or (lambda name: None)
+    said(f"{prefix}.inspect.onnx")
 
     path = out_dir / f"{prefix}.inspect.onnx"
     names = contract.inspect_outputs(cfg.attention) + contract.block_outputs(cfg.n_layer)
@@ -237,8 +243,10 @@ def export_model(
     if inspect_only:
         recurrent = False
     elif not recurrent:  # softmax: the same computation, pruned (no second trace, ~8 s)
+        said(f"{prefix}.fast.onnx")
         paths.append(prune_to_logits(path, out_dir / f"{prefix}.fast.onnx"))
     else:  # linear: another computation (chunks, no T x T tensor), traced on its own
+        said(f"{prefix}.fast.onnx")
         paths.append(export_fast_graph(model, out_dir / f"{prefix}.fast.onnx", example, T))
 
     if recurrent:
@@ -251,10 +259,12 @@ def export_model(
             carried,
         )
         path = out_dir / f"{prefix}.step.onnx"
+        said(path.name)
         inputs, outputs = contract.step_names(cfg.attention)
         export_module(StepGraph(model), args, path, inputs, outputs, None)
         paths.append(path)
 
+    said("checks")
     for path in paths:
         add_metadata(path, {"config": cfg.to_json(), "tokenizer": tokenizer.to_str()})
         symbolic = {} if path.name.endswith("step.onnx") else {contract.INPUT_NAME: 1}
@@ -288,7 +298,11 @@ def main(argv: list[str] | None = None) -> None:
     checkpoints, out_dir = targets(build_parser().parse_args(argv))
     for ckpt in checkpoints:
         model, tokenizer, _meta = load_checkpoint(ckpt)
-        for path in export_model(model, out_dir or ckpt.parent, tokenizer, prefix=ckpt.stem):
+        steps = 2 + ATTENTION_REGISTRY[model.cfg.attention].recurrent + 1  # + the checks
+        with tqdm(total=steps, desc=f"export {ckpt.name}", unit="step") as bar:  # 8-60 s a trace
+            paths = export_model(model, out_dir or ckpt.parent, tokenizer, prefix=ckpt.stem,
+                                 on_graph=lambda name: (bar.update(), bar.set_postfix_str(name)))  # fmt: skip
+        for path in paths:
             print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB)")
 
 

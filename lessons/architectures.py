@@ -64,3 +64,23 @@ def _row(layer, comp, ops, seq, n_seq, path, n_path) -> dict:
         "max path": path,
         "maximum path length": n_path,
     }
+
+
+def attention_costs(n: str = "T") -> dict[str, str]:
+    """The big-O of one softmax and one linear attention layer over ``n`` tokens of width
+    d, worded once for every page that states them (the lecture's step 10, the
+    Complexity page).
+
+    Softmax builds the n × n weights: n²·d multiply-adds for QKᵀ and again for the
+    weights times V, and the n² weights held beside the n·d queries, keys and values.
+    Linear attention reorders φ(Q)(φ(K)ᵀV): n·d² multiply-adds and a d × d state.
+
+    Returns:
+        ``{"softmax_time", "softmax_memory", "linear_time", "linear_memory"}``.
+    """
+    return {
+        "softmax_time": f"O({n}²·d)",
+        "softmax_memory": f"O({n}²) for the weights plus O({n}·d)",
+        "linear_time": f"O({n}·d²)",
+        "linear_memory": f"O(d²) for the state plus O({n}·d)",
+    }

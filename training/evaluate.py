@@ -42,54 +42,38 @@ from pathlib import Path
 import numpy as np
 import torch
 from tokenizers import Tokenizer
+from tqdm import tqdm
 
 from corpus.corpus import generate_corpus
-from corpus.heldout import N_PROBES, probe_set, validation_lines
+from corpus.heldout import N_PROBES, validation_lines
 from export.card import write_card
 from inference import behaviour, head_labels, head_stats
 from models.card import ModelCard
 from models.checkpoint import SHIPPED_DIR, load_checkpoint, shipped_checkpoint
 from models.config import SHIPPED_KINDS
 from models.transformer import Transformer
-from training.data import token_stream
+from training.data import corpus_lines, token_stream
+from training.probes import held_out_probes
 from training.train import evaluate_loss
 
 ROW_SUM_LINES = 500  # held-out validation lines for the smallest attention row sum
+# what the progress bar names, in order (:func:`evaluate`)
+STAGES = ("held-out loss", "head statistics", "row sums", "recall", "induction", "probes")
 
 
 @torch.no_grad()
-def probe_accuracy(
-    model: Transformer, tokenizer: Tokenizer, probes: list[tuple[str, str, str]]
-) -> float:
-    """Share of ``(prefix, correct, wrong)`` probes where the next-token logit of
-    ``correct`` beats ``wrong`` at the prefix's last position (0..1).
-
-    Raises:
-        ValueError: if a probe's answer is not a single known token.
-    """
-    vocab = tokenizer.get_vocab()
-    hits = 0
-    for prefix, correct, wrong in probes:
-        ids = tokenizer.encode(prefix, add_special_tokens=False).ids
-        ids = ids[-model.cfg.context_length :]
-        a, b = vocab.get(correct.lower()), vocab.get(wrong.lower())
-        if a is None or b is None:
-            raise ValueError(f"probe answer {correct!r}/{wrong!r} is not a single token")
-        logits = model(torch.tensor([ids]))[0, -1]  # (V,)
-        hits += int(logits[a] > logits[b])
-    return hits / len(probes)
-
-
-@torch.no_grad()
-def head_scores(model: Transformer, tokenizer: Tokenizer, seed: int = 4) -> dict:
+def head_scores(
+    model: Transformer, tokenizer: Tokenizer, seed: int = 4, lines: list[str] | None = None
+) -> dict:
     """Per-head scores, each a nested list (L, H), averaged over inputs.
 
-    Sentence statistics use 64 held-out corpus lines; the induction score is
+    Sentence statistics use ``lines`` (default: 64 held-out corpus lines); the induction
+    score is
     :func:`inference.head_stats.induction_probe`, the app's own (same period, blocks,
     token choice and seed); the labels use the app's rule too, with the lines' mean
     length as T.
     """
-    lines = generate_corpus(64, seed=seed + 20_011)
+    lines = lines[:64] if lines else generate_corpus(64, seed=seed + 20_011)
     sums: dict[str, np.ndarray] = {}
     lengths = []
     for line in lines:
@@ -125,6 +109,7 @@ def held_out_min_row_sum(
     tokenizer: Tokenizer,
     context_length: int,
     n_lines: int = ROW_SUM_LINES,
+    lines: list[str] | None = None,
 ) -> np.ndarray:
     """(L, H) smallest attention row sum over every query of the first ``n_lines``
     held-out validation lines (``models/heldout.py``), each line run alone (as a typed
@@ -134,7 +119,7 @@ def held_out_min_row_sum(
     torch model's inspect cache here, the exported inspect graph in the tests.
     """
     mins = None
-    for line in validation_lines()[:n_lines]:
+    for line in (lines or validation_lines())[:n_lines]:
         ids = tokenizer.encode(line, add_special_tokens=False).ids[:context_length]
         if ids:
             row = head_stats.min_row_sum(attn_of(ids))  # (L, H)
@@ -142,45 +127,74 @@ def held_out_min_row_sum(
     return mins
 
 
+def _progress(desc: str):
+    """A progress bar over :data:`STAGES` (a stage takes seconds to minutes): each
+    ``next()`` names the stage starting; exhausting it completes the bar."""
+    with tqdm(total=len(STAGES), desc=desc, unit="stage") as bar:
+        for name in STAGES:
+            bar.set_postfix_str(name)
+            yield name
+            bar.update(1)
+
+
 @torch.no_grad()
-def evaluate(model: Transformer, tokenizer: Tokenizer, n_probes: int = N_PROBES) -> dict:
+def evaluate(
+    model: Transformer,
+    tokenizer: Tokenizer,
+    n_probes: int = N_PROBES,
+    valid_lines: list[str] | None = None,
+) -> dict:
     """All probe results for one model (accuracies 0..1, loss in nats/token), and the
     smallest attention row sum on held-out lines, overall and per head (L, H).
 
-    Raises:
-        ValueError: if a probe answer is not a single token of ``tokenizer``.
+    ``valid_lines``: the held-out text for the perplexity, the row sums and the head
+    statistics (a ``--corpus`` model's own, :func:`training.data.corpus_lines`); default
+    the built-in corpus's. Probes whose words the vocabulary lacks are skipped
+    (:func:`training.probes.known_probes`; ``probes_skipped`` says which), and a probe kind without one
+    gets None; recall and induction use the model's own vocabulary.
     """
-    valid = token_stream(tokenizer, validation_lines())
+    stage = _progress(f"evaluate {model.cfg.attention}")
+    lines = valid_lines or validation_lines()
+    next(stage)
+    valid = token_stream(tokenizer, lines)
     val_loss = evaluate_loss(model, valid, model.cfg.context_length, max_windows=None)
-    heads = head_scores(model, tokenizer)
+    next(stage)
+    heads = head_scores(model, tokenizer, lines=valid_lines)
     best = np.unravel_index(np.argmax(heads["induction"]), np.shape(heads["induction"]))
+    next(stage)
     row_sums = held_out_min_row_sum(
         lambda ids: model(torch.tensor([ids]), inspect=True)[1]["attn"].numpy(),
         tokenizer,
         model.cfg.context_length,
+        lines=valid_lines,
     )  # (L, H)
 
     def logits_of(ids: list[int]) -> np.ndarray:
         return model(torch.tensor([ids]))[0].numpy()  # (T, V)
 
+    next(stage)
     words = behaviour.word_ids(tokenizer.get_vocab())
     pairs = [n for n in behaviour.RECALL_PAIRS if 2 * n + 1 <= model.cfg.context_length]
     recall = {
         str(n): behaviour.recall_accuracy(logits_of, words, n, behaviour.RECALL_SEQUENCES)
         for n in pairs
     }
+    next(stage)
+    induction = behaviour.behavioural_induction(logits_of, words)
+    next(stage)
+    probes = held_out_probes(model, tokenizer, n_probes)
+    for _ in stage:  # the bar to its end
+        pass
     return {
         "val_loss": round(val_loss, 4),
         "val_perplexity": round(math.exp(val_loss), 3),
-        "agreement_accuracy": probe_accuracy(model, tokenizer, probe_set("agreement", n_probes)),
-        "ioi_accuracy": probe_accuracy(model, tokenizer, probe_set("ioi", n_probes)),
-        "pronoun_accuracy": probe_accuracy(model, tokenizer, probe_set("pronoun", n_probes)),
+        **probes,
         "best_induction_head": {
             "layer": int(best[0]),
             "head": int(best[1]),
             "score": heads["induction"][best[0]][best[1]],
         },
-        "behavioural_induction": behaviour.behavioural_induction(logits_of, words),
+        "behavioural_induction": induction,
         "recall_accuracy": recall,
         "min_row_sum": round(float(row_sums.min()), 6),
         "min_row_sum_per_head": np.round(row_sums, 6).tolist(),
@@ -188,39 +202,63 @@ def evaluate(model: Transformer, tokenizer: Tokenizer, n_probes: int = N_PROBES)
     }
 
 
-def model_entry(path: Path, n_probes: int = N_PROBES) -> ModelCard:
-    """Model card of one checkpoint: config, size, training record, probes.
+def model_entry(
+    path: Path, n_probes: int = N_PROBES, valid_lines: list[str] | None = None
+) -> ModelCard:
+    """Model card of one checkpoint: config, size, training record, probes (on
+    ``valid_lines`` when given, :func:`evaluate`).
 
     Raises:
-        ValueError: if the checkpoint cannot be loaded or a probe answer is not one token.
+        ValueError: if the checkpoint cannot be loaded.
     """
     model, tokenizer, meta = load_checkpoint(path)
+    probes = evaluate(model, tokenizer, n_probes, valid_lines)
+    data = str(meta["training"].get("data", ""))
+    if data and not data.startswith("built-in corpus"):  # a --corpus model: say on what
+        probes["validation_text"] = (
+            "the held-out lines of --corpus" if valid_lines else "the built-in corpus's "
+            f"held-out lines, not its own text ({data.split(',')[0]}): pass --corpus"
+        )  # fmt: skip
+        if not valid_lines:
+            print(
+                f"{path.name} was trained on {data.split(',')[0]}: its perplexity is "
+                "measured on the built-in corpus's held-out lines; pass --corpus "
+                f"{data.split(',')[0]} to measure it on that text's held-out lines"
+            )
     return ModelCard(
         checkpoint=path.name,
         source="safetensors checkpoint",
         config=model.cfg.to_dict(),
         parameters=model.num_parameters(),
         training={k: v for k, v in meta["training"].items() if k != "loss_curve"},
-        probes=evaluate(model, tokenizer, n_probes),
+        probes=probes,
     )
 
 
-def card_entries(checkpoints: list[Path], n_probes: int = N_PROBES) -> dict[str, ModelCard]:
-    """Evaluate ``checkpoints``: their model cards keyed by attention kind (a later
-    checkpoint of the same kind wins), for :func:`export.card.write_card`.
+def _accuracy(value: float | None) -> str:
+    return "skipped" if value is None else f"{value:.3f}"
+
+
+def card_entries(
+    checkpoints: list[Path], n_probes: int = N_PROBES, valid_lines: list[str] | None = None
+) -> dict[str, ModelCard]:
+    """Evaluate ``checkpoints`` (on ``valid_lines`` when given): their model cards keyed
+    by attention kind (a later checkpoint of the same kind wins), for
+    :func:`export.card.write_card`.
 
     Raises:
         ValueError: as :func:`model_entry`.
     """
     models = {}
     for path in checkpoints:
-        entry = model_entry(Path(path), n_probes)
+        entry = model_entry(Path(path), n_probes, valid_lines)
         models[entry.config["attention"]] = entry
         pr = entry.probes
         print(
             f"{Path(path).name}: val loss {pr['val_loss']}, agreement "
-            f"{pr['agreement_accuracy']:.3f}, IOI {pr['ioi_accuracy']:.3f}, "
-            f"pronoun {pr['pronoun_accuracy']:.3f}, best induction {pr['best_induction_head']}"
+            f"{_accuracy(pr['agreement_accuracy'])}, IOI {_accuracy(pr['ioi_accuracy'])}, "
+            f"pronoun {_accuracy(pr['pronoun_accuracy'])}, best induction "
+            f"{pr['best_induction_head']}"
         )
     return models
 
@@ -237,11 +275,27 @@ def main(argv: list[str] | None = None) -> None:
         help="keep the card's other models' entries exactly as they are; add (or replace) "
         "the evaluated checkpoints' kinds",
     )
+    p.add_argument(
+        "--corpus",
+        type=Path,
+        default=None,
+        help="the plain-text file the model was trained on (training.train --corpus): its "
+        "held-out last 5%% of lines give the perplexity, row sums and head statistics",
+    )
     args = p.parse_args(argv)
     checkpoints = args.checkpoints or [shipped_checkpoint(kind) for kind in SHIPPED_KINDS]
-    entries = card_entries(checkpoints, N_PROBES)
+    valid_lines, data = None, None
+    if args.corpus is not None:
+        try:
+            _, valid_lines, data = corpus_lines(args.corpus)
+        except (OSError, ValueError) as exc:
+            raise SystemExit(f"--corpus {args.corpus}: {exc}") from None
+    try:
+        entries = card_entries(checkpoints, N_PROBES, valid_lines)
+    except ValueError as exc:  # e.g. a vocabulary too small for the induction probe
+        raise SystemExit(f"training.evaluate: {exc}") from None
     keep = json.loads(args.card.read_text())["models"] if args.add and args.card.exists() else {}
-    write_card(entries, args.card, N_PROBES, ROW_SUM_LINES, keep=keep)
+    write_card(entries, args.card, N_PROBES, ROW_SUM_LINES, keep=keep, training_data=data)
 
 
 if __name__ == "__main__":

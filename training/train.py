@@ -203,7 +203,8 @@ def main(argv: list[str] | None = None) -> None:
         "--tokenizer-out",
         type=Path,
         default=None,
-        help="tokenizer JSON (tokenizer.json beside --out)",
+        help="tokenizer JSON (default: tokenizer.json beside --out, or NAME.tokenizer.json "
+        "there when tokenizer.json holds another run's vocabulary)",
     )
     p.add_argument("--checkpoint-every", type=int, default=0, help="also save every N steps")
     p.add_argument(
@@ -227,11 +228,11 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = p.parse_args(argv)
     args.out = args.out or shipped_checkpoint(args.attention)
-    args.tokenizer_out = args.tokenizer_out or args.out.parent / "tokenizer.json"
     torch.set_num_threads(max(1, args.threads))
 
     train_lines, valid_lines, description = corpus_lines(args.corpus)
     tokenizer = build_tokenizer(train_lines, max_words=args.max_words if args.corpus else None)
+    args.tokenizer_out = args.tokenizer_out or tokenizer_path(args.out, tokenizer)
     cfg = ModelConfig(
         vocab_size=tokenizer.get_vocab_size(),
         n_layer=args.n_layer,
@@ -272,6 +273,24 @@ def main(argv: list[str] | None = None) -> None:
         f"wrote {args.out}: {model.num_parameters():,} parameters, val loss {record['val_loss']}"
         f" (perplexity {record['val_perplexity']}), {record['wall_time_s']} s; {args.tokenizer_out}"
     )
+
+
+def tokenizer_path(out: Path, tokenizer) -> Path:
+    """Where the tokenizer goes beside checkpoint ``out``: ``tokenizer.json``, unless that
+    file holds another vocabulary (an earlier run on other text into the same folder),
+    which is kept; then ``<out's name>.tokenizer.json``, said in one line."""
+    shared = out.parent / "tokenizer.json"
+    if not shared.exists():
+        return shared
+    try:
+        same = Tokenizer.from_file(str(shared)).to_str() == tokenizer.to_str()
+    except Exception:  # noqa: BLE001 - tokenizers' own error: not a tokenizer, replace it
+        return shared
+    if same:
+        return shared
+    own = out.with_name(f"{out.name.removesuffix('.safetensors')}.tokenizer.json")
+    print(f"{shared} holds another run's vocabulary; kept, this one goes to {own}")
+    return own
 
 
 def resume_point(path: Path | None) -> tuple[dict, int] | None:

@@ -20,8 +20,9 @@ import streamlit as st
 
 from inference import generation as gen_mod
 from inference.measure import fit_warnings, scaling
+from lessons.architectures import attention_costs
 from models.tokenizer import encode
-from ui import figures, loaders
+from ui import complexity_shipped, figures, loaders
 from ui.lessons.check import check_yourself
 from viz import complexity as vc
 
@@ -30,6 +31,7 @@ GEN_TOKENS = (32, 64, 128, 256)
 # The two kinds the page measures: quadratic softmax against linear attention (the delta
 # model is linear-time too; its ONNX fast graph scans token by token, timed elsewhere).
 COMPARED = ("softmax", "linear")
+COSTS, N_COSTS = attention_costs("T"), attention_costs("n")  # the lecture's words (step 10)
 
 
 @dataclass
@@ -179,12 +181,14 @@ def _check_complexity(sc: dict) -> None:
     check_yourself(
         "What is the complexity, in the sequence length n, of softmax attention, of an "
         "RNN, and of linear attention?",
-        "**Softmax attention:** O(n²·d) time and O(n²) memory for the attention matrix of "
-        "a sequence; generating one more token attends over all n earlier ones (O(n·d), "
-        "with a key/value cache of O(n·d) memory). **RNN:** O(n·d²) time, and a fixed-size "
-        "state (O(d) memory) carried from token to token. **Linear attention:** O(n·d²) "
-        "time for a sequence and a fixed d × d state S_i and normalizer z_i per head: an "
-        f"RNN (Katharopoulos et al. 2020). Measured here: softmax time grows like "
+        f"**Softmax attention:** {N_COSTS['softmax_time']} time and "
+        f"{N_COSTS['softmax_memory']} memory for a sequence; generating one more token "
+        "attends over all n earlier ones (O(n·d), with a key/value cache of O(n·d) memory). "
+        "**RNN:** O(n·d²) time, and a fixed-size state (O(d) memory) carried from token to "
+        f"token. **Linear attention:** {N_COSTS['linear_time']} time and "
+        f"{N_COSTS['linear_memory']} memory for a sequence, a fixed d × d state S_i and "
+        "normalizer z_i per head: an RNN (Katharopoulos et al. 2020). Measured here: "
+        "softmax time grows like "
         f"n^{sc['softmax']['slope']:.2f}, linear like n^{sc['linear']['slope']:.2f} "
         "(the fitted slopes above; at short n fixed costs flatten both).",
         "complexity",
@@ -207,21 +211,9 @@ def _generation_text(gen: dict) -> None:
     )
 
 
-def page() -> None:
-    """Render the complexity lesson."""
-    st.title("Complexity, measured live")
-    st.markdown(
-        "Softmax attention compares every token with every earlier token: a T × T matrix, "
-        "so **its attention** costs time and memory ∝ **T²**. Linear attention keeps a "
-        "running sum S = Σ φ(k) vᵀ instead: ∝ **T**, and generating a token costs the same "
-        "at every length. The rest of a model (embeddings, MLPs, the output layer) costs ∝ T "
-        "in both; in these small models it outweighs the attention matrix at short lengths, "
-        "so softmax's measured slope starts near 1 and climbs towards 2 as T grows: look at "
-        "the longest lengths. Press **Measure** to time the shipped softmax and linear models on this server."
-    )
-    c1, c2 = st.columns(2)
-    max_T = int(c1.select_slider("Longest sequence T", MAX_T, value=2048, key="cx_max_T"))
-    n_new = int(c2.select_slider("Tokens to generate", GEN_TOKENS, value=128, key="cx_new"))
+def _results(max_T: int, n_new: int) -> dict | None:
+    """The Measure button, then what to show with its caption: this server's measurement
+    of these sizes, else the bench's shipped one (None when neither exists)."""
     store = shared()
     done = store.results.get((max_T, n_new))
     label = "Measure" if done is None else "Measure again"
@@ -230,16 +222,42 @@ def page() -> None:
         with st.spinner("Measuring… (one measurement at a time on this server)"):
             done = store.measure(max_T, n_new, pressed)
     if done is None:
-        st.info("Nothing measured yet: press **Measure**.", icon=":material/timer:")
-        return
-    results = done.results
+        bench = complexity_shipped.load()
+        if bench is not None:
+            st.caption(bench.where + " Dashed lines are least-squares fits on log-log axes.")
+        return None if bench is None else bench.results
     ago = max(0, round((time.time() - done.when) / 60))
     st.caption(
         f"Measured {'just now' if ago == 0 else f'{ago} min ago'} on this server's "
-        f"{results['provider']}, once for every session (press **Measure again** to "
+        f"{done.results['provider']}, once for every session (press **Measure again** to "
         "repeat); other sessions running at the same time make the numbers noisier. "
         "Dashed lines are least-squares fits on log-log axes."
     )
+    return done.results
+
+
+def page() -> None:
+    """Render the complexity lesson."""
+    st.title("Complexity, measured live")
+    st.markdown(
+        "Softmax attention compares every token with every earlier token: a T × T matrix, "
+        f"so **its attention** costs **{COSTS['softmax_time']}** time and "
+        f"**{COSTS['softmax_memory']}** memory. Linear attention keeps a running sum "
+        f"S = Σ φ(k) vᵀ instead: **{COSTS['linear_time']}** time and "
+        f"**{COSTS['linear_memory']}** memory, linear in T, and generating a token costs "
+        "the same at every length. The rest of a model (embeddings, MLPs, the output layer) costs ∝ T "
+        "in both; in these small models it outweighs the attention matrix at short lengths, "
+        "so softmax's measured slope starts near 1 and climbs towards 2 as T grows: look at "
+        "the longest lengths. The page opens with the bench's measurements; press **Measure** "
+        "to time the shipped softmax and linear models on this server now."
+    )
+    c1, c2 = st.columns(2)
+    max_T = int(c1.select_slider("Longest sequence T", MAX_T, value=2048, key="cx_max_T"))
+    n_new = int(c2.select_slider("Tokens to generate", GEN_TOKENS, value=128, key="cx_new"))
+    results = _results(max_T, n_new)
+    if results is None:
+        st.info("Nothing measured yet: press **Measure**.", icon=":material/timer:")
+        return
     st.header("Time and memory against sequence length (fast graphs)")
     sc = results["scaling"]
     left, right = st.columns(2)
@@ -256,7 +274,9 @@ def page() -> None:
         with left:
             figures.plot(vc.generation_speed(gen), key="cx_gen")
         with right:
-            figures.plot(vc.carried_memory(carried(n_new + gen["prompt_tokens"])), key="cx_kv")
+            figures.plot(
+                vc.carried_memory(carried(gen["n_new"] + gen["prompt_tokens"])), key="cx_kv"
+            )
         _generation_text(gen)
     else:
         st.warning(f"Generation comparison unavailable: {results['generation_missing']}.")

@@ -9,7 +9,7 @@ import streamlit as st
 
 from inference.sampling import MAX_SEED, Sampling, distribution
 from inference.text_input import visible
-from models.tokenizer import decode, token_text
+from models.tokenizer import decode, token_text, tokenizer_kind
 from ui import loaders, presenter
 from ui.selection import Selection
 from ui.text import plain_lines
@@ -19,8 +19,29 @@ from viz import tensors as vt
 GREEDY, SAMPLE = "greedy", "sample"
 
 
+USE_KEY = "use_gen"
+PARTIAL = "(part of a character a later token completes)"
+
+
 def _extend_text(new_text: str) -> None:
     st.session_state["text"] = new_text
+
+
+def new_token_texts(tokenizer, new: list[int]) -> list[str]:
+    """The text each generated token adds. A byte-level BPE token can end inside a UTF-8
+    character (its text alone is U+FFFD): the character is shown with the token that
+    completes it, the tokens before it as :data:`PARTIAL`. Other tokenizers' tokens are
+    shown as they are."""
+    if tokenizer_kind(tokenizer) != "bpe":
+        return [token_text(tokenizer, tokenizer.id_to_token(t) or "") for t in new]
+    out, shown = [], ""  # shown: the complete characters of the tokens so far
+    for i in range(len(new)):
+        text = decode(tokenizer, new[: i + 1])
+        if i < len(new) - 1:  # a partial character at the end waits for the next token
+            text = text.rstrip("\ufffd")
+        out.append(text[len(shown) :] if len(text) > len(shown) else PARTIAL)
+        shown = max(shown, text, key=len)
+    return out
 
 
 def sampling_controls(vocab_size: int) -> Sampling:
@@ -69,12 +90,28 @@ def sampled_bars(name: str, result, pos: int, sampling: Sampling) -> dict:
     return vt.topk_bars(dist, loaders.get_vocab(name)[: dist.shape[0]], k=8, title=title)
 
 
-def generation_panel(sel: Selection) -> Sampling:
-    """Tokens to generate, the decoding rule, the Generate button and what it made
-    (kept for the sentence it continues); the rule."""
+def _retokenized(result) -> None:
+    """After "Use as the sentence": one line when the sentence's text, tokenized again,
+    is not the ids generation made (a BPE model can spell the same text otherwise)."""
+    kept = st.session_state.get("generated_ids")
+    if not kept or kept[0] != result.text or list(result.ids) == kept[1][: result.T]:
+        return
+    pairs = enumerate(zip(result.ids, kept[1], strict=False))
+    at = next((i for i, (a, b) in pairs if a != b), min(result.T, len(kept[1])))
+    st.info(
+        f"Tokenized again, this text differs from the generated token ids from position "
+        f"{at} on: the views show the text's own tokens.",
+        icon=":material/info:",
+    )
+
+
+def generation_panel(sel: Selection, sampling: Sampling) -> None:
+    """Tokens to generate, the Generate button (decoding with ``sampling``, the rule
+    :func:`sampling_controls` drew above the bars) and what it made (kept for the
+    sentence it continues)."""
     model, result = sel.model, sel.result
+    _retokenized(result)
     n = st.slider("Tokens to generate", 1, 30, 10, key="gen_n")
-    sampling = sampling_controls(model.config.vocab_size)
     if st.button("Generate", key="generate", type="primary"):
         new, probs = model.generate(result.ids, n, sampling)
         how = (
@@ -82,19 +119,17 @@ def generation_panel(sel: Selection) -> Sampling:
             if model.has_step
             else "fast graph over the whole sequence"
         )
+        texts = new_token_texts(model.tokenizer, new)
         rows = [
-            {
-                "position": result.T + i,
-                "token": visible(token_text(model.tokenizer, model.tokenizer.id_to_token(t) or "")),
-                "p": p,
-            }
-            for i, (t, p) in enumerate(zip(new, probs, strict=True))
+            {"position": result.T + i, "id": t, "token": visible(s) if s != PARTIAL else s, "p": p}
+            for i, (t, s, p) in enumerate(zip(new, texts, probs, strict=True))
         ]
         text = decode(model.tokenizer, result.ids + new)
         st.session_state["generated"] = (result.text, text, how, sampling.describe(), rows, n)
+        st.session_state["generated_ids"] = (text, [*result.ids, *new])
     generated = st.session_state.get("generated")
     if not generated or generated[0] != result.text:  # only for the sentence it continues
-        return sampling
+        return
     _, text, how, rule, rows, asked = generated
     ctx = model.config.context_length
     if len(rows) < asked:
@@ -108,5 +143,6 @@ def generation_panel(sel: Selection) -> Sampling:
         percent = {"p": st.column_config.NumberColumn("p", format="percent")}
         presenter.table(pd.DataFrame(rows), height="auto", column_config=percent,
                         float_format="{:.1%}")  # fmt: skip
-        st.button("Use as the sentence", on_click=_extend_text, args=(text,), key="use_gen")
-    return sampling
+        # the view runs in a fragment: the sentence box and the analysis are the app's
+        if st.button("Use as the sentence", on_click=_extend_text, args=(text,), key=USE_KEY):
+            st.rerun(scope="app")

@@ -49,7 +49,10 @@ def _adopted(key: str, value: str, choices: Mapping[str, Collection[str]]) -> ob
         return parse_text(value)[0]
     if key in NUMBERS:
         return int(value) if value.isascii() and value.isdigit() else None
-    return value if value in choices.get(key, ()) else None
+    options = choices.get(key, ())
+    if isinstance(options, Mapping):  # the URL's text -> the widget's value (a float...)
+        return options.get(value)
+    return value if value in options else None
 
 
 def adopt_link_state(choices: Mapping[str, Collection[str]]) -> None:
@@ -60,7 +63,8 @@ def adopt_link_state(choices: Mapping[str, Collection[str]]) -> None:
 
     Only the sentence boxes (``text``, ``src``: cleaned, capped), ``layer`` and ``head``
     (ASCII numbers; the widget checks the range) and the keys of ``choices`` (a value
-    among its options) are adopted; anything else in the URL is left to the widgets.
+    among its options; a mapping's key, adopted as the value it maps to) are adopted;
+    anything else in the URL is left to the widgets.
     """
     if st.query_params.get(FOLLOW) != "1":
         return

@@ -99,7 +99,10 @@ def _model(params: dict) -> str:
     _served_notices(names)
     raw = params.pop("model", None)
     pending = loaders.served_models().entries.get(raw or "")
-    if pending is not None and pending.state != "ready":
+    if pending is not None and pending.state == "failed":  # refused: "not ready" would wait
+        why = f"{plain(pending.folder.name)}/ is not served: {plain(pending.error)}"
+        link.check("model", raw, name, why)
+    elif pending is not None and pending.state != "ready":
         link.check("model", raw, name, f"{pending.folder.name}/ is not ready on this server yet.")
     elif raw == "upload" and "upload" not in names:  # an upload lives in one browser session
         st.session_state[upload_panel.OPEN] = True
@@ -225,8 +228,8 @@ def model_card(model) -> None:
         probes = card.probes
         if probes:
             st.markdown(
-                f"held-out agreement accuracy **{probes['agreement_accuracy']:.1%}**, "
-                f"indirect-object accuracy **{probes['ioi_accuracy']:.1%}**, "
+                f"held-out agreement accuracy **{_share(probes['agreement_accuracy'])}**, "
+                f"indirect-object accuracy **{_share(probes['ioi_accuracy'])}**, "
                 f"validation perplexity {probes['val_perplexity']:.1f}, best induction head "
                 f"L{probes['best_induction_head']['layer']} H{probes['best_induction_head']['head']}"
                 f" ({probes['best_induction_head']['score']:.2f})"
@@ -243,3 +246,9 @@ def model_card(model) -> None:
                     f"{probes['behavioural_induction']['score']:.2f} nats"
                     + (f", associative recall at n = {n}: {recall[str(n)]:.0%}" if n else "")
                 )
+
+
+def _share(accuracy: float | None) -> str:
+    """A card's probe accuracy, or why there is none (a ``--corpus`` model's vocabulary
+    lacked every probe's words: ``training.evaluate`` skipped them)."""
+    return "skipped (vocabulary lacks its words)" if accuracy is None else f"{accuracy:.1%}"

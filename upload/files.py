@@ -7,6 +7,7 @@ import re
 from pathlib import PurePath
 
 from upload.errors import UploadError
+from upload.hf_advice import config_and_tokenizer
 from upload.limits import MAX_FILES, MAX_UPLOAD_BYTES
 from upload.sizes import check_size, shrink_advice
 
@@ -43,6 +44,9 @@ def check_files(files: dict[str, bytes]) -> None:
 def vocabulary_only(names: list[str]) -> str:
     """The refusal of a vocabulary uploaded without its checkpoint: most often the
     uploader refused the ckpt.pt beside it as too large, so it says how to shrink one."""
+    hugging_face = config_and_tokenizer(names)
+    if hugging_face is not None:
+        return hugging_face
     return (
         f"{' and '.join(names)}: only a vocabulary; upload it together with its ckpt.pt. "
         f"The uploader refuses files over {MAX_UPLOAD_BYTES // 1_000_000} MB, and a nanoGPT "

@@ -19,6 +19,7 @@ import numpy as np
 from inference.sampling import Sampling
 from models import contract
 from upload.errors import UploadError
+from upload.files import vocabulary_only
 from upload.intake import EXTENSIONS, expect_format
 from upload.limits import BROWSER, MAX_FILES, Limits
 from upload.onnx_session import upload_session
@@ -121,11 +122,30 @@ def convert(
     elif kinds <= {"torch-zip", *VOCABULARY} and len(by_format.get("torch-zip", {})) == 1:
         name, source, cfg, state, spec, training = _nanogpt(by_format, limits)
     elif kinds <= set(VOCABULARY):
-        names = " and ".join(files)
-        raise UploadError(f"{names}: only a vocabulary; upload it together with its ckpt.pt")
+        raise UploadError(vocabulary_only(list(files)))
+    elif kinds == {"safetensors", "json"} and len(by_format["safetensors"]) == 1:
+        _safetensors_with_tokenizer(by_format, limits)
     else:
         raise UploadError(ACCEPTED)
     return weights_reply(cfg, state, spec, training, source, name)
+
+
+def _safetensors_with_tokenizer(by_format: dict, limits: Limits) -> None:
+    """A .safetensors file with a tokenizer.json: a Hugging Face checkpoint is refused
+    for what it is (``read_ours``: the command that converts it); ours carries its own
+    tokenizer.
+
+    Raises:
+        UploadError: always.
+    """
+    from upload.formats.ours import read_ours
+
+    (name, data), tokenizers = next(iter(by_format["safetensors"].items())), by_format["json"]
+    read_ours(data, name, limits)
+    raise UploadError(
+        f"{name}: it carries its own tokenizer in its metadata; upload it alone, without "
+        f"{' and '.join(tokenizers)}"
+    )
 
 
 def weights_reply(

@@ -33,6 +33,10 @@ STANDARD_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
 # GPT-2, GPT-Neo and Llama models beyond the lists below, listed from real exports
 # (tests/helpers/hf_exports.py): the masks' NaN guard and the padding mask's gather.
 HF_EXPORT_OPS = frozenset({"IsNaN", "GatherND"})
+# The dynamo exporter at opset 23 writes a Llama's (Mistral's, Qwen2's) RMSNorm and rotary
+# positions as these standard operators, which onnxruntime runs (at opset 24 it writes them
+# as plain arithmetic; tests/upload/test_hf_exports.py exports both).
+OPSET_23_OPS = frozenset({"RMSNormalization", "RotaryEmbedding"})
 # Every operator export/graphs.py emits (checked against exported/*.onnx and tiny exports
 # with learned positions, no biases, untied heads, GPT-2's GELU-new: Pow and Tanh)...
 EXPORTER_OPS = (
@@ -64,6 +68,7 @@ ALLOWED_OPS = (
         "Tile Xor".split()
     )
     | {"Attention"}  # opset 23's, which torch.onnx.export emits for SDPA from opset 23 on
+    | OPSET_23_OPS
     | HF_EXPORT_OPS
 )
 # Operator -> positions of the inputs that set its output's size (not just its values).

@@ -33,8 +33,10 @@ from upload.sizes import longest_context
 TRIAL_T = (3, 5)  # two lengths that tell T-axes from every other axis
 SOURCE = "ONNX (foreign)"
 # What the graph does not tell: placeholders in the config, "unknown" on screen.
+# What a foreign graph does not tell (#44 item 24: the card printed attn_eps 1e-06, a
+# linear-attention setting the graph never gave)
 UNKNOWN = ("d_model", "d_mlp", "position_scheme", "bias", "ln_bias", "tie_weights",
-           "scale_embedding")  # fmt: skip
+           "scale_embedding", "attn_eps")  # fmt: skip
 
 
 @dataclass

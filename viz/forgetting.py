@@ -93,4 +93,5 @@ def capacity(curves: Mapping) -> spec.Spec:
         "xaxis": {**spec.titled("pairs n stored"), "type": "log", "tickvals": ns},
         "yaxis": {**spec.titled("mean |Sᵀk − v| / |v|"), "rangemode": "tozero"},
     }
-    return spec.figure(data, layout, title=f"Recall from one {d} × {d} state, random unit keys")
+    title = f"Recall from one {d} × {d} state, random unit keys: an optimistic bound"
+    return spec.figure(data, layout, title=title)

@@ -28,7 +28,7 @@ def beta_attention(weights: object, tokens: Sequence[object], beta: float, title
     """One head's softmax_beta weights (T, T) as a 0..1 heatmap titled with beta."""
     head = f"{title}: " if title else ""
     return attention_heatmap(
-        weights, tokens, title=f"{head}softmax(β · QKᵀ/√D), β = {_beta_text(beta)}"
+        weights, tokens, title=f"{head}softmax(β · QKᵀ/√d_head), β = {_beta_text(beta)}"
     )
 
 

@@ -73,3 +73,23 @@ def test_walk_the_lecture_with_next_and_open_a_step_from_its_link(page, server_u
     layer, head = (best["probes"]["best_induction_head"][k] for k in ("layer", "head"))
     assert f"layer={layer}" in page.url and f"head={head}" in page.url, page.url
     assert page.get_by_role("combobox", name="Head").input_value() == str(head)
+
+
+def test_step_2_goes_deeper_to_the_lesson_s_kernel_regression_at_its_width(page, server_url):
+    """#44 item 9: step 2's "Go deeper" opens the encoder-decoder lesson scrolled to its
+    step 3, the kernel regression, with the width the step showed."""
+    page.goto(f"{server_url}/lecture?step=2")
+    wait_idle(page)
+    _step_shown(page, 2)
+    page.locator(".st-key-lecture_nw input[type=range]").press("ArrowRight")  # w 0.3 -> 0.5
+    page.get_by_text("Go deeper: The encoder-decoder lesson, step 3, at w = 0.5").click()
+    wait_idle(page)
+    heading = page.get_by_role("heading", name="3. Attention as kernel regression", level=2)
+    heading.wait_for()
+    page.wait_for_function(
+        """() => { const h = document.getElementById("kernel-regression");
+                   const top = h && h.getBoundingClientRect().top;
+                   return top !== null && top >= 0 && top < window.innerHeight / 2; }"""
+    )
+    width = page.locator(".st-key-nw_width input[type=range]")
+    assert width.get_attribute("value") == "0.5", page.url

@@ -35,11 +35,13 @@ class Export:
     mask: bool
     fixed_T: int | None = None
     external: bool = False
+    opset: int = 18  # the dynamo exporter's (TorchScript: its default)
 
     @property
     def label(self) -> str:
         """e.g. "dynamo18-mask-T64-external"."""
-        parts = ["dynamo18" if self.dynamo else "torchscript", "mask" if self.mask else "ids"]
+        exporter = f"dynamo{self.opset}" if self.dynamo else "torchscript"
+        parts = [exporter, "mask" if self.mask else "ids"]
         parts.append(f"T{self.fixed_T}" if self.fixed_T else "dynamicT")
         return "-".join(parts + (["external"] if self.external else []))
 
@@ -98,9 +100,12 @@ def export(model, how: Export, folder: Path) -> Path:
         args, names = (*args, torch.ones(1, T, dtype=torch.long)), [*names, "attention_mask"]
     kwargs: dict = {"input_names": names, "output_names": ["logits"]}
     if how.dynamo:
-        kwargs["opset_version"] = 18
+        kwargs["opset_version"] = how.opset
         if how.fixed_T is None:
-            dim = torch.export.Dim("T", min=2, max=model.config.n_positions)
+            longest = (
+                getattr(model.config, "n_positions", None) or model.config.max_position_embeddings
+            )
+            dim = torch.export.Dim("T", min=2, max=longest)
             kwargs["dynamic_shapes"] = {n: {1: dim} for n in names}
     elif how.fixed_T is None:
         kwargs["dynamic_axes"] = {n: {1: "T"} for n in names}

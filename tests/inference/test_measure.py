@@ -35,6 +35,9 @@ def test_fit_r2_and_the_warnings_a_teacher_sees():
     assert "softmax fit is poor (R² 0.80)" in said[0]
     assert "linear times scattered" in said[1] and "2.4×" in said[1]
     assert "busy" in said[2] and "3.0 per core" in said[2]
+    # #44 item 10: a live Measure said "poor (R² 0.98)" of a fit of 0.9776 < 0.98
+    (near,) = fit_warnings({"softmax": {"fit_r2": 0.9776}, "linear": good})
+    assert "(R² 0.97)" in near, near
 
 
 def test_memory_is_measured_on_every_run(exported_dir):

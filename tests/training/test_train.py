@@ -12,7 +12,7 @@ from models.tokenizer import build_tokenizer, load_tokenizer
 from models.transformer import Transformer
 from training.data import corpus_lines
 from training.eps_share import EpsShare
-from training.evaluate import probe_accuracy
+from training.probes import probe_accuracy
 from training.train import main, train
 
 LINES = ["the cat sat on the mat .", "the dogs are in the park .", "a bird is on the tree ."] * 50

@@ -3,6 +3,7 @@ one measurement is shown to every session."""
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -10,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.helpers.charts import plotly_charts
 from tests.helpers.pages import open_page
+from ui import complexity_shipped
 from ui.complexity import COMPARED, Measured, memory_note, shared
 
 
@@ -30,12 +32,38 @@ def no_errors(at: AppTest) -> None:
     assert not at.error, [e.value for e in at.error]
 
 
-def test_page_renders_without_measuring():
+def test_page_opens_with_the_bench_s_measured_curves_without_measuring():
+    """#44 item 10: the page opens with numbers, the bench's shipped results.json (its
+    slopes, ratio and generation speed-ups on screen), and Measure is kept for a live run."""
+    bench = json.loads(complexity_shipped.RESULTS.read_text())
     at = _app().run()
     no_errors(at)
     assert at.title[0].value == "Complexity, measured live"
-    assert at.button(key="cx_measure")
-    assert not plotly_charts(at)  # nothing is measured on a plain rerun
+    assert at.button(key="cx_measure").label == "Measure"
+    assert not shared().results  # nothing was measured on this server
+    assert not any("Nothing measured yet" in i.value for i in at.info)
+    specs = _specs(at)
+    assert {"Time vs length", "Generation speed"} <= specs.keys()
+    times = [t for t in specs["Time vs length"]["data"] if t["name"].startswith("softmax")]
+    assert times[0]["x"] == bench["scaling"]["softmax"]["T"]
+    text = " ".join(md.value for md in at.markdown)
+    assert f"softmax **{bench['scaling']['softmax']['slope']:.2f}**" in text
+    speedup = bench["generation"]["speedup_vs_recompute"]
+    assert f"{speedup:.1f}× faster" in text
+    assert any("Measured by the bench" in c.value for c in at.caption)
+
+
+def test_without_the_bench_s_file_the_page_asks_for_a_measurement(tmp_path, monkeypatch):
+    monkeypatch.setattr(complexity_shipped, "RESULTS", tmp_path / "results.json")
+    monkeypatch.setattr(complexity_shipped.load, "__defaults__", (tmp_path / "results.json",))
+    at = _app().run()
+    no_errors(at)
+    assert not plotly_charts(at)
+    assert any("Nothing measured yet" in i.value for i in at.info)
+    (tmp_path / "results.json").write_text('{"machine": {}, "scaling": {"softmax": {}}}')
+    at.run()  # a file without both models' scaling is not drawn either
+    no_errors(at)
+    assert not plotly_charts(at)
 
 
 def _titles(at: AppTest) -> list[str]:

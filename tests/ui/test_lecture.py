@@ -146,3 +146,27 @@ def test_the_block_step_shows_the_graphs_numbers(model):
     assert metrics["attention wrote"] == f"{share['attn.out']:.0%}"
     assert metrics["the MLP wrote"] == f"{share['mlp.out']:.0%}"
     assert token_sum["layout"]["title"]["text"].startswith("Block 1, token “")
+
+
+def test_step_2_goes_deeper_to_the_encoder_decoder_lesson_s_step_3_at_its_width():
+    """#44 item 9: step 2's link opens the encoder-decoder lesson at its step 3 (the page
+    scrolls to that header once) with the step's kernel width w in the lesson's slider."""
+    at = open_page("lecture")
+    at.session_state["step"] = 2
+    at.run()
+    at.select_slider(key="lecture_nw").set_value(1.0).run()
+    link = next(el.proto for el in at.get("page_link") if el.proto.label.startswith("Go deeper"))
+    assert "step 3" in link.label and "w = 1" in link.label
+    params = dict(urllib.parse.parse_qsl(link.query_string))
+    assert params == {"nw_width": "1", "section": "3", "follow": "1"}
+    at.query_params.update(params)
+    open_page("encoder-decoder", at)
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.slider(key="nw_width").value == 1.0
+    scripts = [el.proto.body for el in at.get("html") if "scrollIntoView" in el.proto.body]
+    assert len(scripts) == 1 and '"kernel-regression"' in scripts[0]
+    header = next(h for h in at.header if h.value.startswith("3. "))
+    assert header.proto.anchor == "kernel-regression"
+    at.run()  # a later rerun (the slider moved) does not scroll again
+    assert not [el for el in at.get("html") if "scrollIntoView" in el.proto.body]
+    assert at.slider(key="nw_width").value == 1.0

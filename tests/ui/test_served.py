@@ -155,6 +155,13 @@ def test_the_app_serves_the_folder_in_every_view(app_with_served):
     assert any(plain("tiny-gpt2 (served)") in m.value for m in at.markdown)  # beside linear
     open_page("merged", at)  # the lesson reads the memory-mapped weights
     assert not at.exception, [e.value for e in at.exception]
+    # #44 item 22: a link naming the folder the server refused says why, not "not ready"
+    refused = AppTest.from_file(APP, default_timeout=120)
+    refused.query_params["model"] = "broken"
+    refused.run()
+    notices = " ".join(w.value for w in refused.warning)
+    assert plain("model=broken") in notices and "not ready" not in notices, notices
+    assert notices.count("broken/ is not served: " + plain("broken: not a folder")) == 2
 
 
 def test_an_evicted_value_is_let_go_and_its_memory_returned():

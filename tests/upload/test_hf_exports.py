@@ -30,7 +30,7 @@ from tests.helpers.nanogpt_layout import STOI
 from upload.convert import main
 from upload.limits import MAX_ACTIVATION_ELEMENTS
 from upload.load import load_upload
-from upload.onnx_checks import ALLOWED_OPS, HF_EXPORT_OPS
+from upload.onnx_checks import ALLOWED_OPS, HF_EXPORT_OPS, OPSET_23_OPS
 from upload.onnx_foreign import _config_fields
 from upload.sizes import activation_elements, longest_context
 
@@ -196,6 +196,26 @@ def test_padding_that_changes_the_result_is_said_in_one_line():
         assert uploaded.inspect([STOI[c] for c in "Speak"])["attn"].shape == (2, 4, 5, 5)
     finally:
         uploaded.close()
+
+
+@pytest.mark.slow  # two dynamo exports of a random Llama: about 10 s
+@pytest.mark.parametrize("mask", [False, True])
+def test_a_llama_exported_by_dynamo_at_opset_23_shows_transformers_own_attention(mask, tmp_path):
+    """#44 item 23: the dynamo exporter at opset 23 writes RMSNorm and the rotary positions
+    as ONNX's RMSNormalization and RotaryEmbedding (and SDPA as Attention); the upload was
+    refused for them. Allowed, it shows transformers' attention; opset 24 needs neither."""
+    model = small_causal_lm("llama")
+    path = export(model, Export(dynamo=True, mask=mask, opset=23), tmp_path)
+    used = set(operators(path))
+    assert OPSET_23_OPS <= used and used <= ALLOWED_OPS, used - ALLOWED_OPS
+    uploaded = upload(path)
+    try:
+        assert (uploaded.config.n_layer, uploaded.config.n_head) == (2, 4)
+        assert_like_transformers(uploaded, model, sentence_ids(64))
+    finally:
+        uploaded.close()
+    later = export(model, Export(dynamo=True, mask=mask, opset=24), tmp_path / "24")
+    assert set(operators(later)) <= ALLOWED_OPS - OPSET_23_OPS
 
 
 @pytest.mark.parametrize("family", ["gpt-neo", "llama"])

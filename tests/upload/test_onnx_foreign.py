@@ -134,6 +134,7 @@ def test_the_cli_prints_the_card_or_one_line(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "source: ONNX (foreign)" in out and "d_model: unknown" in out
     assert "n_head: 4" in out and "note: 2 attention layers found" in out
+    assert "attn_eps: unknown" in out and "1e-06" not in out  # #44 item 24: never given
     with pytest.raises(SystemExit) as stop:
         main([str(graph)])
     assert stop.value.code == 2

@@ -23,6 +23,8 @@ def test_beta_attention_shows_the_weights_and_beta():
     (heat,) = _heatmaps(fig)
     assert np.array_equal(np.asarray(heat.z), w)
     assert "β = ∞" in fig.layout.title.text and "L0 H1" in fig.layout.title.text
+    # #44 item 8: the title names the formula's √d_head, not a √D defined nowhere
+    assert "QKᵀ/√d_head" in fig.layout.title.text and "√D" not in fig.layout.title.text
     assert "1·&lt;b&gt;cat&lt;/b&gt;" in heat.x  # escaped, position-prefixed
     assert fig.layout.font.size >= 16
 

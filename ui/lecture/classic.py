@@ -37,7 +37,10 @@ def nadaraya_watson(sel: Selection) -> Deeper:
         plot(vs.kernel_weights(weights, grid, x), key="lecture_nw_weights")
     err = float(np.abs(pred - nw.true_function(grid)).mean())
     st.caption(f"Mean |f̂ − f| on the grid at w = {width:g}: {err:.3f}.")
-    return Deeper("encoder-decoder", "The encoder-decoder lesson, step 3")
+    params = {"nw_width": f"{width:g}", "section": "3"}  # ui.lessons.encoder_decoder
+    return Deeper(
+        "encoder-decoder", f"The encoder-decoder lesson, step 3, at w = {width:g}", params
+    )
 
 
 def bahdanau(sel: Selection) -> Deeper:

@@ -3,8 +3,11 @@ and transformers), each with its talking points and its live figure."""
 
 from __future__ import annotations
 
+from lessons.architectures import attention_costs
 from ui.lecture import classic, linear_steps, model_steps
 from ui.lecture.step import Step
+
+COSTS = attention_costs("T")
 
 STEPS = (
     Step(
@@ -14,8 +17,9 @@ STEPS = (
             "each token offers): the volitional and the nonvolitional cue.",
             "The comparisons become **weights** that sum to 1, and the output is the "
             "weighted sum of the **values**: attention pooling.",
-            "Below: the last token's row in one head of the trained model: which earlier "
-            "tokens it pools from (the causal mask hides the later ones).",
+            "In the figure, one head of the trained model: its bottom row is the last "
+            "token's query, the earlier tokens it pools from (the causal mask hides the "
+            "later ones).",
         ),
         model_steps.cues,
     ),
@@ -38,8 +42,10 @@ STEPS = (
             "W_k k) (Bahdanau 2015), or the **scaled dot product** qᵀk/√d (Vaswani 2017).",
             "The dot product is one matrix product QKᵀ for all pairs; additive needs a "
             "small network per pair.",
-            "Dividing by √d keeps the scores' variance at 1 whatever d is, so the softmax "
-            "does not saturate.",
+            "If the entries of q and k are independent with mean 0 and variance 1, qᵀk has "
+            "variance d; dividing by √d brings it back to 1 whatever d is, so the softmax "
+            "does not saturate. A trained head's q and k need not be like that: the "
+            "scoring lesson measures one.",
         ),
         model_steps.scoring,
     ),
@@ -69,11 +75,14 @@ STEPS = (
         "Self-attention and positional encoding",
         (
             "**Self-attention**: queries, keys and values all come from the same "
-            "sentence; every token reaches every other in one step.",
+            "sentence; every token reaches every token it may attend to in one step: in "
+            "these causal models every earlier one and itself (an encoder's, all).",
             "Against a CNN and an RNN: O(1) sequential operations and path length 1, "
             "paid for with O(n²·d) computation.",
-            "Attention ignores order, so a **positional encoding** (sines and cosines of "
-            "many frequencies) is added to each token's embedding.",
+            "Unmasked attention ignores order (permute the tokens and its outputs permute "
+            "alike); the causal mask already breaks that symmetry, and a **positional "
+            "encoding** (sines and cosines of many frequencies) added to each token's "
+            "embedding tells every position apart.",
         ),
         model_steps.self_attention,
     ),
@@ -112,9 +121,10 @@ STEPS = (
     Step(
         "Complexity",
         (
-            "Softmax attention builds the T × T matrix: O(T²·d) time and memory.",
-            "Linear attention reorders the product, φ(Q)(φ(K)ᵀV): O(T·d²), cheaper as "
-            "soon as T > d.",
+            f"Softmax attention builds the T × T matrix: {COSTS['softmax_time']} time, "
+            f"{COSTS['softmax_memory']} memory.",
+            f"Linear attention reorders the product, φ(Q)(φ(K)ᵀV): {COSTS['linear_time']} "
+            f"time, {COSTS['linear_memory']} memory; cheaper as soon as T > d.",
             "Generating a token: a key/value cache that grows with T, against a state of "
             "fixed size.",
         ),

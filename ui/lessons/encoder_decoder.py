@@ -5,6 +5,8 @@ transformer; every step runs the shipped translation models or a numpy toy."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import streamlit as st
 
@@ -17,6 +19,11 @@ from ui.navigation import link
 from ui.translation_loaders import card, decoding
 from viz import seq2seq as vs
 
+# A link's ``nw_width`` (the kernel width slider's values, as the URL writes them) and
+# ``section`` (the step it opens at: ``ui.navigation.adopt_link_state`` adopts both).
+WIDTHS = {f"{w:g}": w for w in (round(0.05 * i, 2) for i in range(1, 41))}
+SECTIONS = {"3": "kernel-regression"}
+SECTION_KEY = "section"
 SHORT = "the dog saw a cat ."
 LONG = (
     "the husbands found the purple little rabbit near the little kitchen under the large markets ."
@@ -28,9 +35,10 @@ def _fixed_context() -> None:
     st.markdown(
         "An RNN **encoder** reads the source word by word; its last hidden state, the "
         "**context vector** c, is all the **decoder** gets: it writes the translation one "
-        "word at a time, each step reading [previous word; c] (Cho et al. 2014; Sutskever "
-        "et al. 2014 give c to the decoder only as its initial state). Our GRU model "
-        "feeds c at every step, as Cho et al. do; on a short and on a long sentence:"
+        "word at a time. Sutskever et al. (2014) give c to the decoder only as its initial "
+        "state; Cho et al. (2014) also feed c at every step, each step reading [previous "
+        "word; c]. Our GRU model does as Cho et al.: it starts from c and reads it at "
+        "every step. On a short and on a long sentence:"
     )
     for text in (SHORT, LONG):
         words, gold = text.split(), translate(text.split())
@@ -62,7 +70,8 @@ def _bleu() -> None:
 
 
 def _kernel_regression() -> None:
-    st.header("3. Attention as kernel regression (Nadaraya–Watson)")
+    st.header("3. Attention as kernel regression (Nadaraya–Watson)", anchor=SECTIONS["3"])
+    _scroll_here(SECTIONS["3"])
     st.latex(
         r"f(x) = \sum_i \alpha(x, x_i)\, y_i,\qquad "
         r"\alpha(x, x_i) = \frac{K(x - x_i)}{\sum_j K(x - x_j)},\quad K(u) = e^{-u^2 / 2w^2}"
@@ -81,6 +90,21 @@ def _kernel_regression() -> None:
         f"The query x, keys x_i, values y_i of attention, with nothing learned. Mean "
         f"|f̂ − f| on the grid: {err:.3f}. A narrow kernel copies the nearest point "
         "(noisy); a wide one averages everything (flat)."
+    )
+
+
+def _scroll_here(anchor: str) -> None:
+    """Once, after a link that opens this step (``?section=3``): scroll the browser to
+    its header (again as the formulas above it settle, which moves it)."""
+    if st.session_state.get(SECTION_KEY) != anchor:  # the link's section, adopted
+        return
+    del st.session_state[SECTION_KEY]
+    target = json.dumps(anchor)
+    st.html(
+        "<script>for (const ms of [0, 300, 1000]) setTimeout(() => "
+        f"document.getElementById({target})?.scrollIntoView({{block: 'start'}}), ms);</script>",
+        unsafe_allow_javascript=True,
+        width="content",
     )
 
 

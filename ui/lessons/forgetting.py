@@ -111,8 +111,9 @@ def page() -> None:
     _probe(n, example, INTRO if presenter.is_on() else None)  # presenting: folded in Notes
     check_yourself(
         "Before you move the slider: which model do you expect to fail first as n grows, and why?",
-        "The linear model: its state sums every pair's kvᵀ, so the key's own value comes "
-        "back mixed with every other pair whose key is not orthogonal to it. Softmax can "
+        "The linear model: its state sums every pair's φ(k)vᵀ, and with φ = elu + 1 every "
+        "feature is positive, so no two φ(k) are orthogonal: the key's own value comes back "
+        "mixed with every other pair's. Softmax can "
         "look back at the exact key; the delta rule replaces what its state held for a key.",
         "forget_predict",
     )
@@ -124,7 +125,7 @@ def page() -> None:
             f"From the model card: {behaviour.RECALL_SEQUENCES} random examples per n "
             "(training/evaluate.py, when the models were exported); chance is 1/n."
         )
-    st.header("Why: one d × d state holds about d pairs")
+    st.header("Why: pairs pile up in one d × d state")
     d = loaders.shipped_model("linear").config.d_head
     st.latex(
         r"S = \sum_j k_j v_j^\top \;\Rightarrow\; S^\top k_q = v_q + "
@@ -132,7 +133,9 @@ def page() -> None:
     )
     st.markdown(
         f"With unit keys, a read returns v_q exactly only if every other key is orthogonal "
-        f"to k_q, and a {d}-dimensional head has at most {d} orthogonal keys. The delta rule "
+        f"to k_q: even signed keys in a {d}-dimensional head allow at most {d} such pairs. "
+        "Linear attention stores φ(k) with φ = elu + 1, whose features are all positive: "
+        "no two φ(k) are orthogonal, so every pair leaks into every read. The delta rule "
         "S_t = S_(t−1) + β k_t (v_t − S_(t−1)ᵀk_t)ᵀ writes only the error, so a newer pair "
         "replaces what the state held for that key instead of piling on it."
     )
@@ -140,5 +143,7 @@ def page() -> None:
     st.caption(
         f"Random unit keys and values in d = {d} dimensions (this head size), 20 draws per n, "
         "no φ and no normalizer: the storage rule alone. With random keys both leak before d; "
-        "the delta rule's error stays below the additive sum's at every n."
+        "the delta rule's error stays below the additive sum's at every n. For linear "
+        "attention the additive curve is an **optimistic bound**: random keys of either sign "
+        "are nearly orthogonal, its all-positive φ(k) are not, and leak more."
     )

@@ -1,4 +1,4 @@
-"""Lesson "Soft vs hard attention": softmax_beta(QK^T/sqrt(D)) from uniform to argmax."""
+"""Lesson "Soft vs hard attention": softmax_beta(QK^T/sqrt(d_head)) from uniform to argmax."""
 
 from __future__ import annotations
 
@@ -87,11 +87,11 @@ def page(sel: Selection) -> None:
         st.caption(
             "This model uses linear attention, so its own weights are "
             f"φ(qᵢ)·φ(kⱼ) / (φ(qᵢ)ᵀzᵢ + ε), ε = {sel.model.config.attn_eps:g}, "
-            "not a softmax: here the softmax is applied to its q·k/√d as a what-if."
+            "not a softmax: here the softmax is applied to its q·k/√d_head as a what-if."
         )
     else:
         st.caption(
             "This model uses the delta rule, so its own weights are the implied matrix "
             "(QKᵀ ⊙ M)(I + L)⁻¹ diag(β) (the visualizer's mask view), not a softmax: here "
-            "the softmax is applied to its q·k/√d as a what-if."
+            "the softmax is applied to its q·k/√d_head as a what-if."
         )

@@ -34,6 +34,7 @@ from models.config import ModelConfig
 from upload.errors import UploadError
 from upload.folder_layout import CONFIG, TOKENIZER, folder_files
 from upload.formats.local_weights import read_safetensors, read_torch_zip
+from upload.hf_advice import not_gpt2_folder
 from upload.limits import MAX_JSON_BYTES, Limits
 from upload.sizes import check_config_size
 from upload.token_rows import check_rows
@@ -108,10 +109,9 @@ def gpt2_config(data: dict, name: str, limits: Limits) -> ModelConfig:
     model_type = data.get("model_type", "gpt2")
     architectures = data.get("architectures") or ["GPT2LMHeadModel"]
     if model_type != "gpt2" or not {"GPT2LMHeadModel", "GPT2Model"} & set(map(str, architectures)):
-        raise UploadError(
-            f"{name}: model_type {str(model_type)[:40]!r} ({', '.join(map(str, architectures))[:80]}) "
-            "is not a GPT-2-family model; this converter reads GPT2LMHeadModel folders"
-        )
+        folder = name.rsplit("/", 1)[0] if "/" in name else "path/to/folder"
+        archs = ", ".join(map(str, architectures))[:80]
+        raise UploadError(not_gpt2_folder(name, str(model_type)[:40], archs, folder))
     for key in SIZES:
         if type(data.get(key)) is not int or data[key] <= 0:
             raise UploadError(f"{name}: '{key}' must be a positive integer, got {data.get(key)!r}")

@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING
 
 from upload.errors import UploadError
+from upload.hf_advice import hf_checkpoint
 from upload.intake import safetensors_metadata
 from upload.limits import BROWSER, Limits
 from upload.tokenizer_spec import read_metadata
@@ -32,8 +33,10 @@ def read_ours(data: bytes, name: str, limits: Limits = BROWSER) -> tuple[Transfo
     """
     metadata = safetensors_metadata(name, data)
     if "config" not in metadata or "tokenizer" not in metadata:
+        header = json.loads(data[8 : 8 + int.from_bytes(data[:8], "little")])  # read above
         raise UploadError(
-            f"{name}: its metadata needs 'config' and 'tokenizer'; save it with training.train"
+            hf_checkpoint(name, [t for t in header if t != "__metadata__"])
+            or f"{name}: its metadata needs 'config' and 'tokenizer'; save it with training.train"
         )
     cfg, spec = read_metadata(metadata["config"], metadata["tokenizer"], name, limits)
     # torch only now (2 CPU-seconds to import): a file refused above never pays for it

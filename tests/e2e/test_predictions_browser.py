@@ -1,0 +1,67 @@
+"""The Predictions view in headless Chromium (#44 items 12 and 21): the decoding rule's
+controls sit over the next-token bars they reshape, and "Use as the sentence" after
+Generate makes the generated text the sentence."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers.browser import wait_idle, wait_plot
+
+BARS = ".st-key-topk .js-plotly-plot"
+TITLE_JS = f"() => document.querySelector('{BARS}')?.layout?.title?.text"
+
+
+def _in_view(page, selector: str) -> bool:
+    box = page.locator(selector).first.bounding_box()
+    height = page.viewport_size["height"]
+    return box is not None and box["y"] >= 0 and box["y"] + 60 <= height
+
+
+@pytest.mark.parametrize("present", ["0", "1"])
+def test_temperature_reshapes_the_bars_in_view_at_1280_by_720(page, server_url, present):
+    """Moving the temperature changes the bars on the same screen (under the table the
+    controls were 600 px below the bars they reshape); presenting, the whole bar chart
+    fits above the fold with the controls over it."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{server_url}/visualizer?view=predict&present={present}")
+    wait_idle(page)
+    wait_plot(page, "topk")
+    page.get_by_text("sample", exact=True).click()
+    wait_idle(page)
+    before = page.evaluate(TITLE_JS)
+    temperature = page.locator(".st-key-gen_temperature input[type=range]")
+    temperature.press("End")  # scrolls the slider into view, temperature 2
+    wait_idle(page)
+    page.wait_for_function(f"({TITLE_JS})()?.includes('temperature 2,')")
+    assert "temperature 1," in before, before
+    assert _in_view(page, ".st-key-gen_temperature") and _in_view(page, BARS)
+    if present == "1":
+        page.evaluate("window.scrollTo(0, 0)")
+        box = page.locator(BARS).bounding_box()
+        assert box["y"] + box["height"] <= 720, box
+
+
+def test_use_as_the_sentence_after_generate_makes_it_the_sentence(page, server_url):
+    page.goto(f"{server_url}/visualizer?view=predict")
+    wait_idle(page)
+    box = page.get_by_role("textbox", name="Type a sentence")
+    before = box.input_value()
+    position = page.locator(".st-key-pred_pos input[type=range]")
+    last = int(position.get_attribute("max"))  # T - 1
+    page.get_by_role("button", name="Generate").click()
+    wait_idle(page)
+    generated = page.locator('[data-testid="stAlertContentSuccess"] p').first.inner_text()
+    generated = generated.split("\n")[0].strip()
+    assert len(generated.split()) > len(before.split()), (before, generated)
+    page.get_by_role("button", name="Use as the sentence").click()
+    wait_idle(page)
+    page.wait_for_function(
+        "(t) => document.querySelector('textarea[aria-label=\"Type a sentence\"]').value === t",
+        arg=generated,
+    )
+    # the sentence is the T tokens and the 10 generated (the slider's default), no other
+    page.wait_for_function("(n) => document.querySelector("
+                           "'.st-key-pred_pos input[type=range]').max === String(n)",
+                           arg=last + 10)  # fmt: skip
+    assert not page.locator('[data-testid="stException"]').count()
