@@ -47,6 +47,7 @@ from bench.fairshare import (
 )
 from bench.hostile import nanogpt_ckpt, nanogpt_files
 from bench.stclient import Run, Session
+from bench.stwidgets import shown
 from deploy.launch import Server, serve
 from upload.limits import WORKERS_MEMORY_BYTES
 
@@ -120,7 +121,9 @@ SENTENCE = {  # what the attacker types into its model once loaded
 
 def said(run: Run) -> list[str]:
     """The alerts (error, warning, info, success) a run left on the page."""
-    return [e.alert.body for e, _ in run.elements.values() if e.WhichOneof("type") == "alert"]
+    return [
+        shown(e.alert.body) for e, _ in run.elements.values() if e.WhichOneof("type") == "alert"
+    ]
 
 
 async def _attacker(server: Server, files: dict[str, bytes], sentence: str | None) -> dict:
