@@ -43,6 +43,8 @@ VALID = {
     "layer": {"0", "1", "2"},
     "head": {"0", "1", "2", "3"},
 }
+
+
 def open_link(params: dict[str, str]) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
     for key, value in params.items():
