@@ -180,6 +180,50 @@ async def paragraph_case(
     }
 
 
+async def _churner(server: Server, seconds: float) -> tuple[int, int]:
+    """One connection opening a session (its first run finished) and closing it, again and
+    again for ``seconds``: (sessions opened, sessions not opened within 60 s)."""
+    opened = failed = 0
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            async with asyncio.timeout(60):
+                async with Session(server.ws_url, dict(QUERY), timeout_s=60) as s:
+                    await s.open()
+            opened += 1
+        except (TimeoutError, ConnectionError, OSError):
+            failed += 1
+    return opened, failed
+
+
+async def churn_case(
+    server: Server, churners: int, seconds: float, base_s: float | None = None
+) -> dict:
+    """Baseline (:func:`matched`), then ``churners`` connections opening and closing
+    sessions in a loop (issue #50), with the other student measuring and a new session."""
+    rss0 = server.rss_mb()
+    base = await student(server, matched(seconds, base_s))
+    t0 = time.monotonic()
+    attack = [asyncio.create_task(_churner(server, seconds)) for _ in range(churners)]
+    await asyncio.sleep(1)
+    other = asyncio.create_task(student(server, seconds - 3))
+    await asyncio.sleep(seconds / 2)
+    during_open = await open_s(server)
+    counts = [await t for t in attack]
+    took = time.monotonic() - t0
+    during = await other
+    return {
+        "churners": churners,
+        "sessions": sum(n for n, _ in counts),
+        "not_opened": sum(f for _, f in counts),
+        "sessions_per_s": round(sum(n for n, _ in counts) / took, 1),
+        **compared(base, during),
+        "open_during_s": None if during_open is None else round(during_open, 2),
+        "rss_before_mb": round(rss0),
+        "rss_after_mb": round(server.rss_mb()),
+    }
+
+
 def in_process(script: str) -> dict:
     """Run ``script`` (prints one JSON line) in a fresh Python, as the server's own process
     would run it (``MALLOC_ARENA_MAX=2``); its JSON."""

@@ -94,3 +94,24 @@ def test_twenty_sessions_stay_on_their_replica_and_see_their_own_answers(attenti
     assert len(sockets) == STUDENTS and {f[2] for f in sockets} == {"101"}, sockets
     assert sorted(f[0] for f in sockets) == sorted(served)  # each on its cookie's replica
     assert all(ports[f[0]] == f[1] for f in log), log  # every request where its cookie says
+
+
+def test_the_websocket_is_limited_per_address_and_nginx_accepts_the_config(tmp_path):
+    """Issue #50: per client address, websockets at once and new ones a second are
+    limited (``limit_conn`` / ``limit_req`` keyed on the address for /_stcore/stream only);
+    ``nginx -t`` reads the config."""
+    import shutil
+    import subprocess
+
+    text = nginx_config([8601, 8602], "127.0.0.1:8600", tmp_path)
+    assert "/_stcore/stream $binary_remote_addr;" in text
+    assert "limit_conn attnviz_ws_conn" in text and "limit_req zone=attnviz_ws_new" in text
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    if not shutil.which(nginx):
+        pytest.skip("no nginx on this machine (make nginx)")
+    (tmp_path / "nginx.conf").write_text(text)
+    checked = subprocess.run(
+        [nginx, "-t", "-c", str(tmp_path / "nginx.conf"), "-p", str(tmp_path)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert checked.returncode == 0, checked.stderr
