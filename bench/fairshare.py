@@ -29,6 +29,9 @@ from bench.stclient import Session
 from deploy.launch import Server
 
 QUERY = {"model": "softmax", "view": "attention", "text": "the cat sat on the mat"}
+# The server's line of new sessions (ui.session_line.SESSIONS_PER_S: the bench may not
+# import ui; tests/ui/test_session_line.py checks that they agree).
+LINE_PER_S = 3.0
 SENTENCES = ("the keys to the cabinet are on the table", "mary gave a drink to john")
 
 
@@ -214,9 +217,11 @@ async def churn_case(
     during = await other
     return {
         "churners": churners,
+        "line_per_s": LINE_PER_S,
         "sessions": sum(n for n, _ in counts),
         "not_opened": sum(f for _, f in counts),
         "sessions_per_s": round(sum(n for n, _ in counts) / took, 1),
+        "attack_s": round(took, 1),
         **compared(base, during),
         "open_during_s": None if during_open is None else round(during_open, 2),
         "rss_before_mb": round(rss0),

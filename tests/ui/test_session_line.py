@@ -13,7 +13,8 @@ import time
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
-from ui.session_line import SessionLine
+from bench.fairshare import LINE_PER_S
+from ui.session_line import SESSIONS_PER_S, SessionLine
 
 
 def _rerun(query: str = "") -> BackMsg:
@@ -78,3 +79,7 @@ def test_a_closed_session_is_skipped_and_a_waiting_one_keeps_its_place_with_its_
     delivered = asyncio.run(run())
     assert [(s, q) for s, q, _ in delivered] == [("first", ""), ("next", "new")]
     assert delivered[1][2] < 0.19  # "gone" spent no token: "next" came one interval later
+
+
+def test_the_bench_records_the_server_s_rate():
+    assert LINE_PER_S == SESSIONS_PER_S
