@@ -29,9 +29,9 @@ from bench.stclient import Session
 from deploy.launch import Server
 
 QUERY = {"model": "softmax", "view": "attention", "text": "the cat sat on the mat"}
-# The server's line of new sessions (ui.session_line.SESSIONS_PER_S: the bench may not
+# The server's line of new sessions (ui.session_line's SESSIONS_PER_S, SESSION_BURST: the bench may not
 # import ui; tests/ui/test_session_line.py checks that they agree).
-LINE_PER_S = 3.0
+LINE_PER_S, LINE_BURST = 3.0, 10
 SENTENCES = ("the keys to the cabinet are on the table", "mary gave a drink to john")
 
 
@@ -218,6 +218,7 @@ async def churn_case(
     return {
         "churners": churners,
         "line_per_s": LINE_PER_S,
+        "line_burst": LINE_BURST,
         "sessions": sum(n for n, _ in counts),
         "not_opened": sum(f for _, f in counts),
         "sessions_per_s": round(sum(n for n, _ in counts) / took, 1),

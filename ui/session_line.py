@@ -26,7 +26,7 @@ from collections.abc import Callable
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
 SESSIONS_PER_S = 3.0  # new sessions the server starts per second, all clients together
-SESSION_BURST = 6  # new sessions started at once (a class opening the page together)
+SESSION_BURST = 10  # new sessions started at once (a group opening the page together)
 SWEEP_EVERY_S = 30.0  # sessions that closed are forgotten this often
 
 

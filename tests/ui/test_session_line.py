@@ -13,8 +13,8 @@ import time
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
-from bench.fairshare import LINE_PER_S
-from ui.session_line import SESSIONS_PER_S, SessionLine
+from bench.fairshare import LINE_BURST, LINE_PER_S
+from ui.session_line import SESSION_BURST, SESSIONS_PER_S, SessionLine
 
 
 def _rerun(query: str = "") -> BackMsg:
@@ -82,4 +82,4 @@ def test_a_closed_session_is_skipped_and_a_waiting_one_keeps_its_place_with_its_
 
 
 def test_the_bench_records_the_server_s_rate():
-    assert LINE_PER_S == SESSIONS_PER_S
+    assert (LINE_PER_S, LINE_BURST) == (SESSIONS_PER_S, SESSION_BURST)
