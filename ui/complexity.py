@@ -23,6 +23,7 @@ from inference.measure import fit_warnings, scaling
 from models.tokenizer import encode
 from ui import figures, loaders
 from ui.lessons.check import check_yourself
+from ui.notices import say
 from viz import complexity as vc
 
 MAX_T = (256, 512, 1024, 2048)
@@ -141,7 +142,7 @@ def _memory(sc: dict) -> None:
     if note is None:
         figures.plot(vc.scaling_memory(sc), key="cx_mem")
     else:
-        st.info(note, icon=":material/memory:")
+        say("info", note, icon=":material/memory:")
 
 
 def _scaling_text(sc: dict) -> None:
@@ -171,7 +172,7 @@ def _scaling_text(sc: dict) -> None:
     )
     st.markdown("\n".join(lines))
     for warning in fit_warnings(sc):
-        st.warning(warning, icon=":material/warning:")
+        say("warning", warning, icon=":material/warning:")
 
 
 def _check_complexity(sc: dict) -> None:
@@ -259,4 +260,4 @@ def page() -> None:
             figures.plot(vc.carried_memory(carried(n_new + gen["prompt_tokens"])), key="cx_kv")
         _generation_text(gen)
     else:
-        st.warning(f"Generation comparison unavailable: {results['generation_missing']}.")
+        say("warning", f"Generation comparison unavailable: {results['generation_missing']}.")

@@ -95,7 +95,7 @@ def _read(text: str):
             icon=":material/spellcheck:",
         )
     if not source.words:
-        st.info("Type an English sentence, or pick an example.", icon=":material/edit:")
+        say("info", "Type an English sentence, or pick an example.", icon=":material/edit:")
         return None
     return source
 
@@ -118,7 +118,8 @@ def translations(words: list[str], gold) -> None:
                      "exact": "", "BLEU": ""})  # fmt: skip
     presenter.table(rows)
     if unfinished:
-        st.info(
+        say(
+            "info",
             f"{', '.join(unfinished)}: no end of sentence within {MAX_LEN} words, so the "
             "translation shown is cut there (the model kept writing; an everyday sentence "
             "outside the toy grammar often does this).",
