@@ -6,7 +6,7 @@ markdown: Streamlit's alerts and captions render their body as markdown, so
 :func:`say` escapes every ASCII punctuation character (``ui.text.plain``) and the
 browser shows the line as written: no backslash visible, nothing bold, italic, code,
 LaTeX, link, image, colour or icon made from a file name or a word typed into a
-link. ``tests/e2e/test_hostile_uploads.py`` reads such a line back from the page.
+link. ``tests/e2e/test_browser.py`` reads such a line back from the page.
 
 What travels on the websocket is the escaped markdown body; :func:`ui.text.shown` (and
 ``bench.stwidgets.shown``, for the bench's own client) turns it back into the line.
