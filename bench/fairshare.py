@@ -29,6 +29,9 @@ from bench.stclient import Session
 from deploy.launch import Server
 
 QUERY = {"model": "softmax", "view": "attention", "text": "the cat sat on the mat"}
+# The server's line of new sessions (ui.session_line's SESSIONS_PER_S, SESSION_BURST: the bench may not
+# import ui; tests/ui/test_session_line.py checks that they agree).
+LINE_PER_S, LINE_BURST = 3.0, 10
 SENTENCES = ("the keys to the cabinet are on the table", "mary gave a drink to john")
 
 
@@ -173,6 +176,53 @@ async def paragraph_case(
     return {
         "typists": typists,
         "paragraphs": answered,
+        **compared(base, during),
+        "open_during_s": None if during_open is None else round(during_open, 2),
+        "rss_before_mb": round(rss0),
+        "rss_after_mb": round(server.rss_mb()),
+    }
+
+
+async def _churner(server: Server, seconds: float) -> tuple[int, int]:
+    """One connection opening a session (its first run finished) and closing it, again and
+    again for ``seconds``: (sessions opened, sessions not opened within 60 s)."""
+    opened = failed = 0
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            async with asyncio.timeout(60):
+                async with Session(server.ws_url, dict(QUERY), timeout_s=60) as s:
+                    await s.open()
+            opened += 1
+        except (TimeoutError, ConnectionError, OSError):
+            failed += 1
+    return opened, failed
+
+
+async def churn_case(
+    server: Server, churners: int, seconds: float, base_s: float | None = None
+) -> dict:
+    """Baseline (:func:`matched`), then ``churners`` connections opening and closing
+    sessions in a loop (issue #50), with the other student measuring and a new session."""
+    rss0 = server.rss_mb()
+    base = await student(server, matched(seconds, base_s))
+    t0 = time.monotonic()
+    attack = [asyncio.create_task(_churner(server, seconds)) for _ in range(churners)]
+    await asyncio.sleep(1)
+    other = asyncio.create_task(student(server, seconds - 3))
+    await asyncio.sleep(seconds / 2)
+    during_open = await open_s(server)
+    counts = [await t for t in attack]
+    took = time.monotonic() - t0
+    during = await other
+    return {
+        "churners": churners,
+        "line_per_s": LINE_PER_S,
+        "line_burst": LINE_BURST,
+        "sessions": sum(n for n, _ in counts),
+        "not_opened": sum(f for _, f in counts),
+        "sessions_per_s": round(sum(n for n, _ in counts) / took, 1),
+        "attack_s": round(took, 1),
         **compared(base, during),
         "open_during_s": None if during_open is None else round(during_open, 2),
         "rss_before_mb": round(rss0),

@@ -31,6 +31,7 @@ import asyncio
 import random
 import string
 import time
+from pathlib import Path
 
 import psutil
 
@@ -38,6 +39,7 @@ from bench.fairshare import (
     LONG_CONTEXT,
     QUERY,
     SUGGESTIONS,
+    churn_case,
     compared,
     flood_case,
     in_process,
@@ -47,7 +49,8 @@ from bench.fairshare import (
 )
 from bench.hostile import nanogpt_ckpt, nanogpt_files
 from bench.stclient import Run, Session
-from deploy.launch import Server, serve
+from bench.stwidgets import shown
+from deploy.launch import ROOT, Server, serve
 from upload.limits import WORKERS_MEMORY_BYTES
 
 UPLOADER = ("Checkpoint files", "upload_files")
@@ -120,7 +123,9 @@ SENTENCE = {  # what the attacker types into its model once loaded
 
 def said(run: Run) -> list[str]:
     """The alerts (error, warning, info, success) a run left on the page."""
-    return [e.alert.body for e, _ in run.elements.values() if e.WhichOneof("type") == "alert"]
+    return [
+        shown(e.alert.body) for e, _ in run.elements.values() if e.WhichOneof("type") == "alert"
+    ]
 
 
 async def _attacker(server: Server, files: dict[str, bytes], sentence: str | None) -> dict:
@@ -239,6 +244,7 @@ def fair_share(quick: bool = False) -> dict:
         out["flood"] = asyncio.run(flood_case(server, 500.0, seconds))
         out["paragraph_1"] = asyncio.run(paragraph_case(server, 1, seconds))
         out["paragraph_3"] = asyncio.run(paragraph_case(server, 3, seconds))
+        out["churn_16"] = churn(server, seconds)
         out["uploads"] = [
             asyncio.run(
                 upload_case(server, name, case_files(name, inspect), base_s(name, quick), SETTLE_S)
@@ -250,10 +256,44 @@ def fair_share(quick: bool = False) -> dict:
     return out
 
 
-def main() -> None:
+def churn(server: Server, seconds: float) -> dict:
+    """16 connections opening and closing sessions (issue #50), when and where it ran."""
+    import datetime
+    import os
+
+    case = asyncio.run(churn_case(server, 16, seconds))
+    case["date"] = datetime.date.today().isoformat()
+    case["loadavg_start"] = os.getloadavg()[0]
+    return case
+
+
+def churn_only(results_json: Path) -> dict:
+    """Measure only the session churn on a fresh server and put it into ``results_json``'s
+    fair-share section (its summary.md and the README's table rewritten), the other
+    measurements kept: ``python -m bench.fairshare_uploads --churn``."""
     import json
 
-    print(json.dumps(fair_share(), indent=1))
+    from bench.report import update_readme, write_summary
+
+    with serve() as server:
+        asyncio.run(open_s(server))
+        case = churn(server, 20.0)
+    results = json.loads(results_json.read_text())
+    results["fair_share"]["churn_16"] = case
+    results_json.write_text(json.dumps(results, indent=1))
+    write_summary(results_json)
+    update_readme(ROOT / "README.md", results)
+    return case
+
+
+def main() -> None:
+    import json
+    import sys
+
+    if sys.argv[1:] == ["--churn"]:
+        print(json.dumps(churn_only(ROOT / "bench" / "results" / "results.json"), indent=1))
+    else:
+        print(json.dumps(fair_share(), indent=1))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import base64
 import json
+import re
+import string
 from dataclasses import dataclass
 
 import numpy as np
@@ -145,6 +147,16 @@ def plotly_array(value) -> np.ndarray:
             shape = [int(s) for s in shape.split(",")]
         return arr.reshape(shape).astype(float) if shape else arr.astype(float)
     return np.array(value, dtype=float)
+
+
+_ESCAPED = re.compile(r"\\([" + re.escape(string.punctuation) + r"])")
+
+
+def shown(body: str) -> str:
+    """What a browser shows for an alert's or caption's markdown ``body``: each backslash
+    escape of an ASCII punctuation character replaced by the character (CommonMark's
+    rule; the app's ``ui.text.shown``, which the bench may not import)."""
+    return _ESCAPED.sub(r"\1", body)
 
 
 def pushed(element: Element) -> bool:

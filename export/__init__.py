@@ -3,3 +3,5 @@
 
 Imports nothing of training: evaluation hands the card its numbers.
 """
+
+import inference  # noqa: F401 - turns onnxruntime's telemetry off before it is imported

@@ -17,6 +17,16 @@ import onnxruntime as ort
 ort.set_default_logger_severity(4)  # no CUDA-library error spam on CPU-only machines
 
 
+def quiet_onnxruntime() -> None:
+    """onnxruntime's telemetry events off in this process (``ORT_DISABLE_TELEMETRY``, set
+    by ``inference/__init__.py`` before onnxruntime was imported, keeps its queue from
+    being written; this turns off the events it would send)."""
+    ort.disable_telemetry_events()
+
+
+quiet_onnxruntime()
+
+
 class ModelRunError(RuntimeError):
     """onnxruntime failed while running a model on an input; the message is short and
     readable ("indices element out of data bounds, idx=5000 ..."), never a traceback."""

@@ -1,0 +1,1 @@
+import inference  # noqa: F401 - turns onnxruntime's telemetry off before it is imported

@@ -15,6 +15,7 @@ from inference.analysis import Analysis
 from inference.block import BlockNumbers, block_numbers, block_outputs, has_block_outputs
 from ui import click, loaders, presenter, specs
 from ui.figures import plot
+from ui.notices import say
 from ui.selection import Selection
 from ui.text import plain
 
@@ -67,7 +68,7 @@ def draw(sel: Selection, flow_too: bool = True) -> bool:
     graph has no block outputs."""
     model, result, layer = sel.model, sel.result, sel.layer
     if not has_block_outputs(model):
-        st.info(f"{sel.name}: its graph has no block outputs (blocks.{{l}}.resid_pre, ...).")
+        say("info", f"{sel.name}: its graph has no block outputs (blocks.{{l}}.resid_pre, ...).")
         return False
     t = chosen_token(result)
     picked = click.on_click(CHART, tuple(result.tokens))

@@ -24,6 +24,7 @@ from lessons.architectures import attention_costs
 from models.tokenizer import encode
 from ui import complexity_shipped, figures, loaders
 from ui.lessons.check import check_yourself
+from ui.notices import say
 from viz import complexity as vc
 
 MAX_T = (256, 512, 1024, 2048)
@@ -143,7 +144,7 @@ def _memory(sc: dict) -> None:
     if note is None:
         figures.plot(vc.scaling_memory(sc), key="cx_mem")
     else:
-        st.info(note, icon=":material/memory:")
+        say("info", note, icon=":material/memory:")
 
 
 def _scaling_text(sc: dict) -> None:
@@ -173,7 +174,7 @@ def _scaling_text(sc: dict) -> None:
     )
     st.markdown("\n".join(lines))
     for warning in fit_warnings(sc):
-        st.warning(warning, icon=":material/warning:")
+        say("warning", warning, icon=":material/warning:")
 
 
 def _check_complexity(sc: dict) -> None:
@@ -279,4 +280,4 @@ def page() -> None:
             )
         _generation_text(gen)
     else:
-        st.warning(f"Generation comparison unavailable: {results['generation_missing']}.")
+        say("warning", f"Generation comparison unavailable: {results['generation_missing']}.")

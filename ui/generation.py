@@ -11,6 +11,7 @@ from inference.sampling import MAX_SEED, Sampling, distribution
 from inference.text_input import visible
 from models.tokenizer import decode, token_text, tokenizer_kind
 from ui import loaders, presenter
+from ui.notices import say
 from ui.selection import Selection
 from ui.text import plain_lines
 from viz import style
@@ -133,9 +134,10 @@ def generation_panel(sel: Selection, sampling: Sampling) -> None:
     _, text, how, rule, rows, asked = generated
     ctx = model.config.context_length
     if len(rows) < asked:
-        st.info(
+        say(
+            "info",
             f"Stopped at the model's context of {ctx} tokens: {len(rows)} of {asked} "
-            "tokens generated."
+            "tokens generated.",
         )
     if rows:
         st.success(f"{plain_lines(text)}  \n_({rule}, {how})_")

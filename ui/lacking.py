@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import streamlit as st
-
+from ui.notices import say
 from ui.selection import Selection
 
 FOREIGN_SOURCE = "ONNX (foreign)"  # upload.onnx_foreign.SOURCE, as the model card says
@@ -52,5 +51,5 @@ def lacks(sel: Selection, needed: Iterable[str], what: str) -> bool:
     if not missing:
         return False
     named = ", ".join(NAMES.get(n, n) for n in missing)
-    st.info(f"{what} needs {named}, which this model does not give: {why_not(sel)}.")
+    say("info", f"{what} needs {named}, which this model does not give: {why_not(sel)}.")
     return True

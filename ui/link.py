@@ -26,7 +26,7 @@ import unicodedata
 import streamlit as st
 
 from ui import rerun_gate
-from ui.text import plain
+from ui.notices import say
 
 URL_KEYS = ("text", "model", "layer", "head", "view")
 MAX_URL_TEXT = 2_000
@@ -94,7 +94,7 @@ def parse_text(raw: str) -> tuple[str | None, str | None]:
     if removed:
         kinds = ", ".join(dict.fromkeys(quoted(ch) for ch in removed))
         changes.append(
-            f"stripped of {len(removed)} control character(s) ({plain(kinds)}), "
+            f"stripped of {len(removed)} control character(s) ({kinds}), "
             "each run replaced by a space between words"
         )
         raw = _spaced(raw)
@@ -117,7 +117,7 @@ def unchecked() -> dict[str, str]:
         st.session_state[_READ] = params
         for key, n in rerun_gate.cut_lengths().items():  # a link too long for Streamlit
             notice(
-                f"The link's {plain(quoted(key))} was cut to its first {MAX_URL_TEXT:,} of {n:,} characters."
+                f"The link's {quoted(key)} was cut to its first {MAX_URL_TEXT:,} of {n:,} characters."
             )
     return st.session_state[_READ]
 
@@ -126,7 +126,7 @@ def check(key: str, raw: str | None, shown: object, why: str) -> None:
     """A notice if the link asked for ``raw`` and the bound widget shows ``shown``
     instead (the binding refused the value)."""
     if raw is not None and raw != str(shown):
-        notice(f"Ignored the link's {plain(f'{key}={quoted(raw)}')}: {why}")
+        notice(f"Ignored the link's {key}={quoted(raw)}: {why}")
 
 
 def clean_text(raw: str | None, default: str) -> str | None:
@@ -163,7 +163,7 @@ def refused_number(key: str, lo: int, hi: int, what: str) -> str | None:
         del st.query_params[key]
     except st.errors.StreamlitAPIException:  # already bound: the widget drops it itself
         pass
-    return f"Ignored the link's {plain(f'{key}={quoted(raw)}')}: not {what} ({lo}–{hi})."
+    return f"Ignored the link's {key}={quoted(raw)}: not {what} ({lo}–{hi})."
 
 
 def set_param_before_widget(key: str, value: str) -> bool:
@@ -181,7 +181,7 @@ def show_notices() -> None:
     """One warning line per refused or changed link parameter, on the run that read it."""
     st.session_state[_SHOWN] = st.session_state.pop(_NOTICES, [])
     for message in st.session_state[_SHOWN]:
-        st.warning(message, icon=":material/link_off:")
+        say("warning", message, icon=":material/link_off:")
 
 
 def rerun() -> None:

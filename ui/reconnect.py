@@ -23,6 +23,8 @@ from datetime import timedelta
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from ui.notices import say
+
 NOTICE = (
     "This page's session was lost on the server (it restarted, or the tab was away too "
     "long) and the page was opened again from its link: an upload, if you made one, must "
@@ -62,4 +64,4 @@ def notice() -> None:
         return
     st.session_state[_CHECKED] = True
     if lost_session():
-        st.warning(NOTICE, icon=ICON)
+        say("warning", NOTICE, icon=ICON)

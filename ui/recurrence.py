@@ -10,6 +10,7 @@ from inference.analysis import Analysis, has_head_scores
 from inference.text_input import visible
 from ui import click, delta_view, downloads, loaders, presenter, specs
 from ui.figures import Encoded, plot
+from ui.notices import say
 from ui.selection import Selection
 from ui.text import plain
 from viz import mask as vm
@@ -80,10 +81,11 @@ def _foreign_mask(sel: Selection) -> None:
     """A foreign ONNX graph: its mask is inside what its Softmax receives."""
     layer, head = sel.layer, sel.head
     if "masked_scores" not in sel.result.outputs:
-        st.info(
+        say(
+            "info",
             f"Layer {layer}, head {head}: this graph computes its scores and mask inside "
             "ONNX's Attention operator, which returns only the probabilities; they are "
-            "shown here, the scores it masked are not in the graph."
+            "shown here, the scores it masked are not in the graph.",
         )
         plot(specs.shown(figs.compare, sel.name, sel.result, layer, head), key="mask_panels")
         return

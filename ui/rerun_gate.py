@@ -146,12 +146,15 @@ def _merged(earlier: BackMsg, later: BackMsg) -> BackMsg:
 
 
 def install(runtime) -> RerunGate:
-    """Put a :class:`RerunGate` in front of ``runtime.handle_backmsg`` (once per runtime;
-    the installed gate is returned on a second call)."""
+    """Put a :class:`RerunGate` in front of ``runtime.handle_backmsg``, with new sessions'
+    first runs in one server-wide line behind it (``ui.session_line``); once per runtime
+    (the installed gate is returned on a second call)."""
+    from ui.session_line import SessionLine
+
     current = runtime.handle_backmsg
     if isinstance(current, RerunGate):
         return current
-    gate = RerunGate(current)
+    gate = RerunGate(SessionLine(current, runtime.is_active_session))
     runtime.handle_backmsg = gate
     return gate
 

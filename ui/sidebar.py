@@ -13,6 +13,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import link, loaders, upload_panel
+from ui.notices import say
 from ui.selection import Selection
 from ui.text import plain
 
@@ -69,9 +70,9 @@ PROGRESS_EVERY_S = 2.0
 def _served_lines() -> None:
     for entry in loaders.served_models().entries.values():
         if entry.state == "converting":
-            st.caption(f"Preparing {plain(entry.progress())}. It appears here when ready.")
+            say("caption", f"Preparing {entry.progress()}. It appears here when ready.")
         elif entry.state == "failed":
-            st.warning(f"{plain(entry.folder.name)}/ is not served: {plain(entry.error)}")
+            say("warning", f"{entry.folder.name}/ is not served: {entry.error}")
 
 
 @st.fragment(run_every=PROGRESS_EVERY_S)
@@ -100,7 +101,7 @@ def _model(params: dict) -> str:
     raw = params.pop("model", None)
     pending = loaders.served_models().entries.get(raw or "")
     if pending is not None and pending.state == "failed":  # refused: "not ready" would wait
-        why = f"{plain(pending.folder.name)}/ is not served: {plain(pending.error)}"
+        why = f"{pending.folder.name}/ is not served: {pending.error}"
         link.check("model", raw, name, why)
     elif pending is not None and pending.state != "ready":
         link.check("model", raw, name, f"{pending.folder.name}/ is not ready on this server yet.")

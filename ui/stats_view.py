@@ -7,6 +7,7 @@ import streamlit as st
 
 from inference import view_specs as figs
 from ui import loaders, presenter, specs
+from ui.notices import say
 from ui.selection import Selection
 
 
@@ -14,7 +15,7 @@ def stats_view(sel: Selection) -> None:
     """View 7: per-head statistics with automatic labels."""
     table = specs.table(figs.head_stats, sel.name, sel.result)
     if table is None:
-        st.info("Type at least two tokens to score the heads.")
+        say("info", "Type at least two tokens to score the heads.")
         return
     with presenter.notes():
         st.caption(

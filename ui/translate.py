@@ -17,7 +17,7 @@ from inference.seq2seq import MAX_LEN, read_source
 from inference.translation_metrics import bleu
 from models.seq2seq.config import SEQ2SEQ_KINDS
 from ui import link, presenter, translate_views
-from ui.text import plain
+from ui.notices import say
 from ui.translation_loaders import decoding, translator
 from viz.seq2seq import KIND_NAMES
 
@@ -72,8 +72,9 @@ def _gold(words: list[str]):
     try:
         return translate(words)
     except OutsideGrammar as exc:
-        st.info(
-            f"No gold translation: this sentence is outside the toy grammar ({plain(exc)}). "
+        say(
+            "info",
+            f"No gold translation: this sentence is outside the toy grammar ({exc}). "
             "The models translate it all the same.",
             icon=":material/info:",
         )
@@ -84,16 +85,17 @@ def _read(text: str):
     """The sentence as the models read it, with every notice; None when empty."""
     source = read_source(translator("transformer"), text)
     for notice in source.notices:
-        st.info(plain(notice))
+        say("info", notice)
     if source.unknown:
-        parts = [f"“{plain(w)}”" + (f" (did you mean {plain(', '.join(c))}?)" if c else "")
+        parts = [f"“{w}”" + (f" (did you mean {', '.join(c)}?)" if c else "")
                  for w, c in source.unknown.items()]  # fmt: skip
-        st.warning(
+        say(
+            "warning",
             "Not in the toy lexicon, read as <unk>: " + "; ".join(parts),
             icon=":material/spellcheck:",
         )
     if not source.words:
-        st.info("Type an English sentence, or pick an example.", icon=":material/edit:")
+        say("info", "Type an English sentence, or pick an example.", icon=":material/edit:")
         return None
     return source
 
@@ -116,7 +118,8 @@ def translations(words: list[str], gold) -> None:
                      "exact": "", "BLEU": ""})  # fmt: skip
     presenter.table(rows)
     if unfinished:
-        st.info(
+        say(
+            "info",
             f"{', '.join(unfinished)}: no end of sentence within {MAX_LEN} words, so the "
             "translation shown is cut there (the model kept writing; an everyday sentence "
             "outside the toy grammar often does this).",

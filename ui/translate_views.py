@@ -9,6 +9,7 @@ import streamlit as st
 from inference.seq2seq import inspect
 from ui import link, presenter
 from ui.figures import plot
+from ui.notices import say
 from ui.translation_loaders import card, decoding, translator
 from viz import attention as va
 from viz import fit, play
@@ -127,7 +128,7 @@ def _played(run, kind: str, layer: int, head: int) -> dict:
 
 def _one_step(run, t: int, kind: str, layer: int, head: int, key: str) -> None:
     if t >= len(run.steps):
-        st.info(f"This run stopped after {len(run.steps)} steps.")
+        say("info", f"This run stopped after {len(run.steps)} steps.")
         return
     step = run.steps[t]
     mark = (

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.loaders import UPLOAD_CACHE, UPLOAD_KEY
-from ui.text import plain
+from ui.notices import body, say
 
 OPEN = "_open_uploader"  # a link asked for an upload this session lacks: panel open
 _ROUND = "_upload_round"  # loads done in this session: the uploader's key (uploader_key)
@@ -66,16 +66,16 @@ def panel() -> None:
                 model = load_upload(
                     {f.name: f.getvalue() for f in files},
                     progress=lambda frac, msg: bar.progress(
-                        min(max(frac, 0.0), 1.0), text=plain(msg)
+                        min(max(frac, 0.0), 1.0), text=body(msg)
                     ),
                 )
             except ValueError as exc:
                 bar.empty()
-                st.error(f"Not loaded: {plain(exc)}")
+                say("error", f"Not loaded: {exc}")
                 return
             except Exception as exc:  # noqa: BLE001 - a hostile file must never crash the page
                 bar.empty()
-                st.error(f"Not loaded: the file could not be read ({type(exc).__name__}).")
+                say("error", f"Not loaded: the file could not be read ({type(exc).__name__}).")
                 return
             bar.empty()
             old = st.session_state.get(UPLOAD_KEY)
@@ -85,5 +85,5 @@ def panel() -> None:
             st.session_state.pop(UPLOAD_CACHE, None)  # results of the previous upload
             st.session_state["pending_model"] = "upload"  # applied before the radio is drawn
             st.session_state[_ROUND] = st.session_state.get(_ROUND, 0) + 1  # an empty uploader
-            st.success(f"Loaded {plain(model.name)}")
+            say("success", f"Loaded {model.name}")
             st.rerun()

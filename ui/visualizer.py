@@ -15,8 +15,8 @@ import streamlit as st
 from inference.sessions import ModelRunError
 from inference.text_input import EmptyInput
 from ui import lanes, link, loaders, presenter, sidebar, views
+from ui.notices import say
 from ui.selection import Selection
-from ui.text import plain
 
 # The keys are the URL's values and the control's labels (a bound widget writes its
 # option's label into the URL); the names head the view.
@@ -36,13 +36,14 @@ _EMPTY_VIEW = "_link_empty_view"
 def input_notices(result) -> None:
     """Truncation and cleaning notices, and unknown words with suggestions."""
     for notice in result.notices:
-        st.info(notice)
+        say("info", notice)
     if result.suggestions:
         parts = []
         for word, close in list(result.suggestions.items())[:12]:
-            hint = f" (did you mean: {plain(', '.join(close))}?)" if close else ""
-            parts.append(f"“{plain(word)}”{hint}")
-        st.warning(
+            hint = f" (did you mean: {', '.join(close)}?)" if close else ""
+            parts.append(f"“{word}”{hint}")
+        say(
+            "warning",
             "Not in the model's vocabulary, so split into pieces: " + "; ".join(parts),
             icon=":material/spellcheck:",
         )
@@ -50,8 +51,9 @@ def input_notices(result) -> None:
 
 def model_failed(exc: ModelRunError) -> None:
     """Report an onnxruntime failure on this input; the rest of the page stays usable."""
-    st.error(
-        f"This model failed on this input: {plain(exc)}. Try another sentence or another model.",
+    say(
+        "error",
+        f"This model failed on this input: {exc}. Try another sentence or another model.",
         icon=":material/error:",
     )
 
@@ -66,7 +68,7 @@ def start(sel: Selection, title: str, intro: str = "", empty_hint: str = "") -> 
     try:
         result = sel.result
     except EmptyInput as exc:
-        st.info(f"{exc}{empty_hint}", icon=":material/edit:")
+        say("info", f"{exc}{empty_hint}", icon=":material/edit:")
         return False
     except ModelRunError as exc:
         model_failed(exc)

@@ -12,3 +12,5 @@ Worker side (imported only inside the worker process): ``worker``, ``intake`` (s
 formats, zips), ``pickles`` (plain unpickling, ``torch.load``), ``formats/`` (our
 safetensors, nanoGPT), ``onnx_checks``, ``onnx_contract``. ``convert`` is the command line.
 """
+
+import inference  # noqa: F401 - turns onnxruntime's telemetry off before it is imported

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import logging
 import os
 import signal
 import subprocess
@@ -33,7 +34,7 @@ import numpy as np
 from upload import protocol
 from upload.budget import WorkerBudget
 from upload.deadline import Deadline
-from upload.errors import UploadError, WorkerError
+from upload.errors import UploadError, WorkerError, shown
 from upload.limits import (
     MAX_HEADER_BYTES,
     MAX_REPLY_BYTES,
@@ -43,6 +44,9 @@ from upload.limits import (
 )
 
 WORKER = Path(__file__).with_name("worker.py")
+# A library's refusal text (onnxruntime's, with its source paths) goes here: the server's
+# log (stderr, where Python's last-resort handler writes a warning), never the page.
+_LOG = logging.getLogger("attnviz.upload")
 _LIVE: weakref.WeakSet = weakref.WeakSet()
 # Set by the server (ui.loaders): who is asking now (a session id), recorded as a server
 # worker's owner so that :func:`reap` can stop the workers of closed sessions.
@@ -201,7 +205,10 @@ class Worker:
             if header.get("op") in ("convert", "convert_local", "convert_folder", "fold_onnx"):
                 self.stop()  # a convert worker exits after its one answer
             if not reply.get("ok"):
-                raise UploadError(str(reply.get("error", "refused"))[:600])
+                line = str(reply.get("error", "refused"))[:600]
+                if reply.get("detail"):  # a library's own text: the server's log, not the page
+                    _LOG.warning("%s | the library said: %s", line, shown(reply["detail"]))
+                raise UploadError(line)
             return reply, out
 
     def _admitted(self):

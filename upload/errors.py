@@ -43,3 +43,26 @@ class WorkerError(UploadError):
     """The worker that handles an upload died, ran out of time or memory, or answered
     out of protocol; the message says which, in one line. The server and every other
     session go on; the next request starts a fresh worker."""
+
+
+class LibraryRefusal(UploadError):
+    """A library (onnxruntime, onnx, torch, safetensors) refused an upload while it was
+    read: the message is the project's own line (which file, what to do); ``detail`` is
+    the library's text (its error type and message, with whatever source paths it
+    names), which goes to the server's log, never to the page (issue #50)."""
+
+    def __init__(self, message: object, exc: BaseException) -> None:
+        super().__init__(message)
+        self.detail = library_text(exc)
+
+
+def library_text(exc: BaseException) -> str:
+    """``exc`` as the server's log records it: "module.Type: message", on one line."""
+    return shown(f"{type(exc).__module__}.{type(exc).__name__}: {exc}")
+
+
+def library_of(exc: BaseException) -> str:
+    """The top package whose code raised ``exc`` ("onnxruntime", "onnx", "torch", …;
+    "Python" for a built-in exception)."""
+    top = type(exc).__module__.split(".")[0]
+    return "Python" if top == "builtins" else top

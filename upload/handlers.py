@@ -210,7 +210,9 @@ def open_graphs(files: dict[str, bytes]) -> tuple[dict, OnnxModel]:
         raise UploadError("an inspect graph is needed (input_ids -> logits, attn, q, k, v, ...)")
     name, inspect_proto, _ = roles["inspect"]
     cfg = graph_config(inspect_proto)
-    sessions = {role: (fname, upload_session(data)) for role, (fname, _, data) in roles.items()}
+    sessions = {
+        role: (fname, upload_session(data, fname)) for role, (fname, _, data) in roles.items()
+    }
     run_trial(sessions, cfg)
     outputs = [o.name for o in sessions["inspect"][1].get_outputs()]
     header = {

@@ -20,7 +20,7 @@ import onnx
 from onnx import numpy_helper
 
 from models.config import ModelConfig
-from upload.errors import UploadError
+from upload.errors import LibraryRefusal, UploadError
 from upload.limits import MAX_ONNX_DIM, MAX_UPLOAD_BYTES
 from upload.onnx_contract import check_contract
 from upload.onnx_parse import check_parts, itemsize, nodes, parse_graph, tensors, walk
@@ -225,7 +225,12 @@ def check_graph(data: bytes, name: str = "model.onnx") -> onnx.ModelProto:
     try:
         onnx.checker.check_model(model)
     except Exception as exc:  # onnx raises several checker error types
-        raise UploadError(f"{name}: not a valid ONNX model ({str(exc)[:300]})") from None
+        raise LibraryRefusal(
+            f"{name}: not a valid ONNX model: onnx's checker refuses it (its message is in "
+            "the server's log); run onnx.checker.check_model on it on your computer, or "
+            "export it again",
+            exc,
+        ) from None
     _check_value_dependent_sizes(name, model)
     return model
 

@@ -20,10 +20,9 @@ import re
 import numpy as np
 import onnx
 
-from inference.sessions import short_error
 from models import contract
 from models.config import ModelConfig
-from upload.errors import UploadError
+from upload.errors import LibraryRefusal, UploadError
 from upload.limits import WORKER_MEMORY_BYTES
 
 SHORT_T = 3  # tokens in the first test sentence
@@ -227,13 +226,18 @@ def run_trial(sessions: dict[str, tuple[str, object]], cfg: ModelConfig) -> None
             try:
                 results = session.run(None, {k: _array(f) for k, f in feed.items()})
             except Exception as exc:  # onnxruntime's errors derive from Exception only
-                reason = short_error(str(exc))
-                if re.search(r"alloc|memory", reason, re.IGNORECASE):
-                    raise UploadError(
+                if re.search(r"alloc|memory", str(exc), re.IGNORECASE):
+                    raise LibraryRefusal(
                         f"{fname}: refused: {when}it needed more than "
-                        f"{WORKER_MEMORY_BYTES / 2**30:.0f} GiB of memory ({reason})"
+                        f"{WORKER_MEMORY_BYTES / 2**30:.0f} GiB of memory",
+                        exc,
                     ) from None
-                raise UploadError(f"{fname}: refused: {when}onnxruntime failed: {reason}") from None
+                raise LibraryRefusal(
+                    f"{fname}: refused: {when}onnxruntime could not run it (its message is "
+                    "in the server's log); check that the graph follows the inspection "
+                    "contract (export it with export/graphs.py)",
+                    exc,
+                ) from None
             described = [{"name": n, **_describe(v)} for n, v in zip(names, results, strict=True)]
             del results
             check_outputs(fname, role, cfg, T, described)

@@ -16,6 +16,7 @@ at once (``upload.sizes.activation_elements``, ``upload/limits.py``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -23,7 +24,7 @@ import numpy as np
 from inference.runtime import OnnxModel
 from inference.sessions import ModelRunError, short_error
 from models.config import ModelConfig
-from upload.errors import UploadError
+from upload.errors import LibraryRefusal, UploadError
 from upload.foreign_tokenizer import read_tokenizer
 from upload.limits import MAX_ACTIVATION_ELEMENTS, MAX_FOREIGN_CONTEXT
 from upload.onnx_attention import Candidate, classify, instrument, is_logits, not_found_line
@@ -113,9 +114,16 @@ def _shapes(session, names: list[str], inputs: GraphInputs, lengths: list[int], 
         try:
             out = session.run(names, inputs.feed(ids))
         except Exception as exc:  # onnxruntime's errors derive from Exception only
-            raise UploadError(
-                f"{what}: refused: on a {T}-token test input onnxruntime failed: "
-                f"{short_error(str(exc))}"
+            if re.search(r"alloc|memory", str(exc), re.IGNORECASE):
+                raise LibraryRefusal(
+                    f"it needed more memory than an upload may use (on a {T}-token test input)",
+                    exc,
+                ) from None  # the worker puts the files' names before it
+            raise LibraryRefusal(
+                f"{what}: refused: on a {T}-token test input onnxruntime could not run it "
+                "(its message is in the server's log); check that the graph runs on "
+                "token ids of any length up to its context on your computer",
+                exc,
             ) from None
         for n, a in zip(names, out, strict=True):
             shapes[n].append(tuple(int(d) for d in np.shape(a)))
@@ -208,7 +216,7 @@ def open_foreign(files: dict[str, bytes], formats: dict[str, str]) -> tuple[dict
     inputs = graph_inputs(proto, name, spec)
     outputs = [o.name for o in proto.graph.output]
     instrumented, found = instrument(proto)
-    sess = upload_session(instrumented.SerializeToString())
+    sess = upload_session(instrumented.SerializeToString(), name)
     del instrumented
     lengths = [inputs.fixed_T] if inputs.fixed_T else list(TRIAL_T)
     names = outputs + [n for c in found for n in (c.probs, c.scores) if n]

@@ -3,12 +3,16 @@ graphs (``upload/handlers.py``) and foreign graphs (``upload/onnx_foreign.py``) 
 
 from __future__ import annotations
 
+from upload.errors import LibraryRefusal
 
-def upload_session(data: bytes):
-    """An onnxruntime session of an uploaded graph's bytes: CPU, one thread, no log, no arena.
+
+def upload_session(data: bytes, name: str):
+    """An onnxruntime session of an uploaded graph's bytes: CPU, one thread, no log, no
+    arena, no telemetry.
 
     Raises:
-        onnxruntime's errors for bytes it cannot load (the callers checked them first).
+        LibraryRefusal: onnxruntime could not open the graph (``name`` is the file, for
+            the line; onnxruntime's own text is its ``detail``, for the server's log).
     """
     import onnxruntime as ort
 
@@ -17,4 +21,13 @@ def upload_session(data: bytes):
     options.inter_op_num_threads = 1
     options.log_severity_level = 4
     options.enable_cpu_mem_arena = False
-    return ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+    try:
+        return ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime's errors derive from Exception only
+        raise LibraryRefusal(
+            f"{name}: refused: onnxruntime {ort.__version__} could not open this graph "
+            "(its message is in the server's log); check that it opens with onnxruntime "
+            f"{ort.__version__} on your computer (an older exporter's opset or IR version "
+            "may help), or export it with export/graphs.py",
+            exc,
+        ) from None

@@ -12,7 +12,7 @@ import re
 from io import BytesIO
 from pathlib import Path
 
-from upload.errors import UploadError
+from upload.errors import LibraryRefusal, UploadError
 from upload.intake import ZIP_MAGIC, check_zip, expect_format
 from upload.limits import BROWSER, MAX_PARAMS, Limits
 from upload.sizes import check_file_size, check_size
@@ -143,7 +143,11 @@ def load_weights_only(name: str, data: bytes | Path) -> object:
     except pickle.UnpicklingError as exc:
         raise UploadError(f"{name}: refused: {_unpickling_refusal(str(exc))}") from None
     except Exception as exc:  # torch raises RuntimeError and others on damaged files
-        raise UploadError(f"{name}: truncated or corrupt ({str(exc)[:200]})") from None
+        raise LibraryRefusal(
+            f"{name}: truncated or corrupt (torch.load cannot read it; its message is in "
+            "the server's log); save the checkpoint again with torch.save",
+            exc,
+        ) from None
 
 
 def check_state_dict(name: str, state: object, max_values: int = MAX_PARAMS) -> None:

@@ -75,11 +75,14 @@ def _cpu_budget(seconds: float) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (soft, LIFETIME_CPU_S))
 
 
-def _one_line(exc: BaseException, op: object) -> str:
-    """The reply's one line for an exception raised while handling ``op``."""
-    from upload.errors import UploadError
+def _one_line(exc: BaseException, op: object) -> tuple[str, str]:
+    """The reply's one line for an exception raised while handling ``op``, and the
+    library's own text for the server's log ("" when the line is all there is): a
+    library's message (onnxruntime's names its C++ source files) never reaches the page."""
+    from upload.errors import LibraryRefusal, UploadError, library_of, library_text
 
     runtime = sys.modules.get("inference.sessions")  # imported only if a graph was opened
+    detail = exc.detail if isinstance(exc, LibraryRefusal) else ""
     if isinstance(exc, UploadError) or (runtime and isinstance(exc, runtime.ModelRunError)):
         text = str(exc)
     elif isinstance(exc, MemoryError):
@@ -88,11 +91,18 @@ def _one_line(exc: BaseException, op: object) -> str:
         text = "refused: it is nested too deeply to read"
     elif op not in READS and isinstance(exc, ValueError):
         text = str(exc)
+    elif "bad_alloc" in str(exc) or "Failed to allocate" in str(exc):
+        text, detail = "refused: it needed more memory than an upload may use", library_text(exc)
     else:
-        text = f"could not be read ({type(exc).__name__}: {str(exc)[:200]})"
+        text = (
+            f"could not be read: {library_of(exc)} raised {type(exc).__name__} on it (its "
+            "message is in the server's log); check that the file opens on your computer, "
+            "or export it again"
+        )
+        detail = library_text(exc)
     if "bad_alloc" in text or "Failed to allocate" in text:
         text = f"it needed more memory than an upload may use ({text})"
-    return " ".join(text.split())[:600]
+    return " ".join(text.split())[:600], detail
 
 
 def serve(memory_bytes: int, idle_s: float, file_bytes: int, priority: str = "idle") -> None:
@@ -138,13 +148,13 @@ def serve(memory_bytes: int, idle_s: float, file_bytes: int, priority: str = "id
         except BaseException as exc:  # noqa: BLE001 - PanicException is a BaseException
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
-            line = _one_line(exc, op)
+            line, detail = _one_line(exc, op)
             names = list(blobs) or list(header.get("paths") or {})
             if not names and header.get("folder"):
                 names = [f"{Path(str(header['folder'])).name}/"]
             if op in READS and not any(line.startswith(str(n)) for n in names):
                 line = f"{' + '.join(map(str, names))}: {line}"  # name the file
-            reply, out = {"ok": False, "error": line[:600]}, {}
+            reply, out = {"ok": False, "error": line[:600], "detail": detail[:4000]}, {}
         del arrays, blobs
         protocol.write(reply_fd, reply, out)
         if op in ONE_SHOT or (op == "open" and not reply["ok"]):

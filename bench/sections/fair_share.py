@@ -4,6 +4,7 @@ another session's slowest rerun meanwhile."""
 from __future__ import annotations
 
 from bench.sections.format import yes
+from bench.stwidgets import shown
 
 LIMIT_MS, RATIO, OPEN_S, RSS_MB = 2000.0, 3.0, 2.0, 100.0
 
@@ -53,6 +54,8 @@ def fair_share(data: dict, results: dict) -> list[tuple]:
                 yes(abs(growth) <= RSS_MB),
             )
         )
+    if churn := data.get("churn_16"):
+        out += _churn_rows(churn)
     out += [row for case in data.get("uploads", []) for row in _upload_rows(case)]
     if lc := data.get("long_context"):
         before, now = lc["unbounded"], lc["budget"]
@@ -96,13 +99,45 @@ UPLOAD_CASES = {  # bench/fairshare_uploads.py's cases, as the rows name them
 }
 
 
+def _churn_rows(case: dict) -> list[tuple]:
+    """Rows of the session churn (issue #50): the other session, the sessions the churners
+    opened, a new session (it waits its turn in the server's line), the server's RSS."""
+    n, rate, burst = case["churners"], case["line_per_s"], case["line_burst"]
+    what = f"{n} connections opening and closing sessions in a loop"
+    opened = case.get("open_during_s")
+    wait_s = n / rate + OPEN_S  # the churners ahead of it in line, then its first run
+    growth = case["rss_after_mb"] - case["rss_before_mb"]
+    return [
+        (f"Another session's slowest rerun during {what}", *_other(case)),
+        (
+            f"Sessions the {n} connections opened (the server's line: {rate:g} new a second)",
+            f"at most {rate:g} a second (after a burst of {burst}), every one opened",
+            f"{case['sessions']:,} in {case['attack_s']:g} s ({case['sessions_per_s']:g} a "
+            f"second), {case['not_opened']} not opened within 60 s",
+            yes(case["sessions"] <= rate * case["attack_s"] + burst and not case["not_opened"]),
+        ),
+        (
+            f"A new session during {what}: first run finished",
+            f"<= {wait_s:.1f} s (its turn behind {n} in line, then {OPEN_S:g} s)",
+            "did not open" if opened is None else f"{opened:.2f} s",
+            yes(opened is not None and opened <= wait_s),
+        ),
+        (
+            f"Server RSS after {what}",
+            f"within {RSS_MB:.0f} MB of before",
+            f"{growth:+,} MB ({case['rss_before_mb']:,} -> {case['rss_after_mb']:,} MB)",
+            yes(abs(growth) <= RSS_MB),
+        ),
+    ]
+
+
 def _upload_rows(case: dict) -> list[tuple]:
     """Rows of one upload case: the other session, a new session, the workers' memory,
     what the attackers saw, the server's RSS."""
     what = UPLOAD_CASES.get(case["case"], case["case"])
     opened = case.get("open_during_s")
     loaded = [a for a in case["attackers"] if a.get("model") == "upload"]
-    lines = sorted({line for a in case["attackers"] for line in a.get("sentence_said", [])})
+    lines = sorted({shown(x) for a in case["attackers"] for x in a.get("sentence_said", [])})
     seen = f"; it saw: {lines[0][:120]}" if len(lines) == 1 else ""
     growth = case["rss_after_mb"] - case["rss_before_mb"]
     budget = case.get("workers_budget_mb")
@@ -162,4 +197,19 @@ def fair_share_notes(data: dict) -> list[str]:
         "the attack, so that both maxima are over as many reruns) and during the "
         "attack. The uploaded model's analysis and the suggestions are "
         "measured in a fresh process as the server runs them (`bench/fairshare.py`)." + where
+    ] + _churn_note(data.get("churn_16"))
+
+
+def _churn_note(case: dict | None) -> list[str]:
+    """How the session churn was measured, and what it did before the server's line."""
+    if not case:
+        return []
+    return [
+        "Session churn (issue #50): 16 websocket connections each open a session, wait for "
+        "its first run and close it, in a loop, for 20 s; measured on its own "
+        f"(`python -m bench.fairshare_uploads --churn`, {case.get('date', '?')}, load average "
+        f"{case.get('loadavg_start', 0):.1f}). Before the server's line of new sessions "
+        "(`ui/session_line.py`), on the same 2-core machine, they started 17-42 sessions a "
+        "second and the other session's slowest rerun rose to 3.9-6.4x its baseline (issue "
+        "#50's report: 8.9x)."
     ]

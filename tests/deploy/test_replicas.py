@@ -115,3 +115,12 @@ def test_twenty_sessions_stay_on_their_replica_and_see_their_own_answers(attenti
     assert sorted(e["served"] for e in sockets) == sorted(served)  # each on its cookie's replica
     assert all(ports[e["served"]] == e["upstream"] for e in log), log  # where its cookie says
     assert all(e["asked"] == e["served"] for e in log), log  # nobody moved: all alive
+
+
+def test_the_websocket_is_limited_per_address(tmp_path):
+    """Issue #50: per client address, websockets at once and new ones a second are
+    limited (``limit_conn`` / ``limit_req`` keyed on the address for /_stcore/stream
+    only); ``test_nginx_accepts_the_config`` runs ``nginx -t`` on the same config."""
+    text = nginx_config([8601, 8602], "127.0.0.1:8600", tmp_path)
+    assert "/_stcore/stream $binary_remote_addr;" in text
+    assert "limit_conn attnviz_ws_conn" in text and "limit_req zone=attnviz_ws_new" in text

@@ -5,8 +5,12 @@ from __future__ import annotations
 import re
 import urllib.parse
 
+import pytest
+
 from tests.helpers.browser import SCREENSHOTS, open_dropdown, wait_idle
 from ui.visualizer import VIEWS
+from upload.errors import UploadError
+from upload.intake import expect_format
 
 
 def type_sentence(page, text: str) -> None:
@@ -69,6 +73,32 @@ def upload_files(page, server_url, paths) -> None:
     page.wait_for_selector("text=Uploaded")
     assert page.get_by_role("radio", name="upload").is_checked()
     assert "model=upload" in page.url
+
+
+# Issue #50: a refused file whose name holds markdown characters. Chromium sends the
+# file's base name as it is on disk (a backslash included, on Linux).
+MARKDOWN_NAME = "a*b*_c_\\d`e`$x$ ~s~ [l](u) <i>1. **k**.safetensors"
+MARKUP = "em, strong, code, a, img, i, del, .katex, [data-testid=stIconMaterial]"
+
+
+def test_a_refused_file_name_reads_exactly_as_written(page, server_url, tmp_path):
+    """The one line of a refusal reads in the browser exactly as the code wrote it: no
+    backslash added, nothing bold, italic, code, LaTeX, link or HTML made of the name."""
+    data = b"\x10" + bytes(7) + b'{"x":'  # a safetensors header cut short
+    with pytest.raises(UploadError) as refused:
+        expect_format(MARKDOWN_NAME, data)
+    path = tmp_path / MARKDOWN_NAME
+    path.write_bytes(data)
+    page.goto(server_url)
+    wait_idle(page)
+    page.get_by_text("Inspect your own model").click()
+    page.locator('[data-testid="stFileUploader"] input[type=file]').set_input_files(str(path))
+    page.get_by_role("button", name="Load uploaded model").click()
+    wait_idle(page)
+    alert = page.locator('[data-testid="stAlert"]', has_text="Not loaded")
+    assert alert.inner_text().strip() == f"Not loaded: {refused.value}"
+    assert MARKDOWN_NAME in alert.inner_text()
+    assert alert.locator(MARKUP).count() == 0
 
 
 def test_server_log_is_clean(page, server):

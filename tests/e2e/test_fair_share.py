@@ -11,7 +11,10 @@ finished); alone just before each case (its baseline), then while its attack run
   characters of made-up words, one after the other;
 * ``rerun flood``: one client sending 500 ``rerun_script`` messages a second without
   waiting for any answer; a new session is opened in the middle of it;
-* ``long link``: a session opening a link whose ``text=`` is 1 MB long.
+* ``long link``: a session opening a link whose ``text=`` is 1 MB long;
+* ``session churn`` (issue #50, its own test): 16 connections opening a session, waiting
+  for its first run and closing it, in a loop; new sessions wait in the server's line
+  (``ui/session_line.py``), so a session opened meanwhile waits its turn behind them.
 
 Asserted per case: B's slowest rerun is at most ANSWER_LIMIT_S and at most RATIO times its
 own baseline's slowest (floored at BASE_FLOOR_S: a quiet machine's 0.1 s would make the
@@ -220,3 +223,38 @@ def test_uploads_leave_the_class_its_share(server, exported_dir, request):
             f"and stayed there {got['settled_s']} s after the attackers closed their tabs"
         )
     assert not problems, f"{problems}\n{json.dumps(got, indent=1)[:6000]}"
+
+
+CHURNERS = 16
+
+
+def test_sixteen_connections_opening_sessions_leave_the_class_its_share(server):
+    """Issue #50: 16 connections open and close sessions in a loop for CASE_S. B's slowest
+    rerun within the limits above; the server started new sessions at its line's rate
+    (plus its burst) and every churner's session opened (none waited 60 s); a session
+    opened meanwhile finished its first run within its turn in line (16 ahead at the
+    line's rate) and OPEN_LIMIT_S; the server alive after."""
+    from bench.fairshare import churn_case, student
+    from ui.session_line import SESSION_BURST, SESSIONS_PER_S
+
+    async def run() -> dict:
+        await student(server, 1.0)  # warm: the server's first runs
+        return await churn_case(server, CHURNERS, CASE_S, BASE_S)
+
+    case = _in_thread(run)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    (SCREENSHOTS / "fair_share_churn.json").write_text(json.dumps(case, indent=1))
+    problems = []
+    limit = min(ANSWER_LIMIT_S, RATIO * max(case["base_max_ms"] / 1e3, BASE_FLOOR_S))
+    if case["max_ms"] is None or case["max_ms"] / 1e3 > limit:
+        problems.append(f"B's slowest rerun {case['max_ms']} ms (limit {limit:.2f} s)")
+    if case["sessions"] > SESSIONS_PER_S * case["attack_s"] + SESSION_BURST + 1:
+        problems.append(f"{case['sessions']} sessions started in {case['attack_s']} s")
+    if case["not_opened"] or not case["sessions"]:
+        problems.append(f"{case['not_opened']} churner sessions did not open")
+    turn_s = CHURNERS / SESSIONS_PER_S + OPEN_LIMIT_S
+    if case["open_during_s"] is None or case["open_during_s"] > turn_s:
+        problems.append(f"a new session opened in {case['open_during_s']} s (limit {turn_s} s)")
+    if not psutil.pid_exists(server.pid):
+        problems.append("the server died")
+    assert not problems, f"{problems}\n{json.dumps(case, indent=1)}"

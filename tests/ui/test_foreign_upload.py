@@ -42,7 +42,7 @@ def test_a_foreign_graph_drives_every_view_and_lesson(foreign_files):
     assert at.selectbox(key="head").options == ["0", "1", "2"]  # 3 heads found per Softmax
     card = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
     assert "d\\_model unknown" in card or "d_model unknown" in card
-    assert "ONNX \\(foreign\\)" in card and "2 attention layers found" in card
+    assert "ONNX (foreign)" in card and "2 attention layers found" in card  # nothing escaped
     at.text_area(key="text").set_value("Speak, speak.").run()
     assert_usable(at)
     assert chart(at, "attn_big")["layout"]["title"]["text"] == "Layer 0, head 0"

@@ -93,6 +93,9 @@ def test_install_wraps_the_runtime_once():
         def handle_backmsg(self, session_id, msg, *, client=None):
             pass
 
+        def is_active_session(self, session_id):
+            return True
+
     runtime = Runtime()
     gate = install(runtime)
     assert runtime.handle_backmsg is gate and install(runtime) is gate

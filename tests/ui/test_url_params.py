@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 from tests.helpers import ROOT
 from tests.helpers.charts import plotly_charts
 from ui.link import MAX_URL_TEXT, URL_KEYS
+from ui.text import shown
 from ui.visualizer import VIEWS
 
 APP = str(ROOT / "app.py")
@@ -42,12 +43,6 @@ VALID = {
     "layer": {"0", "1", "2"},
     "head": {"0", "1", "2", "3"},
 }
-_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
-
-
-def unescaped(body: str) -> str:
-    """A markdown body as it reads on screen (``ui.text.plain`` undone)."""
-    return _ESCAPED.sub(r"\1", body)
 
 
 def open_link(params: dict[str, str]) -> AppTest:
@@ -58,7 +53,7 @@ def open_link(params: dict[str, str]) -> AppTest:
 
 
 def notices(at: AppTest) -> list[str]:
-    return [unescaped(w.value) for w in at.warning if w.icon == ":material/link_off:"]
+    return [shown(w.value) for w in at.warning if w.icon == ":material/link_off:"]
 
 
 def about(lines: list[str], key: str) -> list[str]:

@@ -10,8 +10,8 @@ from ui.lecture import deeper as go_deeper
 from ui.lecture.step import lecture_selection
 from ui.lecture.story import STEPS
 from ui.link import quoted
+from ui.notices import say
 from ui.selection import Selection
-from ui.text import plain
 
 NUMBERS = list(range(1, len(STEPS) + 1))
 KEY = "step"  # the widget's key and the URL's parameter
@@ -30,8 +30,9 @@ def _check_link() -> None:
     """One line for a link's ``step`` that is not a step (the bound control drops it)."""
     raw = st.query_params.get(KEY)
     if raw is not None and raw not in {str(n) for n in NUMBERS}:
-        st.warning(
-            f"Ignored the link's {plain(f'{KEY}={quoted(raw)}')}: the path has steps "
+        say(
+            "warning",
+            f"Ignored the link's {KEY}={quoted(raw)}: the path has steps "
             f"1–{len(STEPS)}; here is step 1.",
             icon=":material/link_off:",
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from upload.errors import UploadError
+from upload.errors import LibraryRefusal, UploadError
 from upload.hf_advice import hf_checkpoint
 from upload.intake import safetensors_metadata
 from upload.limits import BROWSER, Limits
@@ -49,7 +49,11 @@ def read_ours(data: bytes, name: str, limits: Limits = BROWSER) -> tuple[Transfo
     try:
         tensors = load_safetensors(data)
     except (SafetensorError, ValueError, RuntimeError) as exc:
-        raise UploadError(f"{name}: truncated or corrupt ({str(exc)[:200]})") from None
+        raise LibraryRefusal(
+            f"{name}: truncated or corrupt (not readable as a safetensors checkpoint); "
+            "export it again with this project's training script",
+            exc,
+        ) from None
     state: dict[str, torch.Tensor] = dict(tensors)
     try:
         model = build_model(cfg, state, name)
