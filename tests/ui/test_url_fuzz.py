@@ -84,7 +84,16 @@ def test_every_bound_widget_in_the_code_is_fuzzed():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("path", "fixed", "keys"), PAGES, ids=lambda x: str(x)[:40])
+def _id(value) -> str:
+    """A parameter's test id, the same in every xdist worker (a set's order is not)."""
+    if isinstance(value, (set, frozenset)):
+        return ",".join(sorted(value))
+    if isinstance(value, dict):
+        return ",".join(f"{k}={v}" for k, v in sorted(value.items())) or "-"
+    return str(value)
+
+
+@pytest.mark.parametrize(("path", "fixed", "keys"), PAGES, ids=_id)
 def test_no_value_of_any_bound_parameter_opens_an_exception_box(page_hashes, path, fixed, keys):
     clean = opened(page_hashes, path, fixed)
     assert not clean.exception, [e.value for e in clean.exception]
