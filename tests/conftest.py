@@ -15,6 +15,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 # times another session beside the uploads, run them at SCHED_IDLE as a server does.
 os.environ.setdefault("ATTNVIZ_WORKER_PRIORITY", "normal")
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,29 @@ def pytest_collection_modifyitems(items) -> None:
         marks = {m.name for m in item.iter_markers()}
         tier = "drift" if "drift" in marks else "slow" if "slow" in marks else "fast"
         item.user_properties.append(("tier", tier))
+
+
+@pytest.fixture(autouse=True)
+def _no_playwright_loop(request):
+    """A test that uses no browser runs with no event loop marked running in its thread.
+
+    Playwright's sync API marks its own loop as running in the main thread between its
+    calls, for as long as the session's ``browser`` fixture lives. ``make test`` runs the
+    fast and slow tiers in one pytest run, so a test after any browser test on the same
+    xdist worker found that loop and ``asyncio.run`` refused to start ("cannot be called
+    from a running event loop"). The mark is lifted for the test and put back after it.
+    """
+    if "browser" in request.fixturenames:
+        yield
+        return
+    loop = asyncio.events._get_running_loop()
+    if loop is not None:
+        asyncio.events._set_running_loop(None)
+    try:
+        yield
+    finally:
+        if loop is not None:
+            asyncio.events._set_running_loop(loop)
 
 
 @pytest.fixture(scope="session")

@@ -212,11 +212,12 @@ def test_the_card_meets_the_softmax_and_linear_targets(card):
 
 
 @pytest.mark.drift
+@pytest.mark.xdist_group("shipped_drift")  # one worker evaluates each model once
 def test_model_card_meets_targets(card, fresh):
     """The targets on what the shipped checkpoints measure now (#20 item 16: on the
     stored card alone this test could not fail), and the card says the same. A drift
-    test (a full evaluation of two models, ~35 s): it runs in every ``make test`` and in
-    ``make check-models``."""
+    test (a full evaluation of the three models, ~25 s each): it runs in every ``make test``
+    and in ``make check-models``."""
     softmax = fresh["softmax"]
     assert softmax["agreement_accuracy"] >= 0.95
     assert softmax["ioi_accuracy"] >= 0.90
@@ -227,6 +228,8 @@ def test_model_card_meets_targets(card, fresh):
     # attention is what the captions say: every row sums to ~1 on held-out text
     assert linear["min_row_sum"] >= 0.99
     assert softmax["min_row_sum"] >= 1 - 1e-5
+    # #22's delta targets too (issue #46: the drift tests covered softmax and linear only)
+    _assert_delta_targets({kind: fresh[kind] for kind in SHIPPED_KINDS})
 
 
 def test_the_delta_card_meets_issue_22s_targets(card):
@@ -235,13 +238,6 @@ def test_the_delta_card_meets_issue_22s_targets(card):
     induction >= 80 % of softmax's, associative recall at n = 16 >= 90 % where linear
     attention is far below."""
     _assert_delta_targets({kind: card["models"][kind]["probes"] for kind in SHIPPED_KINDS})
-
-
-@pytest.mark.drift
-def test_the_delta_targets_hold_on_what_the_checkpoints_measure_now(fresh):
-    """#22's targets on a fresh evaluation of the three shipped checkpoints (issue #46:
-    the drift tests covered softmax's and linear's targets only)."""
-    _assert_delta_targets({kind: fresh[kind] for kind in SHIPPED_KINDS})
 
 
 def _assert_delta_targets(probes: dict) -> None:
@@ -316,6 +312,7 @@ def test_model_card_matches_checkpoint(exported_dir, card, kind):
 
 
 @pytest.mark.drift
+@pytest.mark.xdist_group("shipped_drift")  # one worker evaluates each model once
 @pytest.mark.parametrize("kind", SHIPPED_KINDS)
 def test_model_card_probes_are_what_evaluation_measures_now(card, fresh, kind):
     """Re-run the evaluation on the shipped checkpoint: a change to the probes, the
@@ -342,6 +339,7 @@ def test_model_card_probes_are_what_evaluation_measures_now(card, fresh, kind):
 
 
 @pytest.mark.drift
+@pytest.mark.xdist_group("shipped_drift")  # one worker evaluates each model once
 @pytest.mark.parametrize("kind", SHIPPED_KINDS)
 def test_shipped_graphs_rows_sum_to_the_cards_figure_on_held_out_text(exported_dir, card, kind):
     """The exported inspect graph's ``attn`` on the held-out lines the card's figure is
