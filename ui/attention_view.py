@@ -51,7 +51,9 @@ def attention_view(sel: Selection) -> None:
     attn = result.outputs["attn"]  # (L, H, T, T)
     one = head if mode == "selected head" else None  # mean and max: the same for every head
     presenting = presenter.is_on()
-    left, right = (st.container(), st.container()) if presenting else st.columns([3, 2])
+    # the heatmap across the page, its notes under it: in a column beside them its square
+    # cells were 231 px across at 1280 px (#44 item 1)
+    left, right = st.container(), st.container()
     with left:
         if presenting and one is not None:  # the heatmap alone fits a projector's screen
             fig = specs.shown(figs.compare, name, result, layer, head)

@@ -39,7 +39,8 @@ const EXPAND = "M3 3h7v2H5v5H3zm11 0h7v7h-2V5h-5zM3 14h2v5h5v2H3zm16 0h2v7h-7v-2
 function fullscreenButton(host, gd, P) {
   host.onfullscreenchange = () => {
     const height = document.fullscreenElement === host ? window.innerHeight : gd.__height;
-    P.relayout(gd, { height: height || 450 });
+    const done = P.relayout(gd, { height: height || 450, width: host.clientWidth });
+    done.then(() => fitSquare(gd, P, host));
   };
   return {
     name: "Fullscreen",
@@ -47,6 +48,72 @@ function fullscreenButton(host, gd, P) {
     icon: { width: 24, height: 24, path: EXPAND },
     click: () => (document.fullscreenElement ? document.exitFullscreen() : host.requestFullscreen()),
   };
+}
+
+// Square cells (#44 item 1): a heatmap whose y axis is tied to its x axis (scaleanchor,
+// viz.spec.square_cells) is drawn as large as its column's width and the screen allow.
+// The figure's height is set so that the heatmap's rows are as tall as its columns are
+// wide, and no taller than the room from the chart's top to the bottom of the screen
+// (a full screen for a chart that starts low, see roomPx); when the room is short the figure is
+// made narrower too, so that the colour bar stays beside the heatmap. A row is never
+// shorter than its label (every token labelled), unless the width allows no more.
+const LEAST_ROW = 0.8; // a row's least height, in units of its tick label's font size
+const FOOT_PX = 12; // left free under a figure that fits the screen
+// A layout whose axes are copies: plotly.js writes into them (a constrained domain), and
+// the figure's own must stay as the server sent them.
+function fresh(layout) {
+  const out = { ...layout };
+  for (const key of Object.keys(out)) if (/^[xy]axis[0-9]*$/.test(key)) out[key] = { ...out[key] };
+  return out;
+}
+function span(domain) {
+  return domain ? domain[1] - domain[0] : 1;
+}
+function roomPx(gd, host) {
+  const strip = parseFloat(getComputedStyle(gd).paddingTop) || 0; // the toolbar's (ui/chart.py)
+  if (document.fullscreenElement === host) return window.innerHeight - strip;
+  const main = gd.closest('[data-testid="stMain"]') || document.scrollingElement;
+  const screen = main.clientHeight || window.innerHeight;
+  const top = gd.getBoundingClientRect().top - main.getBoundingClientRect().top + main.scrollTop + strip;
+  const below = screen - top - FOOT_PX;
+  // presenting, the figure fits under what is above it; else it may take a screen of its
+  // own (scrolled to) when less than three quarters of one is left under its top
+  const presenting = new URLSearchParams(window.location.search).get("present") === "1";
+  return below >= screen * (presenting ? 1 / 3 : 3 / 4) ? below : screen - 2 * FOOT_PX;
+}
+function squareSize(gd, host) {
+  const fl = gd._fullLayout;
+  const heat = (gd._fullData || []).find((t) => t.type === "heatmap" && t.visible !== false);
+  if (!fl || !heat) return null;
+  const xa = fl[`xaxis${heat.xaxis.slice(1)}`], ya = fl[`yaxis${heat.yaxis.slice(1)}`];
+  if (!xa || !ya || !ya.scaleanchor) return null;
+  const nx = Math.abs(xa.range[1] - xa.range[0]), ny = Math.abs(ya.range[1] - ya.range[0]);
+  const given = gd.__figure.layout; // plotly.js writes the constrained domains into gd.layout
+  const fx = span((given[xa._name] || {}).domain), fy = span((given[ya._name] || {}).domain);
+  const across = fl.width - fl._size.w, down = fl.height - fl._size.h; // margins, px
+  const full = document.fullscreenElement === host ? window.innerWidth : host.clientWidth;
+  const labelled = ya.showticklabels && (ya.tickvals || []).length >= ny;
+  const least = labelled ? LEAST_ROW * ya.tickfont.size : 1;
+  const byWidth = ((full - across) * fx) / nx;
+  const byRoom = ((roomPx(gd, host) - down) * fy) / ny;
+  const cell = Math.min(byWidth, Math.max(least, byRoom));
+  const width = cell < byWidth ? Math.ceil(across + (cell * nx) / fx) : full;
+  return { width: Math.min(full, width), height: Math.round(down + (cell * ny) / fy) };
+}
+// Size the figure to its square heatmap (twice at most: the margins may move a little).
+async function fitSquare(gd, P, host) {
+  for (let pass = 0; pass < 2; pass++) {
+    const size = squareSize(gd, host);
+    if (!size) return;
+    gd.__fit = size;
+    gd.style.minHeight = `${size.height}px`;
+    const fl = gd._fullLayout;
+    if (Math.abs(size.width - fl.width) < 1 && Math.abs(size.height - fl.height) < 1) return;
+    const narrow = size.width < host.clientWidth; // centred in its column
+    gd.style.margin = narrow ? "0 auto" : "";
+    gd.style.width = narrow ? `${size.width}px` : "";
+    await P.relayout(gd, size);
+  }
 }
 
 // A click on a point whose customdata is a query: that query's ▶ frame (its row's bars,
@@ -76,7 +143,7 @@ function pickedHead(event) {
     const { data, layout } = gd.__figure;
     window.Plotly.react(gd, {
       data: data.map((trace, i) => ({ ...trace, ...change.data[i] })),
-      layout: { ...layout, ...change.layout, autosize: true },
+      layout: fresh({ ...layout, ...change.layout, autosize: true, ...gd.__fit }),
       frames: [], // that head's frames come with the rerun
       config: gd.__config,
     });
@@ -86,6 +153,34 @@ if (!window.__attnvizPickedHead) {
   window.__attnvizPickedHead = true; // once per page, however often this module is loaded
   document.addEventListener("pointerup", pickedHead, true);
 }
+
+// Back / Forward (#44 item 4): Streamlit writes a bound widget's value into the URL with
+// history.replaceState, so a change of layer, head, view, step or model made no history
+// entry and Back left the app. A URL change of one of these parameters that follows the
+// user's own input within a second is pushed as a new entry instead; Back restores the
+// URL and Streamlit reruns the page with it (its popstate handler syncs bound widgets).
+const HISTORY_KEYS = ["layer", "head", "view", "step", "model", "vs", "tview"];
+const INPUT_MS = 1000;
+function installHistory() {
+  if (window.__attnvizHistory) return; // once per page
+  window.__attnvizHistory = true;
+  let input = -Infinity;
+  const mark = () => (input = performance.now());
+  for (const type of ["pointerdown", "keydown", "change"]) document.addEventListener(type, mark, true);
+  window.addEventListener("popstate", () => (input = -Infinity), true);
+  const replace = window.history.replaceState.bind(window.history);
+  window.history.replaceState = (state, title, url) => {
+    const before = new URL(window.location.href);
+    const after = url == null ? before : new URL(url, before);
+    const changed = HISTORY_KEYS.some((k) => before.searchParams.get(k) !== after.searchParams.get(k));
+    const fresh = performance.now() - input < INPUT_MS;
+    if (changed && fresh && before.pathname === after.pathname) {
+      return window.history.pushState(state, title, url);
+    }
+    return replace(state, title, url);
+  };
+}
+installHistory();
 
 export default function ({ data, parentElement, setTriggerValue }) {
   const text = typeof data === "string" ? data : new TextDecoder().decode(data);
@@ -102,9 +197,10 @@ export default function ({ data, parentElement, setTriggerValue }) {
     // figure's own height too, so the width alone is set.
     gd.__resize = new ResizeObserver(() => {
       const now = parentElement.clientWidth || 0;
-      if (now && gd._fullLayout && window.Plotly && now !== gd._fullLayout.width) {
-        window.Plotly.relayout(gd, { width: now });
-      }
+      if (!now || !gd._fullLayout || !window.Plotly || now === gd.__hostWidth) return;
+      gd.__hostWidth = now;
+      if (gd.__fit) fitSquare(gd, window.Plotly, parentElement);
+      else if (now !== gd._fullLayout.width) window.Plotly.relayout(gd, { width: now });
     });
     gd.__resize.observe(parentElement);
   }
@@ -118,12 +214,14 @@ export default function ({ data, parentElement, setTriggerValue }) {
   gd.__clicks = clicks;
   gd.__instant = instant;
   gd.style.minHeight = `${figure.layout.height || 450}px`; // its place kept while plotly.js loads
+  gd.classList.toggle("attnviz-strip", figure.data.length > 0); // the toolbar's (ui/chart.py)
   const failed = (error) => {
     gd.textContent = `This chart could not be drawn: plotly.js did not load (${error}). Reload the page.`;
   };
   plotlyFrom(chunk).catch(failed).then((P) => P && later(() => {
     if (gd.__text !== text) return; // a newer figure arrived meanwhile
-    const layout = { ...figure.layout, autosize: true };
+    // a figure of square cells starts at the size the last one was fitted to
+    const layout = fresh({ ...figure.layout, autosize: true, ...gd.__fit });
     gd.__height = figure.layout.height;
     // the same config object while its JSON is the same: a new one makes Plotly.react
     // draw the figure from scratch (a head click at T = 12: 300 ms to the paint, not 220)
@@ -143,7 +241,8 @@ export default function ({ data, parentElement, setTriggerValue }) {
         if (gd.__instant) showFrame(gd, window.Plotly, point.customdata);
       });
     }
-    return drawn;
+    gd.__hostWidth = parentElement.clientWidth;
+    return drawn.then(() => fitSquare(gd, P, parentElement));
   }));
   return cleanup;
 }

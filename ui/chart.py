@@ -51,9 +51,15 @@ def plotly_chunk() -> str:
 
 
 # Fullscreen (the toolbar's button): the chart on white, in the middle of the screen.
+# plotly's toolbar has a strip of its own above a figure with traces: on hover, over the
+# figure's top right corner, it covered the title (#44 item 3). A diagram of text boxes
+# (viz.shape_flow) keeps its title in a tall top margin, clear of the toolbar.
+STRIP_PX = 26
 CSS = (
     ".attnviz-host:fullscreen { background: #fff; overflow: auto; display: flex;"
     " justify-content: center; align-items: center; }"
+    f" .attnviz-strip {{ padding-top: {STRIP_PX}px; }}"
+    f" .attnviz-strip .modebar-container {{ top: -{STRIP_PX}px !important; }}"
 )
 _component = st.components.v2.component(COMPONENT, js=JS, css=CSS, isolate_styles=False)
 _CHUNK = plotly_chunk()

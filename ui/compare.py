@@ -57,8 +57,6 @@ def compare_view(sel: Selection) -> None:
         "(or the nearest one the model has). Each model splits the sentence with its own "
         f"tokenizer. {NOT_THE_SAME_HEAD}"
     )
-    if not presenter.is_on():
-        st.caption(caption)
     wide = not all(figs.side_by_side(result.T) for _, result in pair)
     places = [st.container() for _ in pair] if wide else st.columns(2)
     for col, (name, result) in zip(places, pair, strict=True):
@@ -74,9 +72,8 @@ def compare_view(sel: Selection) -> None:
             plot(fig, key=key, on_select=click.on_click(key))  # a click picks the query
             token = plain(loaders.get_vocab(name)[best])
             st.markdown(f"Next token: **{token}** ({probs[best]:.1%})")
-    if presenter.is_on():  # under the figures: both heatmaps above a projector's fold
-        with presenter.notes():
-            st.caption(caption)
+    with presenter.notes():  # under the figures: both heatmaps on the first screen (#44)
+        st.caption(caption)
 
 
 def _title(name: str) -> str:

@@ -65,7 +65,8 @@ def matrix_heatmap(
         rows = fit.label_ticks(m.shape[0], height - fit.MARGINS_PX) if height else {}
     x, y = spec.heat_axes(**spec.titled(x_title), **fit.label_ticks(m.shape[1], fit.WIDE_PX))
     y = {**y, **spec.titled(y_title), **rows}
-    return spec.figure([trace], {"xaxis": x, "yaxis": y}, title=title, height=height)
+    fig = spec.figure([trace], {"xaxis": x, "yaxis": y}, title=title, height=height)
+    return spec.square_cells(fig) if m.shape[0] == m.shape[1] else fig  # a state (D, D)
 
 
 def vector_bar(
