@@ -12,6 +12,7 @@ from ui import (
     lessons,
     loaders,
     navigation,
+    pagewide,
     presenter,
     rerun_gate,
     server_start,
@@ -117,6 +118,7 @@ PAGES = {
 navigation.register([p for section in PAGES.values() for p in section])
 page = st.navigation(PAGES)
 accessible.page_style()
+pagewide.behaviour()  # Back / Forward, the page list's roles (ui/pagewide.js)
 # Pages without the decoder-only models' selection: the translation models have their own.
 OWN_MODELS = ("complexity", "translate", "encoder-decoder", "forgetting")
 # The shared sidebar is drawn here, before the page: its widgets are then the same on

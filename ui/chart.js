@@ -100,20 +100,46 @@ function squareSize(gd, host) {
   const width = cell < byWidth ? Math.ceil(across + (cell * nx) / fx) : full;
   return { width: Math.min(full, width), height: Math.round(down + (cell * ny) / fy) };
 }
-// Size the figure to its square heatmap (twice at most: the margins may move a little).
-async function fitSquare(gd, P, host) {
-  for (let pass = 0; pass < 2; pass++) {
-    const size = squareSize(gd, host);
-    if (!size) return;
-    gd.__fit = size;
-    gd.style.minHeight = `${size.height}px`;
-    const fl = gd._fullLayout;
-    if (Math.abs(size.width - fl.width) < 1 && Math.abs(size.height - fl.height) < 1) return;
-    const narrow = size.width < host.clientWidth; // centred in its column
-    gd.style.margin = narrow ? "0 auto" : "";
-    gd.style.width = narrow ? `${size.width}px` : "";
-    await P.relayout(gd, size);
+// An x axis's title under its tick labels: plotly.js measured upright (-90°) token
+// labels of a square heatmap's axis some 40 px short and put "key" on their ends; the
+// title's standoff grows by what it overlaps (a standoff below that shortfall does not
+// move it: up to three tries).
+async function titlesClear(gd, P) {
+  for (let tries = 0; tries < 3 && (await titlesMoved(gd, P)); tries++);
+}
+function titlesMoved(gd, P) {
+  const fl = gd._fullLayout;
+  const change = {};
+  for (const name of Object.keys(fl).filter((k) => /^xaxis[0-9]*$/.test(k))) {
+    const ax = fl[name];
+    const title = gd.querySelector(`.g-${ax._id}title text`);
+    const ticks = [...gd.querySelectorAll(`.${ax._id}tick text`)].map((t) => t.getBoundingClientRect().bottom);
+    if (!title || !ticks.length || ax.side === "top") continue;
+    const over = Math.max(...ticks) - title.getBoundingClientRect().top;
+    if (over > -2) change[`${name}.title.standoff`] = Math.ceil((ax.title.standoff || 0) + over + 8);
   }
+  return Object.keys(change).length ? P.relayout(gd, change).then(() => true) : false;
+}
+
+// Size the figure to its square heatmap; then its titles clear of their labels, and the
+// size again (the margins may have moved).
+async function fitSquare(gd, P, host) {
+  if (!(await fitOnce(gd, P, host))) return;
+  await titlesClear(gd, P);
+  await fitOnce(gd, P, host);
+}
+async function fitOnce(gd, P, host) {
+  const size = squareSize(gd, host);
+  if (!size) return false;
+  gd.__fit = size;
+  gd.style.minHeight = `${size.height}px`;
+  const fl = gd._fullLayout;
+  if (Math.abs(size.width - fl.width) < 1 && Math.abs(size.height - fl.height) < 1) return true;
+  const narrow = size.width < host.clientWidth; // centred in its column
+  gd.style.margin = narrow ? "0 auto" : "";
+  gd.style.width = narrow ? `${size.width}px` : "";
+  await P.relayout(gd, size);
+  return true;
 }
 
 // A click on a point whose customdata is a query: that query's ▶ frame (its row's bars,
@@ -127,6 +153,22 @@ function showFrame(gd, P, query) {
     if (name !== "type") restyle[name] = [value];
   }
   P.update(gd, restyle, frame.layout || {}, frame.traces);
+}
+
+// The keyboard picks the query too (#44 item 13): a chart that takes clicks is focusable,
+// and ArrowUp / ArrowDown (Home / End) move its outlined row, as a click on that row.
+const QUERY_KEYS = { ArrowUp: -1, ArrowDown: 1, Home: -Infinity, End: Infinity };
+function keyQuery(gd, event) {
+  const step = QUERY_KEYS[event.key];
+  const heat = (gd._fullData || []).find((t) => t.type === "heatmap");
+  const outline = ((gd.layout && gd.layout.shapes) || [])[0];
+  if (step === undefined || !gd.__clicks || !heat || !outline) return;
+  event.preventDefault();
+  const now = Math.round(outline.y0 + 0.5);
+  const next = Math.min(heat.y.length - 1, Math.max(0, now + step));
+  if (next === now) return;
+  gd.__trigger("click", { customdata: next });
+  if (gd.__instant) showFrame(gd, window.Plotly, next);
 }
 
 // A head picked in the sidebar's Head control (Streamlit's selectbox keyed "head": an
@@ -153,34 +195,6 @@ if (!window.__attnvizPickedHead) {
   window.__attnvizPickedHead = true; // once per page, however often this module is loaded
   document.addEventListener("pointerup", pickedHead, true);
 }
-
-// Back / Forward (#44 item 4): Streamlit writes a bound widget's value into the URL with
-// history.replaceState, so a change of layer, head, view, step or model made no history
-// entry and Back left the app. A URL change of one of these parameters that follows the
-// user's own input within a second is pushed as a new entry instead; Back restores the
-// URL and Streamlit reruns the page with it (its popstate handler syncs bound widgets).
-const HISTORY_KEYS = ["layer", "head", "view", "step", "model", "vs", "tview"];
-const INPUT_MS = 1000;
-function installHistory() {
-  if (window.__attnvizHistory) return; // once per page
-  window.__attnvizHistory = true;
-  let input = -Infinity;
-  const mark = () => (input = performance.now());
-  for (const type of ["pointerdown", "keydown", "change"]) document.addEventListener(type, mark, true);
-  window.addEventListener("popstate", () => (input = -Infinity), true);
-  const replace = window.history.replaceState.bind(window.history);
-  window.history.replaceState = (state, title, url) => {
-    const before = new URL(window.location.href);
-    const after = url == null ? before : new URL(url, before);
-    const changed = HISTORY_KEYS.some((k) => before.searchParams.get(k) !== after.searchParams.get(k));
-    const fresh = performance.now() - input < INPUT_MS;
-    if (changed && fresh && before.pathname === after.pathname) {
-      return window.history.pushState(state, title, url);
-    }
-    return replace(state, title, url);
-  };
-}
-installHistory();
 
 export default function ({ data, parentElement, setTriggerValue }) {
   const text = typeof data === "string" ? data : new TextDecoder().decode(data);
@@ -213,6 +227,11 @@ export default function ({ data, parentElement, setTriggerValue }) {
   const { figure, config, chunk, clicks, instant } = JSON.parse(text);
   gd.__clicks = clicks;
   gd.__instant = instant;
+  if (clicks) {
+    gd.tabIndex = 0;
+    gd.setAttribute("aria-label", "Heatmap: arrow keys up and down move the query");
+    gd.onkeydown = (event) => keyQuery(gd, event);
+  }
   gd.style.minHeight = `${figure.layout.height || 450}px`; // its place kept while plotly.js loads
   gd.classList.toggle("attnviz-strip", figure.data.length > 0); // the toolbar's (ui/chart.py)
   const failed = (error) => {

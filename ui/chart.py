@@ -58,6 +58,7 @@ STRIP_PX = 26
 CSS = (
     ".attnviz-host:fullscreen { background: #fff; overflow: auto; display: flex;"
     " justify-content: center; align-items: center; }"
+    " .attnviz-chart:focus-visible { outline: 3px solid #1d4ed8; outline-offset: 2px; }"
     f" .attnviz-strip {{ padding-top: {STRIP_PX}px; }}"
     f" .attnviz-strip .modebar-container {{ top: -{STRIP_PX}px !important; }}"
 )

@@ -224,3 +224,21 @@ def test_a_click_high_in_a_keys_column_makes_it_the_query(page, server_url):
     wait_idle(page)
     expect(page.get_by_role("combobox", name="Query token")).to_have_value(re.compile("^2: "))
     page.get_by_text("Row 2: where does").wait_for()
+
+
+def test_arrow_keys_on_the_heatmap_move_the_query(page, server_url):
+    """#44 item 13: the heatmap takes the keyboard focus; ArrowUp moves the query up a
+    row (15 -> 14), Home to the first."""
+    page.goto(f"{server_url}/visualizer")
+    wait_idle(page)
+    wait_plot(page, "attn_big")
+    chart = page.locator(".st-key-attn_big .attnviz-chart")
+    chart.focus()
+    page.keyboard.press("ArrowUp")
+    wait_idle(page)
+    query = page.get_by_role("combobox", name="Query token")
+    expect(query).to_have_value(re.compile("^14: "))
+    chart.focus()
+    page.keyboard.press("Home")
+    wait_idle(page)
+    expect(query).to_have_value(re.compile("^0: "))

@@ -110,3 +110,20 @@ def test_toolbar_covers_no_title_at_1280(browser, server_url, path, key):
         assert page.evaluate(COVERED, key) == [], path
     finally:
         context.close()
+
+
+def test_the_delta_models_states_are_square_at_1280(browser, server_url):
+    """#44 item 2: the delta model's mask view drew its 32×32 states 76×290 px."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    try:
+        page.goto(f"{server_url}/visualizer?model=delta&view=mask")
+        wait_idle(page)
+        for key in ("delta_before", "delta_update", "delta_after"):
+            wait_plot(page, key)
+        page.wait_for_timeout(300)
+        for key in ("delta_before", "delta_update", "delta_after"):
+            (heat,) = page.evaluate(MEASURE, key)["heats"]
+            assert abs(heat["w"] / heat["h"] - 1) <= 0.02 and heat["w"] >= 5, (key, heat)
+    finally:
+        context.close()
