@@ -70,11 +70,11 @@ function span(domain) {
   return domain ? domain[1] - domain[0] : 1;
 }
 function roomPx(gd, host) {
-  const strip = parseFloat(getComputedStyle(gd).paddingTop) || 0; // the toolbar's (ui/chart.py)
+  const strip = parseFloat(getComputedStyle(host).paddingTop) || 0; // the toolbar's (ui/chart.py)
   if (document.fullscreenElement === host) return window.innerHeight - strip;
   const main = gd.closest('[data-testid="stMain"]') || document.scrollingElement;
   const screen = main.clientHeight || window.innerHeight;
-  const top = gd.getBoundingClientRect().top - main.getBoundingClientRect().top + main.scrollTop + strip;
+  const top = gd.getBoundingClientRect().top - main.getBoundingClientRect().top + main.scrollTop;
   const below = screen - top - FOOT_PX;
   // presenting, the figure fits under what is above it; else it may take a screen of its
   // own (scrolled to) when less than three quarters of one is left under its top
@@ -142,19 +142,6 @@ async function fitOnce(gd, P, host) {
   return true;
 }
 
-// A click on a point whose customdata is a query: that query's ▶ frame (its row's bars,
-// viz.attention.attention_with_row) drawn at once, before the rerun draws the same.
-function showFrame(gd, P, query) {
-  const frames = (gd._transitionData || {})._frames || [];
-  const frame = frames.find((f) => f.name === String(query));
-  if (!frame) return;
-  const restyle = {}; // the frame's trace attributes, one trace per list
-  for (const [name, value] of Object.entries(frame.data[0])) {
-    if (name !== "type") restyle[name] = [value];
-  }
-  P.update(gd, restyle, frame.layout || {}, frame.traces);
-}
-
 // The keyboard picks the query too (#44 item 13): a chart that takes clicks is focusable,
 // and ArrowUp / ArrowDown (Home / End) move its outlined row, as a click on that row.
 const QUERY_KEYS = { ArrowUp: -1, ArrowDown: 1, Home: -Infinity, End: Infinity };
@@ -183,9 +170,10 @@ function pickedHead(event) {
     const change = gd.__figure && (gd.__figure.heads || {})[option.textContent.trim()];
     if (!change) continue;
     const { data, layout } = gd.__figure;
+    stopPlaying(gd);
     window.Plotly.react(gd, {
       data: data.map((trace, i) => ({ ...trace, ...change.data[i] })),
-      layout: fresh({ ...layout, ...change.layout, autosize: true, ...gd.__fit }),
+      layout: ownButtons(fresh({ ...layout, ...change.layout, autosize: true, ...gd.__fit })),
       frames: [], // that head's frames come with the rerun
       config: gd.__config,
     });
@@ -233,14 +221,17 @@ export default function ({ data, parentElement, setTriggerValue }) {
     gd.onkeydown = (event) => keyQuery(gd, event);
   }
   gd.style.minHeight = `${figure.layout.height || 450}px`; // its place kept while plotly.js loads
-  gd.classList.toggle("attnviz-strip", figure.data.length > 0); // the toolbar's (ui/chart.py)
+  // the toolbar's strip (ui/chart.py), on the host: the chart's own box starts at the figure
+  parentElement.classList.toggle("attnviz-strip", figure.data.length > 0);
   const failed = (error) => {
     gd.textContent = `This chart could not be drawn: plotly.js did not load (${error}). Reload the page.`;
   };
   plotlyFrom(chunk).catch(failed).then((P) => P && later(() => {
     if (gd.__text !== text) return; // a newer figure arrived meanwhile
     // a figure of square cells starts at the size the last one was fitted to
-    const layout = fresh({ ...figure.layout, autosize: true, ...gd.__fit });
+    const layout = ownButtons(fresh({ ...figure.layout, autosize: true, ...gd.__fit }));
+    stopPlaying(gd); // a new figure: its frames play from the start
+    gd.__frameAt = undefined;
     gd.__height = figure.layout.height;
     // the same config object while its JSON is the same: a new one makes Plotly.react
     // draw the figure from scratch (a head click at T = 12: 300 ms to the paint, not 220)
@@ -253,6 +244,7 @@ export default function ({ data, parentElement, setTriggerValue }) {
     const drawn = P.react(gd, { data: figure.data, layout, frames: figure.frames || [], config: gd.__config });
     if (!gd.__listening) {
       gd.__listening = true;
+      gd.on("plotly_buttonclicked", (event) => onButton(gd, window.Plotly, event));
       gd.on("plotly_click", (event) => {
         const point = (event.points || []).find((p) => Number.isInteger(p.customdata));
         if (!gd.__clicks || !point) return;

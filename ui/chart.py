@@ -29,7 +29,8 @@ import orjson
 import streamlit as st
 
 COMPONENT = "attnviz_chart"
-JS = Path(__file__).with_name("chart.js").read_text()
+# one module: ▶ play (player.js), then the chart (chart.js)
+JS = "\n".join(Path(__file__).with_name(n).read_text() for n in ("player.js", "chart.js"))
 _STATIC_JS = Path(st.__file__).parent / "static" / "static" / "js"
 
 
@@ -63,13 +64,13 @@ CSS = (
     f" .attnviz-strip .modebar-container {{ top: -{STRIP_PX}px !important; }}"
 )
 _component = st.components.v2.component(COMPONENT, js=JS, css=CSS, isolate_styles=False)
-_CHUNK = plotly_chunk()
+CHUNK = plotly_chunk()  # its file name (ui/pagewide.js loads it early too)
 
 
 def payload(figure_json: bytes, config: dict, clicks: bool, instant: bool) -> bytes:
     """The bytes the component gets: ``{"chunk", "config", "clicks", "instant",
     "figure"}`` as JSON, the figure's own JSON spliced in as it is (not parsed)."""
-    head = orjson.dumps({"chunk": _CHUNK, "config": config, "clicks": clicks, "instant": instant})
+    head = orjson.dumps({"chunk": CHUNK, "config": config, "clicks": clicks, "instant": instant})
     return head[:-1] + b',"figure":' + figure_json + b"}"
 
 

@@ -242,3 +242,33 @@ def test_arrow_keys_on_the_heatmap_move_the_query(page, server_url):
     page.keyboard.press("Home")
     wait_idle(page)
     expect(query).to_have_value(re.compile("^0: "))
+
+
+# While ▶ play runs for `ms`: at every painted frame, the heatmap's image count, the
+# outlined row and the row named by the bars' title.
+PLAY_SAMPLES_JS = """async ([key, ms]) => {
+  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  const rows = [], t0 = performance.now();
+  const look = () => {
+    const title = gd.querySelector('.annotation-text');
+    rows.push([gd.querySelectorAll('.hm image').length, gd.layout.shapes[0].y0 + 0.5,
+               title ? Number(title.textContent.match(/Row (\\d+)/)[1]) : null]);
+    if (performance.now() - t0 < ms) requestAnimationFrame(look);
+  };
+  gd.querySelector('.updatemenu-button').dispatchEvent(new MouseEvent('click', {bubbles: true}));
+  look();
+  await new Promise(done => setTimeout(done, ms + 100));
+  return rows;
+}"""
+
+
+def test_play_never_blanks_the_heatmap_and_moves_outline_and_title_together(page, server_url):
+    """#44 item 6: plotly.js's animate redrew the figure at each frame, the heatmap gone
+    for ~80 ms, the outline a frame ahead of the row's title (``ui/player.js``)."""
+    page.goto(f"{server_url}/visualizer")
+    wait_idle(page)
+    wait_plot(page, "attn_big")
+    rows = page.evaluate(PLAY_SAMPLES_JS, ["attn_big", 2300])
+    assert len({outlined for _, outlined, _ in rows}) >= 3, rows  # it played
+    assert all(images == 1 for images, _, _ in rows), rows
+    assert all(outlined == titled for _, outlined, titled in rows), rows
