@@ -11,6 +11,7 @@ import pytest
 
 from tests.e2e.test_presenter_browser import OVERLAPS
 from tests.helpers.browser import wait_idle, wait_plot
+from tests.helpers.slow import FACTOR
 
 # Per heatmap of the chart keyed `key`: its cell's width and height, the least tick label
 # (px) on its axes; the figure's box, its column's width, the screen's height, and what
@@ -145,6 +146,6 @@ def test_the_predict_view_is_drawn_when_its_run_ends(browser, server_url):
                 ? done(performance.now() - t0) : requestAnimationFrame(look);
               look(); })"""
         )
-        assert drawn <= 800, drawn
+        assert drawn <= 800 * FACTOR, (drawn, FACTOR)  # ms, scaled to a busy machine
     finally:
         context.close()
