@@ -64,7 +64,7 @@ CSS = (
     f" .attnviz-strip .modebar-container {{ top: -{STRIP_PX}px !important; }}"
 )
 _component = st.components.v2.component(COMPONENT, js=JS, css=CSS, isolate_styles=False)
-CHUNK = plotly_chunk()  # its file name (ui/pagewide.js loads it early too)
+CHUNK = plotly_chunk()
 
 
 def payload(figure_json: bytes, config: dict, clicks: bool, instant: bool) -> bytes:

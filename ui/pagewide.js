@@ -66,18 +66,7 @@ function installNavigationRoles() {
   navigationRoles();
 }
 
-// plotly.js (Streamlit's PlotlyChart chunk, ui/chart.py) starts loading as soon as the
-// page does, while the server still computes the figures: the predict view in presenter
-// mode was a 500 px blank for a second after its run, plotly.js loading (#44 item 7).
-function preloadPlotly(chunk) {
-  if (window.Plotly || window.__attnvizPreload || !chunk) return;
-  const app = document.querySelector('script[type="module"][src*="/static/js/"]');
-  window.__attnvizPreload = import(new URL(chunk, app ? app.src : document.baseURI).href);
-  window.__attnvizPreload.catch(() => {}); // ui/chart.js loads it again and says so
-}
-
-export default function ({ data }) {
-  preloadPlotly(typeof data === "string" ? data : "");
+export default function () {
   installHistory();
   installNavigationRoles();
 }

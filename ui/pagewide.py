@@ -4,8 +4,7 @@ component with nothing to show, at the sidebar's foot:
 * Back / Forward: a change of layer, head, view, step or model (the widgets bound to the
   URL) is one browser history entry, which Back undoes (#44 item 4);
 * the sidebar's page list is given the roles of what it is, a navigation of named groups
-  of links (axe's ``list`` and ``listitem`` rules failed on every page, #44 item 13);
-* plotly.js starts loading with the page, not when the first chart is drawn (#44 item 7).
+  of links (axe's ``list`` and ``listitem`` rules failed on every page, #44 item 13).
 """
 
 from __future__ import annotations
@@ -13,8 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import streamlit as st
-
-from ui import chart
 
 COMPONENT = "attnviz_page"
 JS = Path(__file__).with_name("pagewide.js").read_text()
@@ -24,4 +21,4 @@ _component = st.components.v2.component(COMPONENT, js=JS)
 def behaviour() -> None:
     """Draw the component (once a run, in the sidebar; it installs itself once a page)."""
     with st.sidebar:
-        _component(key="attnviz_page", data=chart.CHUNK)
+        _component(key="attnviz_page")

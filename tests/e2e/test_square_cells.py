@@ -11,7 +11,6 @@ import pytest
 
 from tests.e2e.test_presenter_browser import OVERLAPS
 from tests.helpers.browser import wait_idle, wait_plot
-from tests.helpers.slow import FACTOR
 
 # Per heatmap of the chart keyed `key`: its cell's width and height, the least tick label
 # (px) on its axes; the figure's box, its column's width, the screen's height, and what
@@ -126,26 +125,5 @@ def test_the_delta_models_states_are_square_at_1280(browser, server_url):
         for key in ("delta_before", "delta_update", "delta_after"):
             (heat,) = page.evaluate(MEASURE, key)["heats"]
             assert abs(heat["w"] / heat["h"] - 1) <= 0.02 and heat["w"] >= 5, (key, heat)
-    finally:
-        context.close()
-
-
-def test_the_predict_view_is_drawn_when_its_run_ends(browser, server_url):
-    """#44 item 7: presenting, the predict view left a 500 px blank for over 0.8 s after
-    its run had ended, plotly.js still loading; it now loads with the page
-    (``ui/pagewide.js``). A fresh browser context: nothing cached from other tests."""
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
-    page = context.new_page()
-    try:
-        page.goto(f"{server_url}/visualizer?present=1&view=predict")
-        page.locator(".st-key-pred_pos").wait_for(state="attached")  # the view's run began
-        page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]')
-        drawn = page.evaluate(
-            """() => new Promise(done => { const t0 = performance.now();
-              const look = () => document.querySelector('.st-key-topk .main-svg')
-                ? done(performance.now() - t0) : requestAnimationFrame(look);
-              look(); })"""
-        )
-        assert drawn <= 800 * FACTOR, (drawn, FACTOR)  # ms, scaled to a busy machine
     finally:
         context.close()
