@@ -7,7 +7,7 @@ import numpy as np
 import streamlit as st
 
 from inference import view_specs as figs
-from ui import click, loaders, presenter, specs
+from ui import click, loaders, numbers, presenter, specs
 from ui.figures import plot
 from ui.selection import Selection
 from ui.text import plain
@@ -70,6 +70,8 @@ def compare_view(sel: Selection) -> None:
                 st.markdown(f"**{title}** ({cfg.attention} attention), layer {lay}, head {hd}")
             fig, key = specs.shown(figs.compare, name, result, lay, hd), f"cmp_{name}"
             plot(fig, key=key, on_select=click.on_click(key))  # a click picks the query
+            weights = result.outputs["attn"][lay, hd]  # (T, T), as drawn
+            numbers.show(weights, result.display_tokens, f"{title}: attention weights")
             token = plain(loaders.get_vocab(name)[best])
             st.markdown(f"Next token: **{token}** ({probs[best]:.1%})")
     with presenter.notes():  # under the figures: both heatmaps on the first screen (#44)

@@ -25,3 +25,15 @@ def test_the_attention_heatmap_has_its_numbers_as_a_table():
     z, t = heat["z"], len(labels)  # z: a typed array (viz.spec.typed_array)
     weights = np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape(t, t)
     np.testing.assert_allclose(shown.iloc[:, 1:].to_numpy(dtype=float), weights, atol=5e-4)
+
+
+def test_each_compared_heatmap_has_its_numbers():
+    at = open_page("visualizer")
+    at.segmented_control(key="view").set_value("compare").run()
+    assert not at.exception
+    boxes = [e for e in at.expander if e.label == numbers.LABEL]
+    charts = {c.key: c for c in plotly_charts(at)}
+    assert len(boxes) == 2 and {"cmp_softmax", "cmp_linear"} <= set(charts)
+    for box, key in zip(boxes, ("cmp_softmax", "cmp_linear"), strict=True):
+        (table,) = box.table
+        assert list(table.value.columns[1:]) == charts[key].spec["data"][0]["x"]
