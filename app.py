@@ -12,6 +12,7 @@ from ui import (
     lessons,
     loaders,
     navigation,
+    pagewide,
     presenter,
     reconnect,
     rerun_gate,
@@ -121,6 +122,7 @@ page = st.navigation(PAGES)
 accessible.page_style()
 # A page whose server lost its session (a restart, or a replica gone): one line says so.
 reconnect.notice()
+pagewide.behaviour()  # Back / Forward, the page list's roles (ui/pagewide.js)
 # Pages without the decoder-only models' selection: the translation models have their own.
 OWN_MODELS = ("complexity", "translate", "encoder-decoder", "forgetting")
 # The shared sidebar is drawn here, before the page: its widgets are then the same on

@@ -9,7 +9,7 @@ import streamlit as st
 
 from inference import view_specs as figs
 from inference.text_input import visible
-from ui import click, downloads, presenter, specs, walkthrough
+from ui import click, downloads, numbers, presenter, specs, walkthrough
 from ui.figures import plot
 from ui.selection import Selection
 
@@ -51,7 +51,9 @@ def attention_view(sel: Selection) -> None:
     attn = result.outputs["attn"]  # (L, H, T, T)
     one = head if mode == "selected head" else None  # mean and max: the same for every head
     presenting = presenter.is_on()
-    left, right = (st.container(), st.container()) if presenting else st.columns([3, 2])
+    # the heatmap across the page, its notes under it: in a column beside them its square
+    # cells were 231 px across at 1280 px (#44 item 1)
+    left, right = st.container(), st.container()
     with left:
         if presenting and one is not None:  # the heatmap alone fits a projector's screen
             fig = specs.shown(figs.compare, name, result, layer, head)
@@ -59,6 +61,8 @@ def attention_view(sel: Selection) -> None:
             fig = specs.shown(figs.attention, name, result, layer, one, mode, q)
         # a clicked query's row bars are drawn in the browser before the rerun
         plot(fig, key="attn_big", on_select=click.on_click("attn_big"), instant_row=True)
+        weights = figs.head_weights(result, layer, one, mode)  # (T, T), as drawn
+        numbers.show(weights, result.display_tokens, f"Attention weights ({mode})")
     with right, presenter.notes():
         st.caption(
             "Rows are queries (the token doing the looking), columns are keys; the upper "
@@ -69,7 +73,7 @@ def attention_view(sel: Selection) -> None:
                 "sum to more than 1."
                 if mode == "max over heads"
                 else row_sum_note(
-                    figs.head_weights(result, layer, one, mode),
+                    weights,
                     sel.model.config.attention,
                     sel.model.config.attn_eps,
                 )

@@ -39,7 +39,8 @@ const EXPAND = "M3 3h7v2H5v5H3zm11 0h7v7h-2V5h-5zM3 14h2v5h5v2H3zm16 0h2v7h-7v-2
 function fullscreenButton(host, gd, P) {
   host.onfullscreenchange = () => {
     const height = document.fullscreenElement === host ? window.innerHeight : gd.__height;
-    P.relayout(gd, { height: height || 450 });
+    const done = P.relayout(gd, { height: height || 450, width: host.clientWidth });
+    done.then(() => fitSquare(gd, P, host));
   };
   return {
     name: "Fullscreen",
@@ -49,17 +50,112 @@ function fullscreenButton(host, gd, P) {
   };
 }
 
-// A click on a point whose customdata is a query: that query's ▶ frame (its row's bars,
-// viz.attention.attention_with_row) drawn at once, before the rerun draws the same.
-function showFrame(gd, P, query) {
-  const frames = (gd._transitionData || {})._frames || [];
-  const frame = frames.find((f) => f.name === String(query));
-  if (!frame) return;
-  const restyle = {}; // the frame's trace attributes, one trace per list
-  for (const [name, value] of Object.entries(frame.data[0])) {
-    if (name !== "type") restyle[name] = [value];
+// Square cells (#44 item 1): a heatmap whose y axis is tied to its x axis (scaleanchor,
+// viz.spec.square_cells) is drawn as large as its column's width and the screen allow.
+// The figure's height is set so that the heatmap's rows are as tall as its columns are
+// wide, and no taller than the room from the chart's top to the bottom of the screen
+// (a full screen for a chart that starts low, see roomPx); when the room is short the figure is
+// made narrower too, so that the colour bar stays beside the heatmap. A row is never
+// shorter than its label (every token labelled), unless the width allows no more.
+const LEAST_ROW = 0.8; // a row's least height, in units of its tick label's font size
+const FOOT_PX = 12; // left free under a figure that fits the screen
+// A layout whose axes are copies: plotly.js writes into them (a constrained domain), and
+// the figure's own must stay as the server sent them.
+function fresh(layout) {
+  const out = { ...layout };
+  for (const key of Object.keys(out)) if (/^[xy]axis[0-9]*$/.test(key)) out[key] = { ...out[key] };
+  return out;
+}
+function span(domain) {
+  return domain ? domain[1] - domain[0] : 1;
+}
+function roomPx(gd, host) {
+  const strip = parseFloat(getComputedStyle(host).paddingTop) || 0; // the toolbar's (ui/chart.py)
+  if (document.fullscreenElement === host) return window.innerHeight - strip;
+  const main = gd.closest('[data-testid="stMain"]') || document.scrollingElement;
+  const screen = main.clientHeight || window.innerHeight;
+  const top = gd.getBoundingClientRect().top - main.getBoundingClientRect().top + main.scrollTop;
+  const below = screen - top - FOOT_PX;
+  // presenting, the figure fits under what is above it; else it may take a screen of its
+  // own (scrolled to) when less than three quarters of one is left under its top
+  const presenting = new URLSearchParams(window.location.search).get("present") === "1";
+  return below >= screen * (presenting ? 1 / 3 : 3 / 4) ? below : screen - 2 * FOOT_PX;
+}
+function squareSize(gd, host) {
+  const fl = gd._fullLayout;
+  const heat = (gd._fullData || []).find((t) => t.type === "heatmap" && t.visible !== false);
+  if (!fl || !heat) return null;
+  const xa = fl[`xaxis${heat.xaxis.slice(1)}`], ya = fl[`yaxis${heat.yaxis.slice(1)}`];
+  if (!xa || !ya || !ya.scaleanchor) return null;
+  const nx = Math.abs(xa.range[1] - xa.range[0]), ny = Math.abs(ya.range[1] - ya.range[0]);
+  const given = gd.__figure.layout; // plotly.js writes the constrained domains into gd.layout
+  const fx = span((given[xa._name] || {}).domain), fy = span((given[ya._name] || {}).domain);
+  const across = fl.width - fl._size.w, down = fl.height - fl._size.h; // margins, px
+  const full = document.fullscreenElement === host ? window.innerWidth : host.clientWidth;
+  const labelled = ya.showticklabels && (ya.tickvals || []).length >= ny;
+  const least = labelled ? LEAST_ROW * ya.tickfont.size : 1;
+  const byWidth = ((full - across) * fx) / nx;
+  const byRoom = ((roomPx(gd, host) - down) * fy) / ny;
+  const cell = Math.min(byWidth, Math.max(least, byRoom));
+  const width = cell < byWidth ? Math.ceil(across + (cell * nx) / fx) : full;
+  return { width: Math.min(full, width), height: Math.round(down + (cell * ny) / fy) };
+}
+// An x axis's title under its tick labels: plotly.js measured upright (-90°) token
+// labels of a square heatmap's axis some 40 px short and put "key" on their ends; the
+// title's standoff grows by what it overlaps (a standoff below that shortfall does not
+// move it: up to three tries).
+async function titlesClear(gd, P) {
+  for (let tries = 0; tries < 3 && (await titlesMoved(gd, P)); tries++);
+}
+function titlesMoved(gd, P) {
+  const fl = gd._fullLayout;
+  const change = {};
+  for (const name of Object.keys(fl).filter((k) => /^xaxis[0-9]*$/.test(k))) {
+    const ax = fl[name];
+    const title = gd.querySelector(`.g-${ax._id}title text`);
+    const ticks = [...gd.querySelectorAll(`.${ax._id}tick text`)].map((t) => t.getBoundingClientRect().bottom);
+    if (!title || !ticks.length || ax.side === "top") continue;
+    const over = Math.max(...ticks) - title.getBoundingClientRect().top;
+    if (over > -2) change[`${name}.title.standoff`] = Math.ceil((ax.title.standoff || 0) + over + 8);
   }
-  P.update(gd, restyle, frame.layout || {}, frame.traces);
+  return Object.keys(change).length ? P.relayout(gd, change).then(() => true) : false;
+}
+
+// Size the figure to its square heatmap; then its titles clear of their labels, and the
+// size again (the margins may have moved).
+async function fitSquare(gd, P, host) {
+  if (!(await fitOnce(gd, P, host))) return;
+  await titlesClear(gd, P);
+  await fitOnce(gd, P, host);
+}
+async function fitOnce(gd, P, host) {
+  const size = squareSize(gd, host);
+  if (!size) return false;
+  gd.__fit = size;
+  gd.style.minHeight = `${size.height}px`;
+  const fl = gd._fullLayout;
+  if (Math.abs(size.width - fl.width) < 1 && Math.abs(size.height - fl.height) < 1) return true;
+  const narrow = size.width < host.clientWidth; // centred in its column
+  gd.style.margin = narrow ? "0 auto" : "";
+  gd.style.width = narrow ? `${size.width}px` : "";
+  await P.relayout(gd, size);
+  return true;
+}
+
+// The keyboard picks the query too (#44 item 13): a chart that takes clicks is focusable,
+// and ArrowUp / ArrowDown (Home / End) move its outlined row, as a click on that row.
+const QUERY_KEYS = { ArrowUp: -1, ArrowDown: 1, Home: -Infinity, End: Infinity };
+function keyQuery(gd, event) {
+  const step = QUERY_KEYS[event.key];
+  const heat = (gd._fullData || []).find((t) => t.type === "heatmap");
+  const outline = ((gd.layout && gd.layout.shapes) || [])[0];
+  if (step === undefined || !gd.__clicks || !heat || !outline) return;
+  event.preventDefault();
+  const now = Math.round(outline.y0 + 0.5);
+  const next = Math.min(heat.y.length - 1, Math.max(0, now + step));
+  if (next === now) return;
+  gd.__trigger("click", { customdata: next });
+  if (gd.__instant) showFrame(gd, window.Plotly, next);
 }
 
 // A head picked in the sidebar's Head control (Streamlit's selectbox keyed "head": an
@@ -74,9 +170,10 @@ function pickedHead(event) {
     const change = gd.__figure && (gd.__figure.heads || {})[option.textContent.trim()];
     if (!change) continue;
     const { data, layout } = gd.__figure;
+    stopPlaying(gd);
     window.Plotly.react(gd, {
       data: data.map((trace, i) => ({ ...trace, ...change.data[i] })),
-      layout: { ...layout, ...change.layout, autosize: true },
+      layout: ownButtons(fresh({ ...layout, ...change.layout, autosize: true, ...gd.__fit })),
       frames: [], // that head's frames come with the rerun
       config: gd.__config,
     });
@@ -102,9 +199,10 @@ export default function ({ data, parentElement, setTriggerValue }) {
     // figure's own height too, so the width alone is set.
     gd.__resize = new ResizeObserver(() => {
       const now = parentElement.clientWidth || 0;
-      if (now && gd._fullLayout && window.Plotly && now !== gd._fullLayout.width) {
-        window.Plotly.relayout(gd, { width: now });
-      }
+      if (!now || !gd._fullLayout || !window.Plotly || now === gd.__hostWidth) return;
+      gd.__hostWidth = now;
+      if (gd.__fit) fitSquare(gd, window.Plotly, parentElement);
+      else if (now !== gd._fullLayout.width) window.Plotly.relayout(gd, { width: now });
     });
     gd.__resize.observe(parentElement);
   }
@@ -117,13 +215,23 @@ export default function ({ data, parentElement, setTriggerValue }) {
   const { figure, config, chunk, clicks, instant } = JSON.parse(text);
   gd.__clicks = clicks;
   gd.__instant = instant;
+  if (clicks) {
+    gd.tabIndex = 0;
+    gd.setAttribute("aria-label", "Heatmap: arrow keys up and down move the query");
+    gd.onkeydown = (event) => keyQuery(gd, event);
+  }
   gd.style.minHeight = `${figure.layout.height || 450}px`; // its place kept while plotly.js loads
+  // the toolbar's strip (ui/chart.py), on the host: the chart's own box starts at the figure
+  parentElement.classList.toggle("attnviz-strip", figure.data.length > 0);
   const failed = (error) => {
     gd.textContent = `This chart could not be drawn: plotly.js did not load (${error}). Reload the page.`;
   };
   plotlyFrom(chunk).catch(failed).then((P) => P && later(() => {
     if (gd.__text !== text) return; // a newer figure arrived meanwhile
-    const layout = { ...figure.layout, autosize: true };
+    // a figure of square cells starts at the size the last one was fitted to
+    const layout = ownButtons(fresh({ ...figure.layout, autosize: true, ...gd.__fit }));
+    stopPlaying(gd); // a new figure: its frames play from the start
+    gd.__frameAt = undefined;
     gd.__height = figure.layout.height;
     // the same config object while its JSON is the same: a new one makes Plotly.react
     // draw the figure from scratch (a head click at T = 12: 300 ms to the paint, not 220)
@@ -136,6 +244,7 @@ export default function ({ data, parentElement, setTriggerValue }) {
     const drawn = P.react(gd, { data: figure.data, layout, frames: figure.frames || [], config: gd.__config });
     if (!gd.__listening) {
       gd.__listening = true;
+      gd.on("plotly_buttonclicked", (event) => onButton(gd, window.Plotly, event));
       gd.on("plotly_click", (event) => {
         const point = (event.points || []).find((p) => Number.isInteger(p.customdata));
         if (!gd.__clicks || !point) return;
@@ -143,7 +252,8 @@ export default function ({ data, parentElement, setTriggerValue }) {
         if (gd.__instant) showFrame(gd, window.Plotly, point.customdata);
       });
     }
-    return drawn;
+    gd.__hostWidth = parentElement.clientWidth;
+    return drawn.then(() => fitSquare(gd, P, parentElement));
   }));
   return cleanup;
 }

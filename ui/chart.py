@@ -29,7 +29,8 @@ import orjson
 import streamlit as st
 
 COMPONENT = "attnviz_chart"
-JS = Path(__file__).with_name("chart.js").read_text()
+# one module: ▶ play (player.js), then the chart (chart.js)
+JS = "\n".join(Path(__file__).with_name(n).read_text() for n in ("player.js", "chart.js"))
 _STATIC_JS = Path(st.__file__).parent / "static" / "static" / "js"
 
 
@@ -51,18 +52,25 @@ def plotly_chunk() -> str:
 
 
 # Fullscreen (the toolbar's button): the chart on white, in the middle of the screen.
+# plotly's toolbar has a strip of its own above a figure with traces: on hover, over the
+# figure's top right corner, it covered the title (#44 item 3). A diagram of text boxes
+# (viz.shape_flow) keeps its title in a tall top margin, clear of the toolbar.
+STRIP_PX = 26
 CSS = (
     ".attnviz-host:fullscreen { background: #fff; overflow: auto; display: flex;"
     " justify-content: center; align-items: center; }"
+    " .attnviz-chart:focus-visible { outline: 3px solid #1d4ed8; outline-offset: 2px; }"
+    f" .attnviz-strip {{ padding-top: {STRIP_PX}px; }}"
+    f" .attnviz-strip .modebar-container {{ top: -{STRIP_PX}px !important; }}"
 )
 _component = st.components.v2.component(COMPONENT, js=JS, css=CSS, isolate_styles=False)
-_CHUNK = plotly_chunk()
+CHUNK = plotly_chunk()
 
 
 def payload(figure_json: bytes, config: dict, clicks: bool, instant: bool) -> bytes:
     """The bytes the component gets: ``{"chunk", "config", "clicks", "instant",
     "figure"}`` as JSON, the figure's own JSON spliced in as it is (not parsed)."""
-    head = orjson.dumps({"chunk": _CHUNK, "config": config, "clicks": clicks, "instant": instant})
+    head = orjson.dumps({"chunk": CHUNK, "config": config, "clicks": clicks, "instant": instant})
     return head[:-1] + b',"figure":' + figure_json + b"}"
 
 

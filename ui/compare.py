@@ -7,7 +7,7 @@ import numpy as np
 import streamlit as st
 
 from inference import view_specs as figs
-from ui import click, loaders, presenter, specs
+from ui import click, loaders, numbers, presenter, specs
 from ui.figures import plot
 from ui.selection import Selection
 from ui.text import plain
@@ -57,8 +57,6 @@ def compare_view(sel: Selection) -> None:
         "(or the nearest one the model has). Each model splits the sentence with its own "
         f"tokenizer. {NOT_THE_SAME_HEAD}"
     )
-    if not presenter.is_on():
-        st.caption(caption)
     wide = not all(figs.side_by_side(result.T) for _, result in pair)
     places = [st.container() for _ in pair] if wide else st.columns(2)
     for col, (name, result) in zip(places, pair, strict=True):
@@ -72,11 +70,12 @@ def compare_view(sel: Selection) -> None:
                 st.markdown(f"**{title}** ({cfg.attention} attention), layer {lay}, head {hd}")
             fig, key = specs.shown(figs.compare, name, result, lay, hd), f"cmp_{name}"
             plot(fig, key=key, on_select=click.on_click(key))  # a click picks the query
+            weights = result.outputs["attn"][lay, hd]  # (T, T), as drawn
+            numbers.show(weights, result.display_tokens, f"{title}: attention weights")
             token = plain(loaders.get_vocab(name)[best])
             st.markdown(f"Next token: **{token}** ({probs[best]:.1%})")
-    if presenter.is_on():  # under the figures: both heatmaps above a projector's fold
-        with presenter.notes():
-            st.caption(caption)
+    with presenter.notes():  # under the figures: both heatmaps on the first screen (#44)
+        st.caption(caption)
 
 
 def _title(name: str) -> str:

@@ -132,7 +132,8 @@ def plot(fig, key: str | None = None, on_select=None, instant_row: bool = False)
         fig = fig.to_plotly_json()
     if presenter.is_on():  # a new layout on the same traces: no computation
         spec = fig.spec() if isinstance(fig, Encoded) else fig
-        fig = enlarged(spec, max_height=presenter.fold_px())
+        fold = presenter.fold_px()  # the toolbar's strip above the figure comes off it
+        fig = enlarged(spec, max_height=fold - chart.STRIP_PX if fold else None)
     if not isinstance(fig, Encoded):
         fig = encode(vspec.wired(fig))
     chart.show(fig.json, PLOT_CONFIG, key=key, on_click=on_select, instant=instant_row)

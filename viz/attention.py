@@ -81,11 +81,12 @@ def _heatmap(
                 "thickness": 12}  # fmt: skip
         layout["margin"] = {**style.MARGIN, "t": 150, "r": 20, "l": 40}
     trace = heat_trace(w, labels, labels, **colors, colorbar=cbar)
-    x, y = spec.heat_axes(**spec.titled("key"), **fit.every_label(labels, width_px, x=True))
+    key = {"title": {"text": "key", "standoff": 14}}  # under its labels, not on them (#44)
+    x, y = spec.heat_axes(**key, **fit.every_label(labels, width_px, x=True))
     rows_px = height - fit.MARGINS_PX - room_px  # the heatmap's own height
     layout["xaxis"] = x
     layout["yaxis"] = {**y, **spec.titled("query"), **fit.every_label(labels, rows_px)}
-    return spec.figure([trace], layout, title=title, height=height)
+    return spec.square_cells(spec.figure([trace], layout, title=title, height=height))
 
 
 ROW_PX = 190  # height of the query-row bars under the heatmap
@@ -136,13 +137,16 @@ def attention_with_row(
     bars = _row_bars(w[query_index], labels, query_index)  # (T,) weights of one query
     fig["data"].append(bars)
     add_click_layer(fig, labels, w)
+    top = max(1.22, 1.22 * float(w.max()))  # the bars' axis's top
+    fig["data"].append(_key_columns(labels, top))
+    layout["barmode"] = "overlay"  # each column behind its bar, not beside it
     fig["data"][0]["colorbar"].update(y=(1 + heat_bottom) / 2, len=1 - heat_bottom)
     layout["xaxis"] = {**layout["xaxis"], "anchor": "y2"}  # key labels under the bars
     layout["yaxis"] = {**layout["yaxis"], "domain": [heat_bottom, 1.0]}
     layout["yaxis2"] = {
         **spec.titled("weight"),
         "domain": [0.0, row_top],
-        "range": [min(0.0, 1.22 * float(w.min())), max(1.22, 1.22 * float(w.max()))],
+        "range": [min(0.0, 1.22 * float(w.min())), top],
         "anchor": "x",
         "automargin": True,
     }
@@ -237,6 +241,28 @@ def _row_bars(row: np.ndarray, labels: list[str], query_index: int) -> dict:
         text = {"text": [f"{v:.2f}" for v in row], "textposition": "outside", "textangle": -90}
         bars.update(text, textfont={"size": style.SMALL_TICK_SIZE}, cliponaxis=False)
     return bars
+
+
+KEY_COLUMNS = "key columns"  # the trace that makes a key's whole column a click target
+
+
+def _key_columns(labels: list[str], top: float) -> dict:
+    """Invisible bars from 0 to ``top`` (the bars' axis's top), one per key: a click
+    anywhere in key j's column makes j the query, not only on its bar, 1-8 px tall for
+    most keys of a row (#44 item 5). Laid over the bars (``barmode`` overlay)."""
+    return {
+        "type": "bar",
+        "name": KEY_COLUMNS,
+        "x": labels,
+        "y": np.full(len(labels), top, dtype=np.float32),
+        "xaxis": "x",
+        "yaxis": "y2",
+        "marker": {"color": "rgba(0,0,0,0)"},
+        "showlegend": False,
+        "customdata": np.arange(len(labels), dtype=np.int32),
+        "unselected": {"marker": {"opacity": 1}},
+        "hovertemplate": "key: %{x}: click to make it the query<extra></extra>",
+    }
 
 
 def _row_outline(query_index: int, t: int) -> dict:

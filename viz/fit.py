@@ -63,7 +63,7 @@ LINE = 1.25  # room a label needs across its baseline, in units of its font size
 # Plot widths in px at the narrowest window served (1280 px, sidebar open), measured:
 # a heatmap across the page, and one of two side by side (colour bar under it).
 FULL_1280_PX = 560
-HALF_1280_PX = 230
+HALF_1280_PX = 270  # square cells (#44): 230 gave 16 tokens 11 px labels
 SIDE_BY_SIDE_MAX = 16  # tokens: two heatmaps side by side still label each one then
 
 

@@ -179,4 +179,5 @@ def _small_multiples(
         "colorscale": style.colorscale(colors["colorscale"]),
         "colorbar": {"title": {"text": colorbar, "side": "right"}},
     }
-    return spec.figure(traces, layout, height=max(300, 230 * n_layers + 120))
+    fig = spec.figure(traces, layout, height=max(300, 230 * n_layers + 120))
+    return spec.square_cells(fig)

@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from viz import style
+from viz import spec, style
 from viz.attention import attention_heatmap
 
 _HOVER = "query: %{y}<br>key: %{x}<br>value: %{z:.3g}<extra></extra>"
@@ -107,7 +107,7 @@ def side_by_side(
     fig.update_annotations(font_size=style.SUBPLOT_TITLE_SIZE)
     fig.update_xaxes(tickfont={"size": style.SMALL_TICK_SIZE})
     fig.update_yaxes(tickfont={"size": style.SMALL_TICK_SIZE})
-    return fig
+    return spec.square_figure(fig)
 
 
 def variance_by_dim(

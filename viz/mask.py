@@ -115,7 +115,8 @@ def causal_mask_panels(
         heat_trace(mask, labels, labels, **grey_green, showscale=False, hovertemplate=mask_hover),
         heat_trace(w, labels, labels, **_weight_colors(w, attention)),
     ]
-    return with_click_layers(_three_panels(panels, titles), (s, mask, w), ("score", "mask"))
+    fig = spec.square_cells(_three_panels(panels, titles))
+    return with_click_layers(fig, (s, mask, w), ("score", "mask"))
 
 
 def _weight_colors(weights: np.ndarray, attention: str) -> dict:
@@ -159,7 +160,10 @@ def _panels_in_a_row(panels: list[dict], titles: Sequence[str], t: int) -> spec.
     """The three panels side by side, one colour bar under each (the mask's says what
     its two colours mean); token labels on the first panel's rows only: the three share
     them (the middle and right panels' labels overlapped their neighbours)."""
-    bar = {"orientation": "h", "y": -0.3, "yanchor": "top", "len": 0.28, "thickness": 14}
+    # at the figure's bottom edge: a bar at paper y = -0.3 ran into the key titles when
+    # the figure was made shorter for its square cells (ui/chart.js)
+    bar = {"orientation": "h", "yref": "container", "y": 0.0, "yanchor": "bottom", "len": 0.28,
+           "thickness": 14}  # fmt: skip
     width = (1.0 - 2 * _PANEL_GAP) / 3
     layout: dict = {"annotations": [], "margin": {"b": 160}}  # room for the colour bars
     bars = [(0.14, "score"), (0.5, MASK_BAR), (0.86, "weight")]
@@ -167,13 +171,13 @@ def _panels_in_a_row(panels: list[dict], titles: Sequence[str], t: int) -> spec.
     x_px = PANEL_PX["x"] if t > fit.MAX_LABELLED else PANEL_1280_PX
     for col, (trace, (x, text)) in enumerate(zip(panels, bars, strict=True), start=1):
         suffix = "" if col == 1 else str(col)
-        trace["colorbar"] = {**bar, "x": x, "title": {"text": text, "side": "top"}}
+        trace["colorbar"] = {**bar, "x": x, "title": {"text": text, "side": "bottom"}}
         if col == 2:
             trace.update(showscale=True, colorbar={**trace["colorbar"], **MASK_TICKS})
         trace["xaxis"], trace["yaxis"] = f"x{suffix}", f"y{suffix}"
         x0 = (col - 1) * (width + _PANEL_GAP)
         xaxis, yaxis = spec.heat_axes(**spec.titled("key"), **fit.every_label(labels, x_px, x=True))
-        yaxis.update(fit.every_label(labels, PANEL_PX["y"]))
+        yaxis.update(fit.every_label(labels, x_px))  # square cells: rows as wide as columns
         if col > 1:
             yaxis["showticklabels"] = False
         layout[f"xaxis{suffix}"] = {**xaxis, "domain": [x0, x0 + width], "anchor": f"y{suffix}"}
@@ -268,7 +272,7 @@ def softmax_input_panels(
         ),  # fmt: skip
         heat_trace(w, labels, labels, zmin=0.0, zmax=1.0, colorscale=style.SEQUENTIAL),
     ]
-    fig = _three_panels(panels, SOFTMAX_INPUT_TITLES)
+    fig = spec.square_cells(_three_panels(panels, SOFTMAX_INPUT_TITLES))
     return with_click_layers(fig, (shown, ~blocked, w), ("Softmax input", "mask"))
 
 

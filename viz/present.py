@@ -155,7 +155,7 @@ def enlarged(spec: dict, max_height: int | None = None) -> dict:
             row_px = min(ROW_PX, (max_height - frame_px) / t)
         layout["height"] = round(row_px * min(t, LABEL_ALL_T) + frame_px)
         layout["margin"] = {**layout.get("margin", {}), **MARGIN}
-    elif max_height and spec["data"] and (layout.get("height") or 0) > max_height:
+    elif max_height and spec["data"] and (layout.get("height") or 450) > max_height:
         layout["height"] = max_height  # not a diagram of text boxes (no traces): its text
         # is placed in pixels and would overlap
     out = {**spec, "data": data, "layout": layout}  # "frames" (▶ play) and the rest kept

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from viz import fit, style
+from viz import fit, spec, style
 from viz.heat import axis_labels
 
 HOVER_ALIGN = "output: %{y}<br>source: %{x}<br>weight: %{z:.3f}<extra></extra>"
@@ -70,7 +70,7 @@ def alignment(
     fig.update_xaxes(**{"title": "source word", "tickangle": -45,
                         **fit.every_label(x, width_px, x=True)})  # fmt: skip
     fig.update_layout(legend={"orientation": "h", "y": -0.3})
-    return fig
+    return spec.square_figure(fig)
 
 
 def step_attention(weights: object, source: Sequence[str], title: str = "") -> go.Figure:

@@ -82,6 +82,37 @@ def heat_axes(**x_extra: object) -> tuple[dict, dict]:
     return x, {"autorange": "reversed", "type": "category", "automargin": True}
 
 
+def square_cells(fig: Spec) -> Spec:
+    """``fig`` with every heatmap's cells square (#44 item 1): each heatmap's y axis is
+    tied to its x axis at one px a unit to one (``scaleanchor``), and both give up part of
+    their domain rather than stretch a cell (``constrain``). ``ui/chart.js`` then picks
+    the figure's height (and, when the room is short, its width) so that the square
+    heatmap is as large as the width and the screen allow. Returns ``fig``, changed."""
+    layout = fig["layout"]
+    for trace in fig["data"]:
+        if trace.get("type") != "heatmap":
+            continue
+        x, y = trace.get("xaxis") or "x", trace.get("yaxis") or "y"
+        x_key, y_key = f"xaxis{x[1:]}", f"yaxis{y[1:]}"
+        layout[x_key] = {**layout.get(x_key, {}), "constrain": "domain"}
+        layout[y_key] = {**layout.get(y_key, {}), "scaleanchor": x, "scaleratio": 1,
+                         "constrain": "domain"}  # fmt: skip
+    return fig
+
+
+def square_figure(fig):
+    """:func:`square_cells` for a ``go.Figure`` (the lessons' and Translate's figures).
+    Returns ``fig``, changed."""
+    layout: dict = {}
+    for trace in fig.data:
+        if trace.type == "heatmap":
+            x, y = trace.xaxis or "x", trace.yaxis or "y"
+            layout[f"xaxis{x[1:]}"] = {"constrain": "domain"}
+            layout[f"yaxis{y[1:]}"] = {"scaleanchor": x, "scaleratio": 1, "constrain": "domain"}
+    fig.update_layout(layout)
+    return fig
+
+
 def subplot_title(text: str, x: float, y: float) -> dict:
     """A subplot title centred at paper x, sitting on paper y."""
     return {

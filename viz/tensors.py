@@ -14,6 +14,9 @@ import numpy as np
 from viz import fit, spec, style
 from viz.heat import axis_labels, heat_trace, numeric
 
+_BAR_UNDER = {"orientation": "h", "yref": "container", "y": 0.0, "yanchor": "bottom",
+              "thickness": 10, "len": 0.9}  # fmt: skip
+
 
 def matrix_heatmap(
     matrix: object,
@@ -65,7 +68,14 @@ def matrix_heatmap(
         rows = fit.label_ticks(m.shape[0], height - fit.MARGINS_PX) if height else {}
     x, y = spec.heat_axes(**spec.titled(x_title), **fit.label_ticks(m.shape[1], fit.WIDE_PX))
     y = {**y, **spec.titled(y_title), **rows}
-    return spec.figure([trace], {"xaxis": x, "yaxis": y}, title=title, height=height)
+    fig = spec.figure([trace], {"xaxis": x, "yaxis": y}, title=title, height=height)
+    if m.shape[0] != m.shape[1]:
+        return fig
+    # a state (D, D): square cells (#44 item 2), its colour bar under it, not beside (in a
+    # third of the page the bar and its title took half the width: cells of 2x9 px)
+    trace["colorbar"] = {**cbar, **_BAR_UNDER, "title": {"text": "value", "side": "bottom"}}
+    fig["layout"]["margin"] = {**fig["layout"]["margin"], "l": 60, "r": 10, "b": 150}
+    return spec.square_cells(fig)
 
 
 def vector_bar(

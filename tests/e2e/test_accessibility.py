@@ -85,3 +85,18 @@ def test_the_toolbar_leaves_titles_readable_on_a_phone(browser, server_url):
         if p["bar"]:
             (l1, t1, r1, b1), (l2, t2, r2, b2) = p["title"], p["bar"]
             assert min(r1, r2) <= max(l1, l2) or min(b1, b2) <= max(t1, t2), p
+
+
+def test_the_sidebars_page_list_has_no_serious_violation(page, server_url):
+    """#44 item 13: axe found ``list`` and ``listitem`` (serious) in Streamlit's page list
+    on every page: it is now a navigation of named groups of links (``ui/pagewide.js``)."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    page.goto(f"{server_url}/visualizer")
+    wait_idle(page)
+    page.wait_for_selector('[data-testid="stSidebarNav"] [role="group"]')
+    results = Axe().run(page, context={"include": [['[data-testid="stSidebarNav"]']]})
+    found = [v["id"] for v in results.response["violations"] if v.get("impact") in SERIOUS]
+    assert found == []
+    groups = page.locator('[data-testid="stSidebarNav"] [role="group"]')
+    assert groups.first.get_attribute("aria-label") == "Lecture"

@@ -197,3 +197,78 @@ def test_a_picked_head_is_drawn_before_the_server_answers(page, server_url):
     }  # the server's head 2: what the browser drew
     assert "head=2" in page.url
     assert not page.locator('[data-testid="stException"]').count()
+
+
+COLUMN_TOP_JS = """([key, col]) => {
+  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  const full = gd._fullLayout, box = gd.getBoundingClientRect(), svg = gd.querySelector('.main-svg');
+  const xa = full.xaxis, ya = full.yaxis2, top = svg.getBoundingClientRect().top;
+  return [box.left + xa._offset + xa.l2p(col), top + ya._offset + ya.l2p(0.9 * ya.range[1])];
+}"""
+
+
+def test_a_click_high_in_a_keys_column_makes_it_the_query(page, server_url):
+    """#44 item 5: most bars of a row are 1-8 px tall; a click anywhere in key 2's column
+    of the row bars (here near the axis's top, far above its bar) makes key 2 the query."""
+    page.goto(f"{server_url}/visualizer")
+    wait_idle(page)
+    wait_plot(page, "attn_big")
+    page.locator(".st-key-attn_big").scroll_into_view_if_needed()
+    heights = page.evaluate(
+        "() => Array.from(document.querySelector('.st-key-attn_big .js-plotly-plot')"
+        "._fullData[1].y)"
+    )
+    assert heights[2] < 0.2  # the bar is short: the click lands well above it
+    x, y = page.evaluate(COLUMN_TOP_JS, ["attn_big", 2])
+    page.mouse.click(x, y)
+    wait_idle(page)
+    expect(page.get_by_role("combobox", name="Query token")).to_have_value(re.compile("^2: "))
+    page.get_by_text("Row 2: where does").wait_for()
+
+
+def test_arrow_keys_on_the_heatmap_move_the_query(page, server_url):
+    """#44 item 13: the heatmap takes the keyboard focus; ArrowUp moves the query up a
+    row (15 -> 14), Home to the first."""
+    page.goto(f"{server_url}/visualizer")
+    wait_idle(page)
+    wait_plot(page, "attn_big")
+    chart = page.locator(".st-key-attn_big .attnviz-chart")
+    chart.focus()
+    page.keyboard.press("ArrowUp")
+    wait_idle(page)
+    query = page.get_by_role("combobox", name="Query token")
+    expect(query).to_have_value(re.compile("^14: "))
+    chart.focus()
+    page.keyboard.press("Home")
+    wait_idle(page)
+    expect(query).to_have_value(re.compile("^0: "))
+
+
+# While ▶ play runs for `ms`: at every painted frame, the heatmap's image count, the
+# outlined row and the row named by the bars' title.
+PLAY_SAMPLES_JS = """async ([key, ms]) => {
+  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  const rows = [], t0 = performance.now();
+  const look = () => {
+    const title = gd.querySelector('.annotation-text');
+    rows.push([gd.querySelectorAll('.hm image').length, gd.layout.shapes[0].y0 + 0.5,
+               title ? Number(title.textContent.match(/Row (\\d+)/)[1]) : null]);
+    if (performance.now() - t0 < ms) requestAnimationFrame(look);
+  };
+  gd.querySelector('.updatemenu-button').dispatchEvent(new MouseEvent('click', {bubbles: true}));
+  look();
+  await new Promise(done => setTimeout(done, ms + 100));
+  return rows;
+}"""
+
+
+def test_play_never_blanks_the_heatmap_and_moves_outline_and_title_together(page, server_url):
+    """#44 item 6: plotly.js's animate redrew the figure at each frame, the heatmap gone
+    for ~80 ms, the outline a frame ahead of the row's title (``ui/player.js``)."""
+    page.goto(f"{server_url}/visualizer")
+    wait_idle(page)
+    wait_plot(page, "attn_big")
+    rows = page.evaluate(PLAY_SAMPLES_JS, ["attn_big", 2300])
+    assert len({outlined for _, outlined, _ in rows}) >= 3, rows  # it played
+    assert all(images == 1 for images, _, _ in rows), rows
+    assert all(outlined == titled for _, outlined, titled in rows), rows

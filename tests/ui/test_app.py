@@ -88,7 +88,7 @@ def test_a_new_sentence_asks_about_its_last_token():
     its own last token (the picked index of the old sentence would name another token)."""
     at = new_app(view="attention", text="the cat sat on the mat .")
     at.selectbox(key="query_token").set_value(2).run()
-    heat, bars, _click = plotly_specs(at)[0]["data"]  # the heatmap, the bars, the click layer
+    heat, bars, _click, _columns = plotly_specs(at)[0]["data"]  # and the click layers
     np.testing.assert_allclose(decode(bars["y"]), decode(heat["z"])[2], atol=1e-6)
     at.text_area(key="text").set_value("the old man walked home").run()
     no_errors(at)

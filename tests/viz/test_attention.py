@@ -109,8 +109,12 @@ def test_head_grid_hides_labels_for_long_inputs():
 def test_attention_with_row_puts_one_query_row_under_its_column():
     w = causal(T)
     fig = figure(attention.attention_with_row(w, TOKENS, query_index=3, title="L0 H1"))
-    heat, bar, click = fig.data
+    heat, bar, click, columns = fig.data
     assert isinstance(heat, go.Heatmap) and isinstance(bar, go.Bar)
+    # #44 item 5: each key's whole column is a click target, from 0 to the axis's top
+    assert columns.name == attention.KEY_COLUMNS and fig.layout.barmode == "overlay"
+    assert list(columns.customdata) == list(range(T)) and list(columns.x) == list(bar.x)
+    np.testing.assert_allclose(np.asarray(columns.y), fig.layout.yaxis2.range[1])
     assert click.name == CLICK and (click.xaxis, click.yaxis) == (
         "x11",
         "y11",

@@ -107,7 +107,8 @@ def test_short_sentences_look_as_before():
         axes = (spec["layout"]["xaxis"], spec["layout"]["yaxis"])
         assert all("nticks" not in axis for axis in axes)
     # beside another figure at a 1280 px window: square cells of HALF_1280_PX
-    assert attention.attention_heatmap(causal(14), tokens(14))["layout"]["height"] == 490
+    height = attention.attention_heatmap(causal(14), tokens(14))["layout"]["height"]
+    assert height == fit.HALF_1280_PX + fit.MARGINS_PX
 
 
 @pytest.mark.parametrize("n", [1, 2, 13, 14, 64, 256, 1024, 4096])

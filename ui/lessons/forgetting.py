@@ -31,6 +31,9 @@ MAX_EXAMPLE = 999  # the probe's examples: random seeds 1..999
 DEFAULT_PAIRS = 8
 BOUND = {"bind": "query-params"}
 CAPACITY_PAIRS = [1, 2, 4, 8, 16, 32, 64, 128]
+# Presenting: the answers' figure under the probe's sequence, whole above a 1280×720 fold
+# (its toolbar's strip above it included, ui.chart.STRIP_PX).
+ANSWERS_FOLD_PX = 460
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
@@ -71,7 +74,7 @@ def _probe(n: int, example: int, intro: str | None = None) -> None:
                    delta_color="green" if row["correct"] else "red", delta_arrow="off")  # fmt: skip
     words_shown = [name_of[v] for v in values]
     fig = vf.recall_answers(words_shown, {k: r["probs"] for k, r in rows.items()}, answer)
-    with figure:
+    with figure, presenter.above_fold(ANSWERS_FOLD_PX):
         plot(fig, key="forget_answers")
     with presenter.notes():
         if intro:
