@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tests.e2e.test_presenter_browser import OVERLAPS
-from tests.helpers.browser import wait_idle, wait_plot
+from tests.helpers.browser import wait_idle, wait_plot, wait_settled
 
 # Per heatmap of the chart keyed `key`: its cell's width and height, the least tick label
 # (px) on its axes; the figure's box, its column's width, the screen's height, and what
@@ -83,7 +83,8 @@ def test_square_cells_as_large_as_the_room(browser, server_url, width, height, p
             wait_idle(page)
             for key in keys:
                 wait_plot(page, key)
-            page.wait_for_timeout(300)  # the figure fitted to its square (ui/chart.js)
+            for key in keys:
+                wait_settled(page, key)  # the figure fitted to its square (ui/chart.js)
             for key in keys:
                 where = f"{path} {key} {width}x{height} present={presenting}"
                 _check(page.evaluate(MEASURE, key), presenting, where)

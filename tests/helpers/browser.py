@@ -81,3 +81,22 @@ def open_dropdown(page, control) -> None:
     control.evaluate("e => e.scrollIntoView({block: 'center'})")
     control.click()
     page.get_by_role("option").first.wait_for()
+
+
+SETTLED_JS = """([key, quiet]) => {
+  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  if (!gd) return false;
+  const r = gd.getBoundingClientRect();
+  const now = [r.x, r.y, r.width, r.height].map(Math.round).join(",");
+  const seen = (window.__settled = window.__settled || {});
+  const last = seen[key];
+  if (!last || last.box !== now) { seen[key] = { box: now, since: performance.now() }; return false; }
+  return performance.now() - last.since >= quiet;
+}"""
+
+
+def wait_settled(page, key: str, quiet_ms: int = 400) -> None:
+    """Wait until the plotly figure under ``.st-key-<key>`` has kept its place and size for
+    ``quiet_ms``: ``ui/chart.js`` fits a figure to its square cells after drawing it, and
+    a busy machine may take a while (a fixed sleep measured it half-fitted)."""
+    page.wait_for_function(SETTLED_JS, arg=[key, quiet_ms], polling=100)
