@@ -198,6 +198,16 @@ def test_padding_that_changes_the_result_is_said_in_one_line():
         uploaded.close()
 
 
+def _uploads_like_transformers(path, model) -> None:
+    """Upload the export at ``path``: 2 layers of 4 heads, attention as ``model``'s."""
+    uploaded = upload(path)
+    try:
+        assert (uploaded.config.n_layer, uploaded.config.n_head) == (2, 4)
+        assert_like_transformers(uploaded, model, sentence_ids(64))
+    finally:
+        uploaded.close()
+
+
 @pytest.mark.slow  # two dynamo exports of a random Llama: about 10 s
 @pytest.mark.parametrize("mask", [False, True])
 def test_a_llama_exported_by_dynamo_at_opset_23_shows_transformers_own_attention(mask, tmp_path):
@@ -208,12 +218,7 @@ def test_a_llama_exported_by_dynamo_at_opset_23_shows_transformers_own_attention
     path = export(model, Export(dynamo=True, mask=mask, opset=23), tmp_path)
     used = set(operators(path))
     assert OPSET_23_OPS <= used and used <= ALLOWED_OPS, used - ALLOWED_OPS
-    uploaded = upload(path)
-    try:
-        assert (uploaded.config.n_layer, uploaded.config.n_head) == (2, 4)
-        assert_like_transformers(uploaded, model, sentence_ids(64))
-    finally:
-        uploaded.close()
+    _uploads_like_transformers(path, model)
     later = export(model, Export(dynamo=True, mask=mask, opset=24), tmp_path / "24")
     assert set(operators(later)) <= ALLOWED_OPS - OPSET_23_OPS
 
@@ -225,12 +230,7 @@ def test_gpt_neo_and_llama_exports_show_transformers_own_attention(family, tmp_p
     model = small_causal_lm(family)
     path = export(model, Export(dynamo=False, mask=True), tmp_path)
     assert set(operators(path)) <= ALLOWED_OPS
-    uploaded = upload(path)
-    try:
-        assert (uploaded.config.n_layer, uploaded.config.n_head) == (2, 4)
-        assert_like_transformers(uploaded, model, sentence_ids(64))
-    finally:
-        uploaded.close()
+    _uploads_like_transformers(path, model)
 
 
 def test_folding_refuses_links_out_wrong_lengths_and_results_over_the_upload_limit(
