@@ -48,7 +48,8 @@ def prefix_state_graph(model, folder: Path, path: Path) -> Path:
     shipped config) with the prefix-state fast form to ``path``, as before #22 (dynamo)."""
     import torch
 
-    from export.graphs import FastGraph, export_module
+    from export.graphs import FastGraph
+    from export.torch_export import export_module
     from export.twins import torch_model
 
     net, _source = torch_model("linear", model, folder)

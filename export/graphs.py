@@ -1,6 +1,6 @@
 """Export a checkpoint to self-contained ONNX graphs that follow ``models/contract.py``.
 
-``python -m export.graphs runs/mine.safetensors`` writes ``<stem>.inspect.onnx``,
+``python -m export.graphs runs/mine.safetensors`` writes ``<stem>.inspect.onnx``, ``<stem>.lab.onnx``,
 ``<stem>.fast.onnx`` and, for the recurrent kinds (linear, delta), ``<stem>.step.onnx`` next to each
 checkpoint (or into ``--out``). With no checkpoints named, ``python -m export.graphs``
 exports every shipped checkpoint (``exported/softmax|linear|delta.safetensors``) into
@@ -21,8 +21,6 @@ onnxscript's optimizer folds what is constant, as the dynamo path does).
 from __future__ import annotations
 
 import argparse
-import logging
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -34,13 +32,13 @@ from torch import nn
 from tqdm import tqdm
 
 from export.checks import check_graph, probe_lengths, square_sequence_tensors
+from export.lab import export_lab_graph
+from export.torch_export import export_module
 from models import contract
 from models.attention import ATTENTION_REGISTRY
 from models.checkpoint import SHIPPED_DIR, load_checkpoint, shipped_checkpoint
 from models.config import SHIPPED_KINDS
 from models.transformer import Transformer
-
-OPSET = 18
 
 
 class InspectGraph(nn.Module):
@@ -85,54 +83,6 @@ class StepGraph(nn.Module):
     def forward(self, token, position, state, carried):
         """See ``Transformer.step``: (1, 1), (1,), (L, H, D, D), carried -> logits (1, V), S, ..."""
         return self.model.step(token, position, state, carried)
-
-
-def export_module(
-    module: nn.Module,
-    args: tuple,
-    path: Path,
-    input_names,
-    output_names,
-    dynamic,
-    dynamo: bool = True,
-    optimize: bool = False,
-):
-    """``torch.onnx.export`` of ``module`` on ``args`` to ``path``, weights inside the file,
-    opset OPSET. ``dynamic``: ``dynamic_shapes`` (input -> {axis: torch.export.Dim}) for
-    the dynamo exporter, or with ``dynamo=False`` the TorchScript exporter's
-    ``dynamic_axes`` (name -> {axis: "S"}): it keeps ``nn.GRU`` as ONNX's GRU operator,
-    where dynamo freezes the sequence length. ``optimize`` (TorchScript only): the
-    exporter's own constant folding off (it stores a transposed copy of a tied embedding,
-    +1.1 MB for the shipped models), then onnxscript's optimizer, as dynamo runs it
-    (folds the shape arithmetic, ~1,200 nodes to ~400), and no ``value_info``. A stale
-    ``.onnx.data`` beside it is removed."""
-    logging.getLogger("torch.onnx").setLevel(logging.ERROR)
-    shapes = {"dynamic_shapes": dynamic, "optimize": True} if dynamo else {"dynamic_axes": dynamic}
-    if not dynamo and optimize:
-        shapes["do_constant_folding"] = False
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(
-            module,
-            args,
-            str(path),
-            dynamo=dynamo,
-            external_data=False,
-            input_names=list(input_names),
-            output_names=list(output_names),
-            opset_version=OPSET,
-            verbose=False,
-            **shapes,
-        )
-    if not dynamo and optimize:
-        import onnxscript.optimizer
-
-        graph = onnxscript.optimizer.optimize(onnx.load(str(path)))
-        del graph.graph.value_info[:]
-        onnx.save(graph, str(path))
-    stale = path.with_name(path.name + ".data")
-    if stale.exists():
-        stale.unlink()
 
 
 def export_fast_graph(model: Transformer, path: Path, example: torch.Tensor, T) -> Path:
@@ -191,9 +141,9 @@ def export_model(
     inspect_only: bool = False,
     on_graph: Callable[[str], None] | None = None,
 ) -> list[Path]:
-    """Write the inspect, fast and (recurrent kinds: linear, delta) step graphs of ``model``
-    (with ``inspect_only``, the inspect graph alone: a served softmax model runs its
-    inspect graph's logits, ``ui/served.py``).
+    """Write the inspect, fast, (recurrent kinds: linear, delta) step and lab graphs of
+    ``model`` (with ``inspect_only``, no fast or step graph: a served softmax model runs its
+    inspect graph's logits, ``ui/served.py``; the lab graph always, ``export/lab.py``).
 
     Each graph carries ``config`` and ``tokenizer`` JSON in its metadata, so
     the app needs nothing else to run it.
@@ -264,6 +214,9 @@ def export_model(
         export_module(StepGraph(model), args, path, inputs, outputs, None)
         paths.append(path)
 
+    said(f"{prefix}.lab.onnx")  # interventions: ablation, patching, lens, attribution
+    paths.append(export_lab_graph(model, out_dir / f"{prefix}.lab.onnx"))
+
     said("checks")
     for path in paths:
         add_metadata(path, {"config": cfg.to_json(), "tokenizer": tokenizer.to_str()})
@@ -298,7 +251,7 @@ def main(argv: list[str] | None = None) -> None:
     checkpoints, out_dir = targets(build_parser().parse_args(argv))
     for ckpt in checkpoints:
         model, tokenizer, _meta = load_checkpoint(ckpt)
-        steps = 2 + ATTENTION_REGISTRY[model.cfg.attention].recurrent + 1  # + the checks
+        steps = 3 + ATTENTION_REGISTRY[model.cfg.attention].recurrent + 1  # + the checks
         with tqdm(total=steps, desc=f"export {ckpt.name}", unit="step") as bar:  # 8-60 s a trace
             paths = export_model(model, out_dir or ckpt.parent, tokenizer, prefix=ckpt.stem,
                                  on_graph=lambda name: (bar.update(), bar.set_postfix_str(name)))  # fmt: skip

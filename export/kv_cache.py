@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from export.checks import check_graph
-from export.graphs import export_module
+from export.torch_export import export_module
 from models.attention import merge_heads
 from models.transformer import Transformer
 

@@ -38,7 +38,8 @@ from tokenizers import Tokenizer
 from torch import nn
 
 from export.checks import check_graph
-from export.graphs import add_metadata, export_module
+from export.graphs import add_metadata
+from export.torch_export import export_module
 from models.checkpoint import SHIPPED_DIR
 from models.seq2seq import build_seq2seq
 from models.seq2seq.config import SEQ2SEQ_KINDS, Seq2SeqConfig

@@ -8,7 +8,8 @@ model. Sessions are opened and run by ``inference/sessions.py``.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -16,12 +17,15 @@ import onnxruntime as ort
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
+from inference.lab import run_batches
 from inference.sampling import GREEDY, Sampling, pick
 from inference.sessions import graph_metadata, make_session, run_session
 from models import contract
 from models.card import ModelCard
 from models.config import ModelConfig
 from models.tokenizer import load_tokenizer
+
+_LAB_OPENING = threading.Lock()  # one lab session per model, opened once
 
 
 @dataclass
@@ -48,6 +52,37 @@ class OnnxModel:
     step_session: ort.InferenceSession | None = None
     card: ModelCard | None = None
     weights: dict[str, np.ndarray] | None = None
+    _lab_session: ort.InferenceSession | None = field(default=None, repr=False, compare=False)
+    lab_graph: str | Path | bytes | None = None  # opened on first use (``lab``)
+
+    @property
+    def has_lab(self) -> bool:
+        """True when the model has a lab graph (interventions: ``inference/lab.py``)."""
+        return self.lab_graph is not None
+
+    def lab(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The lab graph on ``feeds`` (``contract.LAB_INPUTS``, B runs): name -> array
+        (``contract.LAB_AXES``). Its session opens on the first call (a served GPT-2 holds
+        its weights once more in it: only when someone opens a lab view). A graph with a
+        fixed batch (DeltaNet's: 1) runs in turns.
+
+        Raises:
+            RuntimeError: without a lab graph. ModelRunError: onnxruntime failed.
+        """
+        if self.lab_graph is None:
+            raise RuntimeError(f"{self.name} has no lab graph")
+        self._check_length(feeds[contract.INPUT_NAME][0].tolist())
+        with _LAB_OPENING:
+            if self._lab_session is None:
+                src = self.lab_graph
+                self._lab_session = make_session(Path(src) if isinstance(src, str) else src)
+        session, names = self._lab_session, list(contract.LAB_OUTPUTS)
+        batch = session.get_inputs()[0].shape[0]
+
+        def run_one(part):
+            return dict(zip(names, run_session(session, names, part), strict=True))
+
+        return run_batches(run_one, feeds, batch if isinstance(batch, int) else None)
 
     @property
     def has_step(self) -> bool:
@@ -213,6 +248,7 @@ def load_graphs(
     name: str = "model",
     card: ModelCard | None = None,
     tokenizer: Tokenizer | None = None,
+    lab: str | Path | bytes | None = None,
 ) -> OnnxModel:
     """Open graphs whose metadata carries ``config`` and ``tokenizer``. ``tokenizer``: the
     one the metadata holds, already built by the caller (an upload's, from its checked
@@ -232,7 +268,9 @@ def load_graphs(
     def _open(src):
         return None if src is None else make_session(Path(src) if isinstance(src, str) else src)
 
-    return OnnxModel(name, config, tokenizer, session, _open(fast), _open(step), card)
+    model = OnnxModel(name, config, tokenizer, session, _open(fast), _open(step), card)
+    model.lab_graph = lab
+    return model
 
 
 _SAFETENSORS_DTYPES = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "I64": np.int64}
@@ -268,12 +306,14 @@ def load_shipped(folder: Path, kind: str) -> OnnxModel:
     entry = json.loads(card_path.read_text())["models"].get(kind) if card_path.exists() else None
     card = ModelCard.from_dict(entry) if entry else None
     step = folder / contract.graph_file(kind, "step")
+    lab = folder / contract.graph_file(kind, "lab")
     model = load_graphs(
         folder / contract.graph_file(kind, "inspect"),
         folder / contract.graph_file(kind, "fast"),
         step if step.exists() else None,
         name=f"{kind} (shipped)",
         card=card,
+        lab=lab if lab.exists() else None,
     )
     checkpoint = folder / f"{kind}.safetensors"
     if checkpoint.exists():

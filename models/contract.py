@@ -70,6 +70,35 @@ inputs ``token`` int64 (1, 1), ``position`` int64 (1,), ``state`` (L, H, D, D),
 (``delta.step.onnx``) carries ``conv`` (L, 3, 3, C) instead of the normalizer: the q, k, v
 projections (axis 1) of the last three tokens (axis 2) its width-4 convolutions read.
 
+Lab graph (``<kind>.lab.onnx``, ``models/lab.py``): a batch of B runs with a hand on
+every head and residual cell (ablation, activation patching), and run 0's logit lens and
+direct logit attribution. Inputs: ``input_ids`` int64 (B, T); ``head_mask`` (B, L, H, T)
+and ``head_values`` (B, L, H, T, D): where the mask is 1 the head's output (head_out) is
+replaced by the value; ``resid_mask`` (B, L+1, T) and ``resid_values`` (B, L+1, T, C):
+the same for the residual stream into block l (l < L) and after the last block (l = L).
+With every mask 0 it computes the inspect graph's numbers.
+
+==================  ==========  =====================================================
+name                shape       meaning
+==================  ==========  =====================================================
+logits              (B, T, V)   next-token logits of every run
+head_out            (B,L,H,T,D) every head's output, after the overrides
+resid               (B,L+1,T,C) the residual stream at each boundary, after overrides
+lens_top            (L+1, T)    run 0: top token of each boundary's residual read
+                                through the final LayerNorm and unembedding (int64)
+lens_top_prob       (L+1, T)    run 0: its probability
+lens_target_prob    (L+1, T)    run 0: probability of the next token of the sentence
+                                (last position: of the model's top prediction)
+target              (T,)        run 0: the model's top prediction (int64)
+dla_heads           (L, H, T)   run 0: each head's direct contribution to the target's
+                                logit, the final LayerNorm's scale frozen
+dla_mlp             (L, T)      run 0: each MLP's
+dla_embed           (T,)        run 0: the token embedding + positional encoding's
+dla_bias            (T,)        run 0: the attention output biases + final LN bias
+==================  ==========  =====================================================
+
+The four dla outputs sum to ``logits[0, t, target[t]]``.
+
 A foreign ONNX language model (one not made by this project, ``upload/onnx_foreign.py``)
 gives what can be found in it, under the same names: ``logits`` (1, T, V), ``attn``
 (L, H, T, T) (its attention Softmax outputs, layers in graph order) and, where the
@@ -93,6 +122,19 @@ BLOCK_HOOKS = (
     "resid_pre", "ln1", "attn.out", "resid_mid", "ln2", "mlp.hidden", "mlp.out", "resid_post",
 )  # fmt: skip
 BLOCK_HOOK_AXES = {hook: ("TM" if hook == "mlp.hidden" else "TC") for hook in BLOCK_HOOKS}
+
+LAB_INPUTS = ("input_ids", "head_mask", "head_values", "resid_mask", "resid_values")
+LAB_OUTPUTS = (
+    "logits", "head_out", "resid", "lens_top", "lens_top_prob", "lens_target_prob", "target",
+    "dla_heads", "dla_mlp", "dla_embed", "dla_bias",
+)  # fmt: skip
+# Axes of the lab graph's inputs and outputs ("B" the batch of runs, "K" = L + 1).
+LAB_AXES = {
+    "input_ids": "BT", "head_mask": "BLHT", "head_values": "BLHTD", "resid_mask": "BKT",
+    "resid_values": "BKTC", "logits": "BTV", "head_out": "BLHTD", "resid": "BKTC",
+    "lens_top": "KT", "lens_top_prob": "KT", "lens_target_prob": "KT", "target": "T",
+    "dla_heads": "LHT", "dla_mlp": "LT", "dla_embed": "T", "dla_bias": "T",
+}  # fmt: skip
 
 STEP_INPUTS = ("token", "position", "state", "normalizer")
 STEP_OUTPUTS = ("logits", "state_out", "normalizer_out")
@@ -149,6 +191,7 @@ def axis_sizes(cfg, T: int) -> dict[str, int]:
         "1": 1,
         "3": 3,
         "L": cfg.n_layer,
+        "K": cfg.n_layer + 1,
         "H": cfg.n_head,
         "T": T,
         "D": cfg.d_head,

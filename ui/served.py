@@ -241,7 +241,8 @@ def open_converted(key: str, folder: Path, dest: Path) -> ServedModel:
     """
     inspect = next(dest.glob("*.inspect.onnx"))
     stem = inspect.name.removesuffix(".inspect.onnx")
-    plain = load_graphs(inspect, None, name=f"{key} (served)")
+    lab = dest / f"{stem}.lab.onnx"  # converted before the lab graph existed: none
+    plain = load_graphs(inspect, None, name=f"{key} (served)", lab=lab if lab.exists() else None)
     cfg = plain.config
     note = vocab_note({"kind": "bpe", "vocab": plain.tokenizer.get_vocab()}, cfg.vocab_size)
     plain.card = ModelCard(

@@ -1,4 +1,4 @@
-"""The eight views of the visualizer page, by key: a view's options function draws its
+"""The views of the visualizer page, by key: a view's options function draws its
 own controls (query token, mode, ...) and returns their values; its renderer takes the
 ``Selection`` with those options and lays out figures built by ``viz/`` from the real
 model's arrays. One module per view (``ui/attention_view.py``, ``ui/compare.py``,
@@ -14,6 +14,9 @@ from __future__ import annotations
 from ui.attention_view import attention_options, attention_view
 from ui.block_view import block_numbers_view
 from ui.compare import compare_options, compare_view
+from ui.lab_view import ablate_options, ablate_view
+from ui.lens_view import lens_options, lens_view
+from ui.patch_view import patch_options, patch_view
 from ui.positional_view import positional_options, positional_view
 from ui.predictions import predict_options, predict_view
 from ui.recurrence import mask_view
@@ -36,6 +39,9 @@ RENDERERS = {
     "block": block_numbers_view,
     "predict": predict_view,
     "stats": stats_view,
+    "ablate": ablate_view,
+    "patch": patch_view,
+    "lens": lens_view,
 }
 OPTIONS = {  # views with controls of their own; the others take no_options
     "attention": attention_options,
@@ -43,4 +49,7 @@ OPTIONS = {  # views with controls of their own; the others take no_options
     "shapes": shapes_options,
     "positional": positional_options,
     "predict": predict_options,
+    "ablate": ablate_options,
+    "patch": patch_options,
+    "lens": lens_options,
 }

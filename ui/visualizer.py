@@ -29,6 +29,9 @@ VIEWS = {
     "block": "Transformer block",
     "predict": "Predictions",
     "stats": "Head statistics",
+    "ablate": "Ablation",
+    "patch": "Activation patching",
+    "lens": "Logit lens",
 }
 _EMPTY_VIEW = "_link_empty_view"
 

@@ -72,9 +72,8 @@ def open_shared(
             nbytes += sum(w.nbytes for w in weights.values())
             _refuse_past_budget(name, nbytes)
             tokenizer = None if spec is None else build(spec)
-            model = load_graphs(
-                graphs["inspect"], graphs.get("fast"), graphs.get("step"), name, tokenizer=tokenizer
-            )
+            model = load_graphs(graphs["inspect"], graphs.get("fast"), graphs.get("step"), name,
+                                tokenizer=tokenizer, lab=graphs.get("lab"))  # fmt: skip
             opened = _OPEN[key] = Opened(model, weights, nbytes)
             weakref.finalize(opened, FREED.set)
     return _own(opened, name, card)

@@ -1,0 +1,221 @@
+"""Runs of the lab graph: a hand on every head and residual cell (numpy, no torch).
+
+The lab graph (``<kind>.lab.onnx``, ``models/lab.py``, ``models/contract.py``) takes a
+batch of runs, each with its own overrides; this module builds those batches and reads
+them: zero- and mean-ablation of heads and the loss per position (ablation as in ARENA
+1.2's ``get_ablation_scores``; zero- and mean-ablation can disagree about which head
+matters, so both are offered and the mode is always named), and the head importance grid
+(every head ablated alone, one batch). Activation patching is ``inference/patching.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from inference.behaviour import log_softmax
+from models import contract
+
+MODES = ("zero", "mean")  # what replaces an ablated head's output
+
+
+class NoLabGraph(RuntimeError):
+    """The model has no lab graph (a foreign ONNX upload): no interventions."""
+
+
+def overrides(cfg, B: int, T: int) -> dict[str, np.ndarray]:
+    """The lab graph's override inputs with nothing overridden: float32 zeros,
+    ``head_mask`` (B, L, H, T), ``head_values`` (B, L, H, T, D), ``resid_mask``
+    (B, L+1, T), ``resid_values`` (B, L+1, T, C)."""
+    L, H, D, C = cfg.n_layer, cfg.n_head, cfg.d_head, cfg.d_model
+    return {
+        "head_mask": np.zeros((B, L, H, T), np.float32),
+        "head_values": np.zeros((B, L, H, T, D), np.float32),
+        "resid_mask": np.zeros((B, L + 1, T), np.float32),
+        "resid_values": np.zeros((B, L + 1, T, C), np.float32),
+    }
+
+
+def run_batches(run_one, feeds: dict[str, np.ndarray], batch: int | None) -> dict[str, np.ndarray]:
+    """Run the lab graph on ``feeds`` (``contract.LAB_INPUTS``, B runs) in batches of
+    ``batch`` runs (None: all at once; DeltaNet's graph takes one run at a time), through
+    ``run_one(feeds) -> {name: array}``. The per-run outputs (``logits``, ``head_out``,
+    ``resid``) are joined along B; the lens and attribution are run 0's."""
+    B = feeds["input_ids"].shape[0]
+    step = B if batch is None else batch
+    parts = [run_one({k: v[i : i + step] for k, v in feeds.items()}) for i in range(0, B, step)]
+    joined = dict(parts[0])
+    for name in ("logits", "head_out", "resid"):
+        joined[name] = np.concatenate([p[name] for p in parts])  # (B, ...)
+    return joined
+
+
+def lab(model, ids: Sequence[int], B: int = 1, **set_: np.ndarray) -> dict[str, np.ndarray]:
+    """``B`` runs of ``model``'s lab graph on the sentence ``ids`` (T tokens) with the
+    override arrays in ``set_`` (names of :func:`overrides`; the others zero).
+
+    Raises:
+        NoLabGraph: the model has no lab graph.
+        ModelRunError: onnxruntime failed.
+    """
+    if not getattr(model, "has_lab", False):
+        raise NoLabGraph(f"{model.name} has no lab graph: no interventions")
+    feeds = overrides(model.config, B, len(ids)) | set_
+    feeds["input_ids"] = np.tile(np.asarray(ids, np.int64), (B, 1))  # (B, T)
+    return model.lab(feeds)
+
+
+FEED_BYTES = 64 << 20  # the override arrays of one call at most: larger grids run in parts
+
+
+def runs(model, ids: Sequence[int], n: int, fill) -> np.ndarray:
+    """The logits of ``n`` runs of the lab graph on the sentence ``ids`` (T tokens), run in
+    parts whose override arrays stay under ``FEED_BYTES`` (GPT-2 small's residual grid at
+    T = 64 would need 2 GB at once). ``fill(feeds, start)`` sets the overrides of runs
+    start.. start + B - 1 in the zeroed ``feeds`` of B runs (:func:`overrides`).
+
+    Returns:
+        (n, T, V) logits.
+
+    Raises:
+        NoLabGraph; ModelRunError.
+    """
+    cfg, T = model.config, len(ids)
+    per_run = 4 * T * (cfg.n_layer * cfg.d_model * 2 + cfg.d_model + cfg.vocab_size)
+    part = max(1, min(n, FEED_BYTES // per_run))
+    logits = []
+    for start in range(0, n, part):
+        feeds = overrides(cfg, min(part, n - start), T)
+        fill(feeds, start)
+        logits.append(lab(model, ids, B=len(feeds["head_mask"]), **feeds)["logits"])
+    return np.concatenate(logits)  # (n, T, V)
+
+
+def next_token_losses(logits: np.ndarray, ids: Sequence[int]) -> np.ndarray:
+    """Cross-entropy (nats) of each next token: logits (B, T, V), ids (T,) -> (B, T-1),
+    column t the loss of predicting ids[t + 1] at position t."""
+    logp = log_softmax(logits[:, :-1])  # (B, T-1, V)
+    nxt = np.asarray(ids[1:], np.int64)  # (T-1,)
+    return -np.take_along_axis(logp, nxt[None, :, None], axis=-1)[..., 0]  # (B, T-1)
+
+
+def mean_head_outputs(model, rows: np.ndarray) -> np.ndarray:
+    """Each head's mean output over every position of ``rows`` (N, T) of validation text
+    (:func:`validation_chunks`): (L, H, d_head), what mean-ablation puts in place of a
+    head's output. One lab batch of N runs.
+
+    Raises:
+        NoLabGraph; ModelRunError.
+    """
+    if not getattr(model, "has_lab", False):
+        raise NoLabGraph(f"{model.name} has no lab graph: no interventions")
+    N, T = rows.shape
+    feeds = overrides(model.config, N, T) | {"input_ids": rows}
+    head_out = model.lab(feeds)["head_out"]  # (N, L, H, T, D)
+    return head_out.mean(axis=(0, 3)).astype(np.float32)  # (L, H, D)
+
+
+def ablation_values(cfg, heads, mode: str, means: np.ndarray | None, T: int):
+    """``head_mask`` (L, H, T) and ``head_values`` (L, H, T, D) that ablate ``heads``
+    ((layer, head) pairs) at every position, by ``mode`` (``zero`` or ``mean``).
+
+    Raises:
+        ValueError: an unknown mode, mean mode without ``means``, or a head out of range.
+    """
+    if mode not in MODES or (mode == "mean" and means is None):
+        raise ValueError(f"ablation mode must be one of {MODES} (mean needs the means)")
+    L, H = cfg.n_layer, cfg.n_head
+    mask = np.zeros((L, H, T), np.float32)
+    values = np.zeros((L, H, T, cfg.d_head), np.float32)
+    for layer, head in heads:
+        if not (0 <= layer < L and 0 <= head < H):
+            raise ValueError(f"no head L{layer} H{head} in a model of {L} x {H} heads")
+        mask[layer, head] = 1.0
+        if mode == "mean":
+            values[layer, head] = means[layer, head]  # (D,) over every position
+    return mask, values
+
+
+@dataclass(frozen=True)
+class Ablation:
+    """A sentence before and after ablating heads: ``losses`` (2, T-1) nats per position
+    (row 0 the model as it is, row 1 ablated), ``top`` (2, T) int64 the top prediction,
+    ``top_prob`` (2, T) its probability."""
+
+    heads: tuple[tuple[int, int], ...]
+    mode: str
+    losses: np.ndarray
+    top: np.ndarray
+    top_prob: np.ndarray
+
+    @property
+    def mean_losses(self) -> tuple[float, float]:
+        """Mean loss (nats) over the sentence, before and after."""
+        return float(self.losses[0].mean()), float(self.losses[1].mean())
+
+
+def ablate(model, ids, heads, mode: str = "zero", means=None) -> Ablation:
+    """The sentence ``ids`` with no head ablated and with ``heads`` ablated, one batch of 2.
+
+    Raises:
+        ValueError: see :func:`ablation_values`; NoLabGraph; ModelRunError.
+    """
+    T = len(ids)
+    mask, values = ablation_values(model.config, heads, mode, means, T)
+    zeros = overrides(model.config, 1, T)
+    out = lab(model, ids, B=2, head_mask=np.stack([zeros["head_mask"][0], mask]),
+              head_values=np.stack([zeros["head_values"][0], values]))  # fmt: skip
+    probs = np.exp(log_softmax(out["logits"]))  # (2, T, V)
+    return Ablation(tuple(map(tuple, heads)), mode, next_token_losses(out["logits"], ids),
+                    probs.argmax(-1), probs.max(-1))  # fmt: skip
+
+
+def importance_grid(model, ids, mode: str = "zero", means=None, positions=None) -> np.ndarray:
+    """The loss increase (nats) when each head alone is ablated: (L, H), the mean over
+    ``positions`` (indices into the T-1 next-token losses; None: all) of the ablated loss
+    minus the unablated one. L·H + 1 runs of the lab graph (run 0 unablated), in one call
+    where they fit :data:`FEED_BYTES`.
+
+    Raises:
+        ValueError: see :func:`ablation_values`; NoLabGraph; ModelRunError.
+    """
+    cfg = model.config
+    L, H = cfg.n_layer, cfg.n_head
+    if mode not in MODES or (mode == "mean" and means is None):
+        raise ValueError(f"ablation mode must be one of {MODES} (mean needs the means)")
+
+    def fill(feeds, start):  # run r > 0 ablates head r - 1 (layer-major); run 0 none
+        for b in range(len(feeds["head_mask"])):
+            if start + b == 0:
+                continue
+            layer, head = divmod(start + b - 1, H)
+            feeds["head_mask"][b, layer, head] = 1.0
+            if mode == "mean":
+                feeds["head_values"][b, layer, head] = means[layer, head]  # (D,) each position
+
+    logits = runs(model, ids, L * H + 1, fill)  # (L·H + 1, T, V)
+    losses = next_token_losses(logits, ids)  # (L·H + 1, T-1)
+    cols = slice(None) if positions is None else np.asarray(positions, np.int64)
+    mean = losses[:, cols].mean(axis=1)  # (L·H + 1,)
+    return (mean[1:] - mean[0]).reshape(L, H)  # (L, H)
+
+
+def lab_axes_ok(name: str, array: np.ndarray, cfg, B: int, T: int) -> bool:
+    """True when a lab output has its contract shape (``contract.LAB_AXES``) for B runs
+    of T tokens (the upload worker's replies are checked with it)."""
+    sizes = contract.axis_sizes(cfg, T) | {"B": B}
+    return array.shape == tuple(sizes[a] for a in contract.LAB_AXES[name])
+
+
+def validation_chunks(tokenizer, lines: Sequence[str], T: int, n_tokens: int = 4096):
+    """The validation ``lines`` as one token stream cut into rows of ``T`` tokens, up to
+    ``n_tokens`` in all: (N, T) int64, the text :func:`mean_head_outputs` averages over."""
+    stream: list[int] = []
+    for line in lines:
+        stream += tokenizer.encode(line).ids
+        if len(stream) >= n_tokens:
+            break
+    n = max(1, min(len(stream), n_tokens) // T)
+    return np.asarray(stream[: n * T], np.int64).reshape(n, T)  # (N, T)

@@ -1,0 +1,51 @@
+"""What the lab views compute once per model: the heads' mean outputs over the
+validation text (mean-ablation's values) and the induction probe's sequence.
+
+Shipped and served models: once per server (``st.cache_resource``); an upload: once per
+session (``ui.loaders``' per-model cache).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from corpus.heldout import validation_lines
+from inference import lab
+from inference.behaviour import repeated_sequence, word_ids
+from ui import loaders
+
+PROBE_PERIOD = 12  # words in each copy of the induction probe (two copies: 24 tokens)
+PROBE_SEED = 0
+
+
+def mean_outputs(model) -> np.ndarray:
+    """(L, H, d_head): each head's mean output over 4,096 tokens of validation text."""
+    rows = lab.validation_chunks(model.tokenizer, validation_lines(),
+                                 min(64, model.config.context_length))  # fmt: skip
+    return lab.mean_head_outputs(model, rows)
+
+
+@st.cache_resource(max_entries=8, show_spinner="Measuring each head's mean output…")
+def _shipped_means(kind: str) -> np.ndarray:
+    return mean_outputs(loaders.server_model(kind))
+
+
+def get_means(name: str) -> np.ndarray:
+    """Mean-ablation's values for the model key ``name``: (L, H, d_head)."""
+    return loaders._per_model(name, _shipped_means, mean_outputs)
+
+
+def probe_ids(model, period: int = PROBE_PERIOD) -> list[int]:
+    """The induction probe: ``period`` random whole words of the model's vocabulary, then
+    the same words again (ARENA 1.2's repeated random tokens), seed ``PROBE_SEED``.
+    The loss on its second copy is what an induction head lowers."""
+    words = word_ids(model.tokenizer.get_vocab())
+    period = max(2, min(period, model.config.context_length // 2, len(words)))
+    return repeated_sequence(words, period, np.random.default_rng(PROBE_SEED))
+
+
+def second_copy(period: int) -> range:
+    """Positions (indices of the next-token losses) that predict the second copy's tokens
+    2..period of the probe: the first token of the copy cannot be guessed."""
+    return range(period, 2 * period - 1)

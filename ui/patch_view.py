@@ -1,0 +1,92 @@
+"""The Activation patching view (Wang et al. 2022): a clean and a corrupted sentence of the
+same length, the logit difference of two answers, and how much of it each head's output
+and each residual cell carries (``inference/patching.py``).
+
+URL state: ``clean``, ``corrupted``, ``answer``, ``wrong``, ``direction``.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from inference import patching
+from inference.text_input import visible
+from ui import presenter
+from ui.figures import plot
+from ui.lab_view import has_lab
+from ui.notices import say
+from ui.selection import Selection
+from viz import lab as figs
+
+DIRECTION_HELP = ("denoise: run the corrupted sentence with one piece taken from the clean "
+                  "run (is it enough to restore the answer?). noise: run the clean sentence "
+                  "with one piece from the corrupted run (is it needed?).")  # fmt: skip
+
+
+def patch_options(sel: Selection) -> dict:
+    """The two sentences, the two answers and the direction, each bound to the URL."""
+    clean, corrupted, correct, wrong = patching.ioi_pair()
+    for key, default in (("clean", clean), ("corrupted", corrupted), ("answer", correct),
+                         ("wrong", wrong)):  # fmt: skip
+        st.session_state.setdefault(key, st.query_params.get(key, default))
+    left, right = st.columns(2)
+    texts = {"clean": left.text_input("Clean sentence", key="clean", bind="query-params"),
+             "corrupted": right.text_input("Corrupted sentence (same length)", key="corrupted",
+                                           bind="query-params")}  # fmt: skip
+    a, b, c = st.columns(3)
+    texts["answer"] = a.text_input("Answer in the clean run", key="answer", bind="query-params")
+    texts["wrong"] = b.text_input("Answer in the corrupted run", key="wrong", bind="query-params")
+    direction = c.segmented_control("Direction", patching.DIRECTIONS, default="denoise",
+                                    key="direction", required=True, bind="query-params",
+                                    help=DIRECTION_HELP)  # fmt: skip
+    return {**texts, "direction": direction or "denoise"}
+
+
+def _one_token(sel: Selection, word: str, what: str) -> int | None:
+    ids = sel.model.tokenizer.encode(word.strip()).ids if word.strip() else []
+    if len(ids) != 1:
+        say("warning", f"The {what} “{visible(word)}” is {len(ids)} tokens for this model: "
+            "type one word it knows as one token.")  # fmt: skip
+        return None
+    return ids[0]
+
+
+def patch_view(sel: Selection) -> None:
+    """The metric of both runs, the head grid and the residual grid."""
+    if not has_lab(sel):
+        return
+    o, tok = sel.options, sel.model.tokenizer
+    clean, corrupted = tok.encode(o["clean"]).ids, tok.encode(o["corrupted"]).ids
+    correct, wrong = (
+        _one_token(sel, o["answer"], "answer"),
+        _one_token(sel, o["wrong"], "wrong answer"),
+    )
+    if correct is None or wrong is None:
+        return
+    if len(clean) != len(corrupted) or not clean:
+        say("warning", f"The clean sentence is {len(clean)} tokens and the corrupted one "
+            f"{len(corrupted)}: patching swaps pieces position by position, so they must be "
+            "the same length (and not empty).")  # fmt: skip
+        return
+    if len(clean) > sel.model.config.context_length:
+        say("warning", f"The sentences are {len(clean)} tokens, longer than the model's "
+            f"context of {sel.model.config.context_length}.")  # fmt: skip
+        return
+    args = (sel.model, clean, corrupted, correct, wrong, o["direction"])
+    heads, resid = patching.patch_heads(*args), patching.patch_residual(*args)
+    st.markdown(f"Metric: logit(“{visible(o['answer'])}”) − logit(“{visible(o['wrong'])}”) at "
+                f"the last position: **{heads.clean:+.2f}** on the clean sentence, "
+                f"**{heads.corrupted:+.2f}** on the corrupted one. Each cell below: the "
+                f"patched run's metric on that scale, 0 = corrupted, 1 = clean.")  # fmt: skip
+    layer, head = heads.largest()
+    say("caption", f"Largest effect among the heads: L{layer} H{head} "
+        f"({heads.grid[layer, head]:.2f}).")  # fmt: skip
+    with presenter.above_fold(420):
+        plot(figs.head_grid(heads.grid, f"Each head's output patched ({o['direction']})",
+                            "0 corrupted · 1 clean", [(layer, head)]), key="patch_heads")  # fmt: skip
+    tokens = [visible(t) for t in tok.encode(o["corrupted"] if o["direction"] == "denoise"
+                                             else o["clean"]).tokens]  # fmt: skip
+    L = sel.model.config.n_layer
+    rows = [f"into block {i}" for i in range(L)] + ["after the last"]
+    plot(figs.position_grid(resid.grid, tokens, "Each residual cell patched (layer × position)",
+                            "0 corrupted · 1 clean", signed=True, rows=rows), key="patch_resid")  # fmt: skip
