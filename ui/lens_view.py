@@ -13,17 +13,19 @@ from inference.text_input import visible
 from ui import presenter
 from ui.figures import plot
 from ui.lab_view import has_lab
+from ui.predictions import opening_position
 from ui.selection import Selection
 from ui.text import plain
 from viz import lab as figs
 
 
 def lens_options(sel: Selection) -> dict:
-    """The position whose prediction the attribution explains (``lens_pos``)."""
+    """The position whose prediction the attribution explains (``lens_pos``; it opens
+    where the Predictions view does, on the last token whose next one is known)."""
     result = sel.result
     if st.session_state.get("lens_pos", 0) >= result.T:
         del st.session_state["lens_pos"]
-    opening = {} if "lens_pos" in st.session_state else {"value": result.T - 1}
+    opening = {} if "lens_pos" in st.session_state else {"value": opening_position(result.T)}
     pos = st.select_slider("Position to attribute", options=list(range(result.T)), **opening,
                            format_func=lambda i: f"{i}: {plain(visible(result.tokens[i]))}",
                            key="lens_pos")  # fmt: skip

@@ -105,7 +105,11 @@ def position_grid(values: object, tokens: Sequence[str], title: str, unit: str,
     extra: dict = {}
     if text is not None:
         cells = [[style.escape(s) for s in row] for row in text]
-        extra = {"text": cells, "texttemplate": "%{text}", "textfont": {"size": style.TICK_SIZE}}
+        extra = {
+            "text": cells,
+            "texttemplate": "%{text}",
+            "textfont": {"size": style.SMALL_TICK_SIZE},
+        }
     heat = heat_trace(z, xs, ys, hovertemplate="%{y} at %{x}: %{z:.3f}<extra></extra>",
                       colorbar={"title": {"text": style.escape(unit)}}, **colours, **extra)  # fmt: skip
     x, y = spec.heat_axes()
