@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -30,14 +31,30 @@ from inference.lab import lab, runs
 DIRECTIONS = ("denoise", "noise")
 
 
+@lru_cache(maxsize=1)
+def _probes(n: int) -> tuple:
+    return tuple(ioi_probes(max(n, 64)))
+
+
 def ioi_pair(seed: int = 0) -> tuple[str, str, str, str]:
     """The default pair: ``(clean, corrupted, correct, wrong)``: an indirect-object probe
     (``corpus.probes.ioi_probes``) and the same sentence with its two names swapped; in
     the clean one ``correct`` is the answer, in the corrupted one ``wrong`` is."""
-    prefix, correct, wrong = ioi_probes(seed + 1)[seed]
+    prefix, correct, wrong = _probes(seed + 1)[seed]
     swap = {correct: wrong, wrong: correct}
     corrupted = " ".join(swap.get(word, word) for word in prefix.split(" "))
     return prefix, corrupted, correct, wrong
+
+
+def default_pair(tokenizer, tries: int = 64) -> tuple[str, str, str, str]:
+    """The first of :func:`ioi_pair`'s pairs (seeds 0, 1, ...) whose two sentences are the
+    same number of tokens for ``tokenizer`` (a byte-level BPE may split "Emma" and
+    "Chloe" differently; patching needs equal lengths); the first pair when none is."""
+    for seed in range(tries):
+        pair = ioi_pair(seed)
+        if len(tokenizer.encode(pair[0]).ids) == len(tokenizer.encode(pair[1]).ids):
+            return pair
+    return ioi_pair(0)
 
 
 def logit_diff(logits: np.ndarray, correct: int, wrong: int) -> np.ndarray:

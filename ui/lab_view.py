@@ -13,7 +13,7 @@ import streamlit as st
 
 from inference import lab
 from inference.text_input import visible
-from ui import chart, lab_loaders, presenter
+from ui import chart, lab_loaders, loaders, presenter
 from ui.figures import plot
 from ui.notices import say
 from ui.selection import Selection
@@ -123,10 +123,10 @@ def _before_after(sel: Selection, ab: lab.Ablation) -> None:
             figs.loss_lines(ab.losses, tokens, ("as trained", f"{ab.mode}-ablated")),
             key="ablate_loss",
         )
-    vocab = sel.model.tokenizer
+    vocab = loaders.get_vocab(sel.name)
     rows = [{"position": f"{i}: {tokens[i]}", "next": tokens[i + 1] if i + 1 < len(tokens) else "",
-             "top before": vocab.id_to_token(int(ab.top[0, i])), "p before": float(ab.top_prob[0, i]),
-             "top after": vocab.id_to_token(int(ab.top[1, i])), "p after": float(ab.top_prob[1, i])}
+             "top before": vocab[int(ab.top[0, i])], "p before": float(ab.top_prob[0, i]),
+             "top after": vocab[int(ab.top[1, i])], "p after": float(ab.top_prob[1, i])}
             for i in range(len(tokens))]  # fmt: skip
     st.caption("The top next-token prediction at every position, before and after.")
     presenter.table(pd.DataFrame(rows), height="content" if len(rows) <= 48 else 900,

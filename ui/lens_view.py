@@ -10,7 +10,7 @@ import streamlit as st
 
 from inference import lab
 from inference.text_input import visible
-from ui import presenter
+from ui import loaders, presenter
 from ui.figures import plot
 from ui.lab_view import has_lab
 from ui.predictions import opening_position
@@ -42,9 +42,9 @@ def lens_view(sel: Selection) -> None:
     that comes next) and the attribution of the chosen position's top prediction."""
     if not has_lab(sel):
         return
-    out, tok = lab.lab(sel.model, sel.result.ids), sel.model.tokenizer
+    out, vocab = lab.lab(sel.model, sel.result.ids), loaders.get_vocab(sel.name)
     tokens = [visible(t) for t in sel.result.tokens]
-    top = [[visible(tok.id_to_token(int(i)) or "") for i in row] for row in out["lens_top"]]
+    top = [[vocab[int(i)] for i in row] for row in out["lens_top"]]  # as Predictions draws them
     L = sel.model.config.n_layer
     st.caption("Each cell: the top next token when the residual stream at that depth is read "
                "through the final LayerNorm and the unembedding. Colour: the probability there "
@@ -54,7 +54,7 @@ def lens_view(sel: Selection) -> None:
         plot(figs.position_grid(out["lens_target_prob"], tokens, "Logit lens", "p(next)",
                                 text=top, rows=lens_rows(L)), key="lens_grid")  # fmt: skip
     pos = sel.options["position"]
-    target = visible(tok.id_to_token(int(out["target"][pos])) or "")
+    target = vocab[int(out["target"][pos])]
     parts = {"embedding": float(out["dla_embed"][pos]), "biases": float(out["dla_bias"][pos]),
              **{f"MLP {i}": float(v) for i, v in enumerate(out["dla_mlp"][:, pos])}}  # fmt: skip
     total = float(out["dla_heads"][:, :, pos].sum()) + sum(parts.values())

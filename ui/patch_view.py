@@ -25,7 +25,7 @@ DIRECTION_HELP = ("denoise: run the corrupted sentence with one piece taken from
 
 def patch_options(sel: Selection) -> dict:
     """The two sentences, the two answers and the direction, each bound to the URL."""
-    clean, corrupted, correct, wrong = patching.ioi_pair()
+    clean, corrupted, correct, wrong = patching.default_pair(sel.model.tokenizer)
     for key, default in (("clean", clean), ("corrupted", corrupted), ("answer", correct),
                          ("wrong", wrong)):  # fmt: skip
         st.session_state.setdefault(key, st.query_params.get(key, default))
@@ -42,12 +42,21 @@ def patch_options(sel: Selection) -> dict:
     return {**texts, "direction": direction or "denoise"}
 
 
-def _one_token(sel: Selection, word: str, what: str) -> int | None:
-    ids = sel.model.tokenizer.encode(word.strip()).ids if word.strip() else []
-    if len(ids) != 1:
-        say("warning", f"The {what} “{visible(word)}” is {len(ids)} tokens for this model: "
-            "type one word it knows as one token.")  # fmt: skip
+def answer_token(sel: Selection, word: str, what: str) -> int | None:
+    """The token id an answer is scored by: the word as one token (with a leading space
+    first, as a byte-level BPE writes a word after another), else its first token, said in
+    one line; None (and a line) for an empty answer."""
+    tok, word = sel.model.tokenizer, word.strip()
+    if not word:
+        say("warning", f"Type the {what}: one word.")
         return None
+    for form in (f" {word}", word):
+        ids = tok.encode(form).ids
+        if len(ids) == 1:
+            return ids[0]
+    ids = tok.encode(word).ids
+    say("caption", f"The {what} “{visible(word)}” is {len(ids)} tokens for this model: the "
+        f"metric uses its first, “{visible(tok.id_to_token(ids[0]) or '')}”.")  # fmt: skip
     return ids[0]
 
 
@@ -57,10 +66,8 @@ def patch_view(sel: Selection) -> None:
         return
     o, tok = sel.options, sel.model.tokenizer
     clean, corrupted = tok.encode(o["clean"]).ids, tok.encode(o["corrupted"]).ids
-    correct, wrong = (
-        _one_token(sel, o["answer"], "answer"),
-        _one_token(sel, o["wrong"], "wrong answer"),
-    )
+    correct = answer_token(sel, o["answer"], "answer")
+    wrong = answer_token(sel, o["wrong"], "answer in the corrupted run")
     if correct is None or wrong is None:
         return
     if len(clean) != len(corrupted) or not clean:

@@ -47,7 +47,7 @@ ONNX_SOURCES = ("ONNX", FOREIGN)  # a contract graph's, a foreign graph's
 # A foreign graph's config: its activations checked by check_foreign_size instead.
 FOREIGN_LIMITS = Limits(activations=None)
 MAX_NOTES, MAX_NOTE_CHARS = 8, 400  # what a worker may put on a model card
-GRAPH_ROLES = ("inspect", "fast", "step")
+GRAPH_ROLES = ("inspect", "fast", "step", "lab")  # what our exporter writes (export_model)
 EXPORT_MEMORY_BYTES = 2 * WORKER_MEMORY_BYTES  # torch's export of a model at the size cap
 EXPORT_FILE_BYTES = 4 * MAX_PARAMS + 2**26  # one graph holds the weights once
 
@@ -200,7 +200,7 @@ def export(
             return dict(cached)
         worker = _server_worker(
             f"{name} (export)", report, memory_bytes=EXPORT_MEMORY_BYTES,
-            file_bytes=EXPORT_FILE_BYTES,
+            file_bytes=EXPORT_FILE_BYTES, reply_bytes=len(GRAPH_ROLES) * EXPORT_FILE_BYTES,
         )  # fmt: skip
         header = {"op": "export", "name": name, "config": cfg.to_dict(), "tokenizer": spec}
         try:

@@ -25,7 +25,7 @@ def test_step_10_and_the_complexity_page_state_the_same_costs():
     lecture and the Complexity page say the same."""
     from lessons.architectures import attention_costs
 
-    step = _points(10)
+    step = _points(11)
     assert "O(T²·d) time and memory" not in step
     costs = attention_costs("T")
     assert costs["softmax_memory"] == "O(T²) for the weights plus O(T·d)"

@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 from tests.helpers import ROOT
 from tests.helpers.charts import plotly_charts
 from tests.helpers.gpt2_folder import gpt2_model, save_folder
-from tests.helpers.pages import open_page
+from tests.helpers.pages import open_page, short_patching_pair
 from ui import served, served_cache
 from ui.shared import SharedCache
 from ui.text import plain
@@ -92,7 +92,9 @@ def test_a_folder_is_converted_once_and_served(served_models):
     ours = models.get("tiny-gpt2")
     assert ours.card.source == "GPT-2-family folder" and ours.card.checkpoint == "tiny-gpt2/"
     assert ours.fast_session is None  # one onnxruntime session: the inspect graph
-    assert [p.name for p in models.root.glob("*/*.onnx")] == ["tiny-gpt2.inspect.onnx"]
+    assert ours._lab_session is None and ours.has_lab  # the lab's: on first use only
+    onnx_files = sorted(p.name for p in models.root.glob("*/*.onnx"))
+    assert onnx_files == ["tiny-gpt2.inspect.onnx", "tiny-gpt2.lab.onnx"]
     ids = list(range(0, 300, 10))  # (30,)
     with torch.no_grad():
         want = model(torch.tensor([ids])).logits[0].numpy()
@@ -149,6 +151,8 @@ def test_the_app_serves_the_folder_in_every_view(app_with_served):
     at.text_area(key="text").set_value("the cat sat on the mat.").run()
     for view in VIEWS:
         at.segmented_control(key="view").set_value(view).run()
+        if view == "patch":
+            short_patching_pair(at)
         assert not at.exception, [e.value for e in at.exception]
         assert not at.error, (view, [e.value for e in at.error])
         assert plotly_charts(at) or at.get("vega_lite_chart") or at.dataframe, view

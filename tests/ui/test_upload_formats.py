@@ -11,6 +11,7 @@ from tests.helpers.charts import plotly_charts
 from tests.helpers.gpt2_folder import gpt2_model, save_folder
 from tests.helpers.gpt2_tokenizer import gpt2_style_tokenizer
 from tests.helpers.nanogpt_layout import ARGS, ckpt_bytes, nanogpt_state
+from tests.helpers.pages import short_patching_pair
 from tests.ui.test_upload import upload
 from ui.text import plain
 from ui.visualizer import VIEWS
@@ -48,6 +49,8 @@ def test_a_converted_gpt2_folder_uploads_and_draws_every_view(converted_gpt2):
     no_errors(at, "text")
     for view in VIEWS:
         at.segmented_control(key="view").set_value(view).run()
+        if view == "patch":
+            short_patching_pair(at)
         no_errors(at, view)
         assert plotly_charts(at) or at.get("vega_lite_chart") or at.dataframe, view
 

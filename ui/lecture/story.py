@@ -1,10 +1,10 @@
-"""The lecture path: eleven steps in the order of d2l.ai chapter 11 (attention mechanisms
+"""The lecture path: twelve steps in the order of d2l.ai chapter 11 (attention mechanisms
 and transformers), each with its talking points and its live figure."""
 
 from __future__ import annotations
 
 from lessons.architectures import attention_costs
-from ui.lecture import classic, linear_steps, model_steps
+from ui.lecture import classic, lab_steps, linear_steps, model_steps
 from ui.lecture.step import Step
 
 COSTS = attention_costs("T")
@@ -106,6 +106,18 @@ STEPS = (
             "Measured on a random sequence repeated twice; the best head is shown.",
         ),
         model_steps.induction,
+    ),
+    Step(
+        "Test it: knock the head out",
+        (
+            "An attention pattern is a correlation: the head *looks* at the copy. Does the "
+            "model *use* it? Ablate the head (replace its output by its mean) and measure.",
+            "The loss on the second copy of the repeated words jumps when the induction "
+            "head is knocked out; a head drawn at random barely moves it.",
+            "The grid repeats the experiment for every head: an experiment, not a picture "
+            "(ARENA 1.2; Olsson et al. 2022).",
+        ),
+        lab_steps.knock_out,
     ),
     Step(
         "Linear attention as an RNN",

@@ -1,0 +1,62 @@
+"""The lecture step after the induction head: test it, knock it out. The head the
+attention pattern names is ablated in the lab graph (``inference/lab.py``) and the loss on
+the second copy of the induction probe is read before and after, beside a head drawn at
+random, and beside every head's own ablation (the importance grid)."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from inference import lab
+from ui import lab_loaders, loaders, presenter
+from ui.figures import plot
+from ui.lecture.step import Deeper, state
+from ui.notices import say
+from ui.selection import Selection
+from viz import lab as figs
+
+RANDOM_SEED = 7  # the "random head" is drawn with this seed, never picked by its effect
+
+
+def chosen_heads(scores: np.ndarray) -> tuple[tuple[int, int], tuple[int, int]]:
+    """(the head of the highest induction score, a head drawn at random among the others)."""
+    L, H = scores.shape
+    best = divmod(int(np.nanargmax(scores)), H)
+    others = [divmod(i, H) for i in range(L * H) if divmod(i, H) != best]
+    return best, others[np.random.default_rng(RANDOM_SEED).integers(len(others))]
+
+
+def knock_out(sel: Selection) -> Deeper:
+    """The loss on the probe's second copy with the induction head ablated, with a random
+    head ablated, and every head's grid (mean-ablation)."""
+    model = sel.model
+    if not model.has_lab:
+        say("info", "This model has no lab graph: no ablation here.")
+        return Deeper("visualizer", "The ablation view", state(sel, view="ablate"))
+    best, other = chosen_heads(loaders.get_induction(sel.name))
+    probe = lab_loaders.probe_ids(model)
+    period, means = len(probe) // 2, lab_loaders.get_means(sel.name)
+    copy = lab_loaders.second_copy(period)
+    grid = lab.importance_grid(model, probe, "mean", means, copy)  # (L, H)
+    base = float(lab.ablate(model, probe, [best], "mean", means).losses[0][copy].mean())
+    rank = int((grid > grid[best]).sum()) + 1
+    cols = st.columns(3)
+    cols[0].metric("Loss on the second copy", f"{base:.2f} nats")
+    for col, (layer, head), what in (
+        (cols[1], best, "induction head"),
+        (cols[2], other, "random head"),
+    ):
+        col.metric(f"L{layer} H{head} ablated ({what})", f"{base + grid[layer, head]:.2f} nats",
+                   f"{grid[layer, head]:+.2f}", delta_color="inverse")  # fmt: skip
+    with presenter.above_fold(400):
+        plot(figs.head_grid(grid, "Loss increase on the second copy, each head mean-ablated",
+                            "Δ loss (nats)", [best, other]), key="lecture_knockout")  # fmt: skip
+    st.caption(f"The induction head L{best[0]} H{best[1]} ranks {rank} of {grid.size} heads by "
+               f"the loss it costs when ablated; L{other[0]} H{other[1]} was drawn at random "
+               f"(seed {RANDOM_SEED}). The probe: {period} random words, then the same words "
+               "again; mean-ablation puts each head's mean output over validation text in "
+               "place of its own.")  # fmt: skip
+    text = " ".join(model.tokenizer.decode([i]) for i in probe)
+    params = state(sel, view="ablate", text=text, ablate=f"{best[0]}.{best[1]}", mode="mean")
+    return Deeper("visualizer", "This ablation in the visualizer", params)
