@@ -24,6 +24,7 @@ SECTIONS = (
     "checkpoints",
     "translation",
     "served",
+    "lab",
 )
 PLOTS_URL = "bench/results"  # where the README links the PNGs (relative to the repo root)
 

@@ -52,6 +52,7 @@ class Sizes:
     isolation_repeats: int = 50  # rounds of worker / in process / in process, 1 thread
     isolation_starts: int = 7  # fresh workers of each kind (ping, open)
     translation_repeats: int = 20  # greedy translations per model at the longest length
+    lab_repeats: int = 10  # timed calls per lab row (bench/lab.py)
 
 
 QUICK = Sizes(
@@ -80,6 +81,7 @@ QUICK = Sizes(
     isolation_repeats=2,
     isolation_starts=1,
     translation_repeats=2,
+    lab_repeats=2,
 )
 
 
@@ -210,6 +212,10 @@ def run(
                 from bench.served import served
 
                 results[section] = served(quick)
+            elif section == "lab":
+                from bench.lab import lab_bench
+
+                results[section] = lab_bench(folder, sizes.lab_repeats)
             elif section == "translation":
                 from bench.translation import translation_bench
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from inference.behaviour import log_softmax
 from models import contract
+from models.tokenizer import encode
 
 MODES = ("zero", "mean")  # what replaces an ablated head's output
 
@@ -214,7 +215,10 @@ def validation_chunks(tokenizer, lines: Sequence[str], T: int, n_tokens: int = 4
     ``n_tokens`` in all: (N, T) int64, the text :func:`mean_head_outputs` averages over."""
     stream: list[int] = []
     for line in lines:
-        stream += tokenizer.encode(line).ids
+        try:
+            stream += encode(tokenizer, line).ids
+        except Exception:  # noqa: BLE001 - a word its vocabulary cannot read: skip the line
+            continue
         if len(stream) >= n_tokens:
             break
     n = max(1, min(len(stream), n_tokens) // T)

@@ -27,6 +27,7 @@ import numpy as np
 
 from corpus.probes import ioi_probes
 from inference.lab import lab, runs
+from models.tokenizer import encode
 
 DIRECTIONS = ("denoise", "noise")
 
@@ -52,8 +53,11 @@ def default_pair(tokenizer, tries: int = 64) -> tuple[str, str, str, str]:
     "Chloe" differently; patching needs equal lengths); the first pair when none is."""
     for seed in range(tries):
         pair = ioi_pair(seed)
-        if len(tokenizer.encode(pair[0]).ids) == len(tokenizer.encode(pair[1]).ids):
-            return pair
+        try:
+            if len(encode(tokenizer, pair[0]).ids) == len(encode(tokenizer, pair[1]).ids):
+                return pair
+        except Exception:  # noqa: BLE001 - a word-level vocabulary without these names
+            continue
     return ioi_pair(0)
 
 

@@ -14,6 +14,7 @@ from corpus.heldout import validation_lines
 from inference import lab
 from inference.behaviour import repeated_sequence, word_ids
 from ui import loaders
+from ui.shared import SharedCache
 
 PROBE_PERIOD = 12  # words in each copy of the induction probe (two copies: 24 tokens)
 PROBE_SEED = 0
@@ -34,6 +35,33 @@ def _shipped_means(kind: str) -> np.ndarray:
 def get_means(name: str) -> np.ndarray:
     """Mean-ablation's values for the model key ``name``: (L, H, d_head)."""
     return loaders._per_model(name, _shipped_means, mean_outputs)
+
+
+@st.cache_resource(show_spinner=False)
+def _grids() -> SharedCache:
+    """This server's importance grids of shared (shipped, served) models: (L, H) floats."""
+    return SharedCache(4096)
+
+
+def importance(name: str, ids, mode: str, positions=None) -> np.ndarray:
+    """``inference.lab.importance_grid`` of the model key ``name`` on ``ids``, kept: it
+    does not change when the ablated heads do, so a click on the grid reruns one ablation,
+    not L·H + 1 runs. Shared by every session for a shared model, this session's for an
+    upload (its cache: ``ui.loaders``)."""
+    model = loaders.get_model(name)
+    means = get_means(name) if mode == "mean" else None
+    cols = None if positions is None else tuple(positions)
+    key = (model.name, tuple(ids), mode, cols)
+
+    def compute() -> np.ndarray:
+        return lab.importance_grid(model, ids, mode, means, cols)
+
+    if loaders.is_shared(name):
+        return _grids().get(key, compute)
+    kept = st.session_state.setdefault(loaders.UPLOAD_CACHE, {})
+    if key not in kept:
+        kept[key] = compute()
+    return kept[key]
 
 
 def probe_ids(model, period: int = PROBE_PERIOD) -> list[int]:

@@ -64,6 +64,8 @@ def _toggle(chart_key: str, n_head: int):
 
 def ablate_options(sel: Selection) -> dict:
     """The heads to ablate (bound to the URL as ``ablate``) and the mode (``mode``)."""
+    if not getattr(sel.model, "has_lab", False):
+        return {}
     cfg = sel.model.config
     options = [f"{layer}.{head}" for layer in range(cfg.n_layer) for head in range(cfg.n_head)]
     if HEADS not in st.session_state:  # a link's heads, on the session's first visit
@@ -104,7 +106,7 @@ def ablate_view(sel: Selection) -> None:
     else:
         say("info", "Pick heads to ablate above, or click a cell of a grid below.",
             icon=":material/touch_app:")  # fmt: skip
-    _grids(sel, heads, mode, means)
+    _grids(sel, heads, mode)
 
 
 def _before_after(sel: Selection, ab: lab.Ablation) -> None:
@@ -134,14 +136,14 @@ def _before_after(sel: Selection, ab: lab.Ablation) -> None:
                                    for c in ("p before", "p after")})  # fmt: skip
 
 
-def _grids(sel: Selection, heads, mode: str, means) -> None:
+def _grids(sel: Selection, heads, mode: str) -> None:
     model, ids, H = sel.model, sel.result.ids, sel.model.config.n_head
     probe = lab_loaders.probe_ids(model)
     period = len(probe) // 2
-    grids = [("ablate_grid", lab.importance_grid(model, ids, mode, means),
+    grids = [("ablate_grid", lab_loaders.importance(sel.name, ids, mode),
               "On your sentence: loss increase when each head alone is ablated"),
-             ("ablate_probe", lab.importance_grid(model, probe, mode, means,
-                                                  lab_loaders.second_copy(period)),
+             ("ablate_probe", lab_loaders.importance(sel.name, probe, mode,
+                                                     lab_loaders.second_copy(period)),
               f"On the induction probe ({period} random words, twice): loss increase on the "
               "second copy")]  # fmt: skip
     st.subheader(f"Head importance ({mode}-ablation)")

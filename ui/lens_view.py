@@ -22,6 +22,8 @@ from viz import lab as figs
 def lens_options(sel: Selection) -> dict:
     """The position whose prediction the attribution explains (``lens_pos``; it opens
     where the Predictions view does, on the last token whose next one is known)."""
+    if not getattr(sel.model, "has_lab", False):
+        return {}
     result = sel.result
     if st.session_state.get("lens_pos", 0) >= result.T:
         del st.session_state["lens_pos"]

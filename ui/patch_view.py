@@ -11,6 +11,7 @@ import streamlit as st
 
 from inference import patching
 from inference.text_input import visible
+from models.tokenizer import encode
 from ui import presenter
 from ui.figures import plot
 from ui.lab_view import has_lab
@@ -24,7 +25,10 @@ DIRECTION_HELP = ("denoise: run the corrupted sentence with one piece taken from
 
 
 def patch_options(sel: Selection) -> dict:
-    """The two sentences, the two answers and the direction, each bound to the URL."""
+    """The two sentences, the two answers and the direction, each bound to the URL (none
+    for a model without a lab graph: the view says why)."""
+    if not getattr(sel.model, "has_lab", False):
+        return {}
     clean, corrupted, correct, wrong = patching.default_pair(sel.model.tokenizer)
     for key, default in (("clean", clean), ("corrupted", corrupted), ("answer", correct),
                          ("wrong", wrong)):  # fmt: skip
@@ -42,19 +46,35 @@ def patch_options(sel: Selection) -> dict:
     return {**texts, "direction": direction or "denoise"}
 
 
+def _ids(sel: Selection, text: str, what: str) -> list[int] | None:
+    """``text``'s token ids as the app reads a sentence, or None (with one line) when this
+    model's tokenizer cannot read it (a word-level vocabulary without an unknown token)."""
+    try:
+        return encode(sel.model.tokenizer, text).ids
+    except Exception:  # noqa: BLE001 - the tokenizers library's own error
+        say("warning", f"This model's tokenizer cannot read the {what} “{visible(text)}”: "
+            "type words in its vocabulary.")  # fmt: skip
+        return None
+
+
 def answer_token(sel: Selection, word: str, what: str) -> int | None:
     """The token id an answer is scored by: the word as one token (with a leading space
     first, as a byte-level BPE writes a word after another), else its first token, said in
-    one line; None (and a line) for an empty answer."""
+    one line; None (and a line) for an empty answer or one the tokenizer cannot read."""
     tok, word = sel.model.tokenizer, word.strip()
-    if not word:
+    ids = _ids(sel, word, what)
+    if ids is None:
+        return None
+    if not ids:
         say("warning", f"Type the {what}: one word.")
         return None
-    for form in (f" {word}", word):
-        ids = tok.encode(form).ids
-        if len(ids) == 1:
-            return ids[0]
-    ids = tok.encode(word).ids
+    try:
+        spaced = encode(tok, f" {word}").ids
+    except Exception:  # noqa: BLE001 - only the plain form is read then
+        spaced = []
+    for form in (spaced, ids):
+        if len(form) == 1:
+            return form[0]
     say("caption", f"The {what} “{visible(word)}” is {len(ids)} tokens for this model: the "
         f"metric uses its first, “{visible(tok.id_to_token(ids[0]) or '')}”.")  # fmt: skip
     return ids[0]
@@ -65,7 +85,10 @@ def patch_view(sel: Selection) -> None:
     if not has_lab(sel):
         return
     o, tok = sel.options, sel.model.tokenizer
-    clean, corrupted = tok.encode(o["clean"]).ids, tok.encode(o["corrupted"]).ids
+    clean = _ids(sel, o["clean"], "clean sentence")
+    corrupted = _ids(sel, o["corrupted"], "corrupted sentence")
+    if clean is None or corrupted is None:
+        return
     correct = answer_token(sel, o["answer"], "answer")
     wrong = answer_token(sel, o["wrong"], "answer in the corrupted run")
     if correct is None or wrong is None:
@@ -91,8 +114,8 @@ def patch_view(sel: Selection) -> None:
     with presenter.above_fold(420):
         plot(figs.head_grid(heads.grid, f"Each head's output patched ({o['direction']})",
                             "0 corrupted · 1 clean", [(layer, head)]), key="patch_heads")  # fmt: skip
-    tokens = [visible(t) for t in tok.encode(o["corrupted"] if o["direction"] == "denoise"
-                                             else o["clean"]).tokens]  # fmt: skip
+    base = o["corrupted"] if o["direction"] == "denoise" else o["clean"]
+    tokens = [visible(t) for t in encode(tok, base).tokens]
     L = sel.model.config.n_layer
     rows = [f"into block {i}" for i in range(L)] + ["after the last"]
     plot(figs.position_grid(resid.grid, tokens, "Each residual cell patched (layer × position)",

@@ -49,10 +49,11 @@ def head_grid(values: object, title: str, unit: str, selected: Sequence[tuple[in
                       hovertemplate="%{y} %{x}: %{z:.3f}<extra></extra>",
                       colorbar={"title": {"text": style.escape(unit)}}, **colours)  # fmt: skip
     layer, head = np.divmod(np.arange(L * H), H)
-    points = {"type": "scatter", "mode": "markers", "name": "click", "x": [xs[h] for h in head],
-              "y": [ys[v] for v in layer], "customdata": list(range(L * H)),
-              "marker": {"size": CELL_PX * 0.8, "opacity": 0, "symbol": "square"},
-              "hoverinfo": "skip", "showlegend": False}  # fmt: skip
+    # text points with no text (``viz.click``): drawn as nothing, yet hovered and clicked
+    points = {"type": "scatter", "mode": "text", "text": "", "name": "click",
+              "x": [xs[h] for h in head], "y": [ys[v] for v in layer],
+              "customdata": list(range(L * H)), "hovertext": [f"{v:.3f}" for v in z.reshape(-1)],
+              "hovertemplate": "%{y} %{x}: %{hovertext}<extra></extra>", "showlegend": False}  # fmt: skip
     shapes = [{"type": "rect", "xref": "x", "yref": "y", "x0": h - 0.5, "x1": h + 0.5,
                "y0": v - 0.5, "y1": v + 0.5, "line": {"color": "black", "width": 4}}
               for v, h in selected]  # fmt: skip

@@ -7,7 +7,7 @@ They read what the current suite writes (earlier results: git's history of resul
 One module per section (``latency``, ``speed``: inference and scaling, ``generation``:
 generation and memory, ``concurrency``, ``browser`` and ``classroom``: a real server, ``isolation``,
 ``fair_share``: attacks on a real server,
-``translation``: the encoder-decoder lesson's models, ``checkpoints``: real checkpoints,
+``lab``: ablation and patching, ``translation``: the encoder-decoder lesson's models, ``checkpoints``: real checkpoints,
 ``served``: issue #24's busy computer, ``--context`` and served memory);
 ``format`` holds what they share.
 """
@@ -18,6 +18,7 @@ from bench.sections.concurrency import concurrency, concurrency_notes
 from bench.sections.fair_share import fair_share, fair_share_notes
 from bench.sections.generation import generation, generation_notes, memory, memory_notes
 from bench.sections.isolation import isolation, isolation_notes
+from bench.sections.lab import lab, lab_notes
 from bench.sections.latency import latency, latency_notes
 from bench.sections.served import served, served_notes
 from bench.sections.speed import inference, scaling, scaling_notes
@@ -39,6 +40,8 @@ __all__ = [
     "inference",
     "isolation",
     "isolation_notes",
+    "lab",
+    "lab_notes",
     "latency",
     "latency_notes",
     "memory",

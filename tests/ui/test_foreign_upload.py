@@ -16,6 +16,7 @@ from tests.helpers.foreign_lm import char_tokenizer_json, export, tiny_lm
 from tests.helpers.nanogpt_layout import V
 from tests.helpers.pages import open_page
 from tests.ui.test_upload import assert_usable, refused_and_still_usable, upload
+from ui.lab_view import NO_LAB
 from ui.visualizer import VIEWS
 
 
@@ -49,12 +50,15 @@ def test_a_foreign_graph_drives_every_view_and_lesson(foreign_files):
     lacking = {
         "shapes": "needs queries Q, keys K, values V",
         "positional": "needs the positional encoding",
+        **dict.fromkeys(("ablate", "patch", "lens"), "has no hand on its heads"),
     }
     for view in VIEWS:
         at.segmented_control(key="view").set_value(view).run()
         assert not errors(at), (view, errors(at))
         infos = " ".join(i.value for i in at.info)
-        if view in lacking:
+        if view in ("ablate", "patch", "lens"):  # the lab views: one line, no controls
+            assert [i.value for i in at.info if lacking[view] in i.value] == [NO_LAB], view
+        elif view in lacking:
             assert lacking[view] in infos and "not made by this project" in infos, view
     at.segmented_control(key="view").set_value("mask").run()
     titles = [a["text"] for a in chart(at, "mask_panels")["layout"]["annotations"]]

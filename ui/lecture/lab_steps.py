@@ -38,7 +38,7 @@ def knock_out(sel: Selection) -> Deeper:
     probe = lab_loaders.probe_ids(model)
     period, means = len(probe) // 2, lab_loaders.get_means(sel.name)
     copy = lab_loaders.second_copy(period)
-    grid = lab.importance_grid(model, probe, "mean", means, copy)  # (L, H)
+    grid = lab_loaders.importance(sel.name, probe, "mean", copy)  # (L, H)
     base = float(lab.ablate(model, probe, [best], "mean", means).losses[0][copy].mean())
     rank = int((grid > grid[best]).sum()) + 1
     cols = st.columns(3)
