@@ -12,7 +12,7 @@ import streamlit as st
 
 from corpus.heldout import validation_lines
 from inference import lab
-from inference.behaviour import repeated_sequence, word_ids
+from inference.head_stats import probe_word_ids
 from ui import loaders
 from ui.shared import SharedCache
 
@@ -65,12 +65,17 @@ def importance(name: str, ids, mode: str, positions=None) -> np.ndarray:
 
 
 def probe_ids(model, period: int = PROBE_PERIOD) -> list[int]:
-    """The induction probe: ``period`` random whole words of the model's vocabulary, then
-    the same words again (ARENA 1.2's repeated random tokens), seed ``PROBE_SEED``.
+    """The induction probe: ``period`` random tokens, then the same tokens again (ARENA
+    1.2's repeated random tokens), seed ``PROBE_SEED``: whole words where the vocabulary
+    has them, as the app's induction score draws (``inference.head_stats.probe_word_ids``:
+    a character model's are its characters).
     The loss on its second copy is what an induction head lowers."""
-    words = word_ids(model.tokenizer.get_vocab())
-    period = max(2, min(period, model.config.context_length // 2, len(words)))
-    return repeated_sequence(words, period, np.random.default_rng(PROBE_SEED))
+    cfg = model.config
+    words = probe_word_ids(model.tokenizer.get_vocab(), cfg.vocab_size, set())
+    period = max(2, min(period, cfg.context_length // 2))
+    rng = np.random.default_rng(PROBE_SEED)
+    block = rng.choice(words, size=period, replace=len(words) < period).tolist()
+    return [int(i) for i in block + block]
 
 
 def second_copy(period: int) -> range:

@@ -27,12 +27,12 @@ def open_page(url_path: str, at: AppTest | None = None) -> AppTest:
 
 
 def short_patching_pair(at) -> None:
-    """The patching view's pair set to one that fits a 32-token context: the default
+    """The patching view's pair set to one that fits a 16-token context: the default
     indirect-object pair is longer than that for a tiny byte-level BPE (the view says so
     and draws no grid); the corrupted sentence is the clean one's words in another order,
     so the two are the same length for any tokenizer."""
     notices = " ".join(w.value for w in at.warning)
     assert "longer than the model's context" in notices or "same length" in notices, notices
-    at.text_input(key="clean").set_value("the cat sat on the mat.")
-    at.text_input(key="corrupted").set_value("the mat sat on the cat.")
+    at.text_input(key="clean").set_value("a cat sat")
+    at.text_input(key="corrupted").set_value("a sat cat")
     at.run()

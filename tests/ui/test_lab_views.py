@@ -9,6 +9,7 @@ from corpus.heldout import validation_lines
 from inference import lab
 from models.config import SHIPPED_KINDS
 from tests.helpers.charts import plotly_charts
+from tests.helpers.pages import short_patching_pair
 from tests.ui.test_app import new_app, no_errors
 from ui import loaders
 from ui.lab_view import parse_heads
@@ -50,3 +51,54 @@ def test_every_lab_view_draws_on_every_shipped_model(kind):
         at.segmented_control(key="view").set_value(view).run()
         no_errors(at)
         assert keys <= {c.key for c in plotly_charts(at)}, (kind, view)
+
+
+@pytest.mark.slow
+def test_an_uploaded_nanogpt_checkpoint_gets_the_lab_views():
+    """A nanoGPT ckpt.pt (char meta.pkl) through the uploader: its export has a lab graph,
+    and the three lab views draw from it (the graph's numbers are tested on the shipped
+    models, whose lab graphs come from the same exporter)."""
+    from tests.helpers.nanogpt_layout import ARGS, ckpt_bytes, meta_bytes, nanogpt_state
+    from tests.ui.test_upload import upload
+
+    ckpt = ckpt_bytes(nanogpt_state(ARGS), ARGS, prefix="_orig_mod.")
+    at = upload([("ckpt.pt", ckpt), ("meta.pkl", meta_bytes())])
+    no_errors(at)
+    at.text_area(key="text").set_value("hello there").run()
+    at.segmented_control(key="view").set_value("ablate").run()
+    at.multiselect(key="ablate_heads").set_value(["0.1"]).run()
+    no_errors(at)
+    assert {"ablate_loss", "ablate_grid", "ablate_probe"} <= {c.key for c in plotly_charts(at)}
+    before, after = (float(m.value.split()[0]) for m in at.metric[:2])
+    assert before > 0 and after > 0 and before != after
+    for view, key in (("patch", "patch_heads"), ("lens", "lens_grid")):
+        at.segmented_control(key="view").set_value(view).run()
+        if view == "patch":  # its context of 16 tokens: the user types a shorter pair
+            short_patching_pair(at)
+        no_errors(at)
+        assert key in {c.key for c in plotly_charts(at)}, view
+
+
+def test_the_readme_states_the_lecture_steps_numbers():
+    """README "The lab": the loss on the probe's second copy and the three heads that raise
+    it most, as the lecture step computes them (``ui.lecture.lab_steps``)."""
+    import numpy as np
+
+    from tests.helpers import ROOT
+    from ui import lab_loaders
+
+    model = loaders.get_model("softmax")
+    probe = lab_loaders.probe_ids(model)
+    copy = lab_loaders.second_copy(len(probe) // 2)
+    means = lab_loaders.mean_outputs(model)
+    grid = lab.importance_grid(model, probe, "mean", means, copy)
+    base = lab.next_token_losses(lab.lab(model, probe)["logits"], probe)[0][list(copy)].mean()
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert f"second copy is {base:.2f} nats" in readme
+    top = np.argsort(grid, axis=None)[::-1][:3]
+    (a, b, c) = (divmod(int(i), 4) for i in top)
+    assert (
+        f"ablating **L{a[0]} H{a[1]}**" in readme and f"raises it by {grid[a]:.2f} nats" in readme
+    )
+    assert f"**L{b[0]} H{b[1]}** (+{grid[b]:.2f})" in readme
+    assert f"**L{c[0]} H{c[1]}** (+{grid[c]:.2f})" in readme
