@@ -78,7 +78,9 @@ LESSON_PAGES = [
     (lessons.scoring, "Scoring functions", ":material/functions:", "scoring"),
     (lessons.kernel, "Kernel view", ":material/calculate:", "kernel"),
     (lessons.merged, "Merged bilinear form", ":material/merge:", "merged"),
-]
+    (lessons.not_explanation, "Attention is not explanation", ":material/science:",
+     "not-explanation"),
+]  # fmt: skip
 PAGES = {
     "Lecture": [
         st.Page(

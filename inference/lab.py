@@ -223,3 +223,27 @@ def validation_chunks(tokenizer, lines: Sequence[str], T: int, n_tokens: int = 4
             break
     n = max(1, min(len(stream), n_tokens) // T)
     return np.asarray(stream[: n * T], np.int64).reshape(n, T)  # (N, T)
+
+
+def sharpness(attn: np.ndarray) -> np.ndarray:
+    """How striking each head's pattern looks: attn (L, H, T, T) -> (L, H), the mean over
+    queries 1..T-1 of the largest share one key takes (|weight| over the row's sum of
+    |weight|: the delta rule's implied weights are signed). 1 = every query on one key;
+    1/t for a uniform row (query 0 has one key and is left out)."""
+    w = np.abs(np.asarray(attn, dtype=np.float64))[:, :, 1:]  # (L, H, T-1, T)
+    share = w / np.maximum(w.sum(-1, keepdims=True), 1e-12)  # (L, H, T-1, T)
+    return share.max(-1).mean(-1)  # (L, H)
+
+
+def looks_and_does(sharp: np.ndarray, effect: np.ndarray) -> tuple[tuple[int, int], ...]:
+    """The lesson "attention is not explanation"'s two heads (Jain & Wallace 2019): among
+    the heads of above-median ``sharpness`` the one whose ablation changes the loss least
+    (|effect|), and among the others the one whose ablation raises it most. (L, H) each."""
+    H = sharp.shape[1]
+    sharp_flat, effect_flat = sharp.reshape(-1), effect.reshape(-1)
+    striking = sharp_flat >= np.median(sharp_flat)
+    quiet = np.where(striking, np.abs(effect_flat), np.inf).argmin()
+    plain = np.where(~striking, effect_flat, -np.inf).argmax()
+    if not np.isfinite(effect_flat[plain]) or striking.all():
+        plain = np.where(np.arange(sharp_flat.size) != quiet, effect_flat, -np.inf).argmax()
+    return divmod(int(quiet), H), divmod(int(plain), H)

@@ -79,3 +79,21 @@ def test_residual_patching_fixed_points(model, direction):
 def test_patching_needs_equal_lengths(model):
     with pytest.raises(ValueError, match="same length"):
         patching.patch_heads(model, [1, 2, 3], [1, 2], 1, 2)
+
+
+def test_sharpness_runs_from_uniform_to_one_key():
+    T = 6
+    one_key = np.zeros((1, 2, T, T))
+    one_key[0, 0, :, 0] = 1.0  # every query on the first token
+    causal = np.tril(np.ones((T, T)))
+    one_key[0, 1] = causal / causal.sum(-1, keepdims=True)  # uniform over the past
+    sharp = lab.sharpness(one_key)
+    assert sharp[0, 0] == pytest.approx(1.0)
+    assert sharp[0, 1] == pytest.approx(np.mean([1 / t for t in range(2, T + 1)]))
+    assert lab.sharpness(-one_key)[0, 0] == pytest.approx(1.0)  # signed weights by magnitude
+
+
+def test_looks_and_does_picks_a_striking_idle_head_and_a_plain_busy_one():
+    sharp = np.array([[0.9, 0.8, 0.2, 0.3]])
+    effect = np.array([[0.5, 0.01, 0.4, 0.1]])
+    assert lab.looks_and_does(sharp, effect) == ((0, 1), (0, 2))

@@ -3,6 +3,7 @@ parts in one line; the ablation's numbers are the lab's; every lab view on every
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from corpus.heldout import validation_lines
@@ -102,3 +103,22 @@ def test_the_readme_states_the_lecture_steps_numbers():
     )
     assert f"**L{b[0]} H{b[1]}** (+{grid[b]:.2f})" in readme
     assert f"**L{c[0]} H{c[1]}** (+{grid[c]:.2f})" in readme
+
+
+@pytest.mark.parametrize("kind", SHIPPED_KINDS)
+def test_the_not_explanation_lesson_shows_the_measured_heads(kind):
+    from tests.helpers.pages import open_page
+    from ui.lessons.not_explanation import measure
+
+    at = new_app(model=kind)
+    open_page("not-explanation", at)
+    no_errors(at)
+    sharp, effect = measure(loaders.get_model(kind))
+    quiet, plain = lab.looks_and_does(sharp, effect)
+    heads = [m.value for m in at.markdown if m.value.startswith("**L")]
+    assert heads == [f"**L{quiet[0]} H{quiet[1]}: looks striking, matters little**",
+                     f"**L{plain[0]} H{plain[1]}: looks plain, matters most**"]  # fmt: skip
+    assert sharp[quiet] >= np.median(sharp) > sharp[plain] and effect[plain] > abs(effect[quiet])
+    captions = " ".join(c.value for c in at.caption)
+    assert f"changes by {effect[plain]:+.3f} nats" in captions
+    assert len(plotly_charts(at)) == 2

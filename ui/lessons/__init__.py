@@ -7,7 +7,10 @@ from ui.lessons.encoder_decoder import page as encoder_decoder
 from ui.lessons.forgetting import page as forgetting
 from ui.lessons.kernel import page as kernel
 from ui.lessons.merged import page as merged
+from ui.lessons.not_explanation import page as not_explanation
 from ui.lessons.scoring import page as scoring
 from ui.lessons.soft_hard import page as soft_hard
 
-__all__ = ["encoder_decoder", "forgetting", "kernel", "merged", "scoring", "soft_hard"]
+__all__ = [
+    "encoder_decoder", "forgetting", "kernel", "merged", "not_explanation", "scoring", "soft_hard",
+]  # fmt: skip
