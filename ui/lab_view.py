@@ -20,9 +20,10 @@ from ui.selection import Selection
 from viz import lab as figs
 
 HEADS, MODE, URL_HEADS = "ablate_heads", "mode", "ablate"
-NO_LAB = ("This model's graph has no hand on its heads (an ONNX file not exported by this "
-          "app): ablation, patching and the logit lens need a model this app exported or "
-          "converted (ours, nanoGPT, a GPT-2 folder).")  # fmt: skip
+NO_LAB = ("This model has no hand on its heads here (an ONNX upload runs its graphs in an "
+          "isolated worker, and a graph this app did not export has no such inputs): "
+          "ablation, patching and the logit lens need a checkpoint this app converts (ours, "
+          "nanoGPT, a GPT-2 folder) or a shipped model.")  # fmt: skip
 MODE_HELP = (
     "zero: the head's output is replaced by zeros. mean: by its mean output over "
     "4,096 tokens of validation text. The two can disagree about which head matters."

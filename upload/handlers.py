@@ -197,7 +197,13 @@ def open_graphs(files: dict[str, bytes]) -> tuple[dict, OnnxModel]:
         raise UploadError(ACCEPTED)
     roles: dict[str, tuple[str, object, bytes]] = {}
     specs = []
+    lab = [name for name in files if name.endswith(".lab.onnx")]
+    if len(lab) == len(files):
+        raise UploadError(f"{lab[0]} is a lab graph: upload its inspect graph too (or the "
+                          "checkpoint, .safetensors, for the lab views)")  # fmt: skip
     for name, data in files.items():
+        if name in lab:  # not run in an ONNX upload: the checkpoint brings the lab views
+            continue
         model, spec = validate_onnx(data, name)
         role = graph_role(model)
         if role in roles:
@@ -223,6 +229,11 @@ def open_graphs(files: dict[str, bytes]) -> tuple[dict, OnnxModel]:
         "has_step": "step" in sessions,
         "outputs": [n for n in contract.inspect_outputs(cfg.attention) if n in outputs],
     }
+    if lab:
+        header["notes"] = [
+            f"{lab[0][:80]} was set aside: the ablation, patching and logit "
+            "lens views run on a checkpoint's export (upload the .safetensors)."
+        ]
     model = OnnxModel(
         name,
         cfg,

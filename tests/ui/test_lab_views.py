@@ -122,3 +122,21 @@ def test_the_not_explanation_lesson_shows_the_measured_heads(kind):
     captions = " ".join(c.value for c in at.caption)
     assert f"changes by {effect[plain]:+.3f} nats" in captions
     assert len(plotly_charts(at)) == 2
+
+
+def test_an_onnx_upload_with_our_lab_graph_opens_and_says_it_set_it_aside(exported_dir):
+    from tests.ui.test_upload import upload
+    from ui.lab_view import NO_LAB
+
+    files = [(f"softmax.{g}.onnx", (exported_dir / f"softmax.{g}.onnx").read_bytes())
+             for g in ("inspect", "lab")]  # fmt: skip
+    at = upload(files)
+    no_errors(at)
+    assert at.radio(key="model").value == "upload"
+    card = " ".join(c.value for c in at.caption) + " ".join(m.value for m in at.markdown)
+    assert "was set aside" in card, card
+    at.segmented_control(key="view").set_value("ablate").run()
+    no_errors(at)
+    assert [i.value for i in at.info if "hand on its heads" in i.value] == [NO_LAB]
+    only_lab = upload(files[1:])
+    assert any("is a lab graph: upload its inspect graph too" in e.value for e in only_lab.error)
