@@ -1,8 +1,12 @@
 """Export the lab graph (``<prefix>.lab.onnx``): a batch of runs with a hand on every head.
 
 ``models/lab.py`` holds the computation and ``models/contract.py`` its inputs and outputs.
-Exported with ``torch.onnx.export(dynamo=True)``, the batch (B) and sequence (T) axes
-symbolic (DeltaNet's: T only), weights inside the file.
+Through ``torch.onnx.export(dynamo=True)``, as the inspect graph: with nothing overridden
+its numbers are the inspect graph's to the bit (measured: max difference 0). The
+TorchScript exporter is five times faster here (1.2-1.8 s against 6.5-7.6 s for a tiny
+model) but its softmax graph differed by 1.3e-6 of the largest head output, past the 1e-6
+this graph promises. The batch (B) and sequence (T) axes are symbolic (DeltaNet's: T only,
+B = 1). Weights inside the file.
 """
 
 from __future__ import annotations
@@ -25,18 +29,19 @@ def export_lab_graph(model: Transformer, path: Path) -> Path:
         (``export.checks.check_graph``: the T axis symbolic).
     """
     model = model.eval()
-    cfg = model.cfg
+    cfg, graph = model.cfg, LabGraph(model)
+    inputs, outputs = contract.LAB_INPUTS, contract.LAB_OUTPUTS
     max_t = cfg.context_length if cfg.position_scheme == "learned" else 1 << 16
-    if cfg.attention == "delta":  # its scan carries one column per key: T <= context
-        max_t = cfg.context_length
     T = torch.export.Dim("T", min=2, max=max_t)
-    # DeltaNet's token scan cannot carry a symbolic batch (torch's scan decomposition
-    # fails on it): its lab graph runs one run at a time, B = 1, and callers loop.
-    batch = cfg.attention != "delta"
+    batch = {0: torch.export.Dim("B", min=1, max=4096)}
+    if cfg.attention == "delta":
+        # DeltaNet's token scan carries one column per key (T <= context) and cannot carry
+        # a symbolic batch (torch's scan decomposition fails on it): its lab graph runs
+        # one run at a time, B = 1, and callers loop.
+        T, batch = torch.export.Dim("T", min=2, max=cfg.context_length), {}
     args = example_inputs(model, B=2 if batch else 1, T=min(8, cfg.context_length))
-    B = {0: torch.export.Dim("B", min=1, max=4096)} if batch else {}
-    dynamic = {n: {**B, _time_axis(n): T} for n in contract.LAB_INPUTS}
-    export_module(LabGraph(model), args, path, contract.LAB_INPUTS, contract.LAB_OUTPUTS, dynamic)
+    dynamic = {n: {**batch, _time_axis(n): T} for n in inputs}
+    export_module(graph, args, path, inputs, outputs, dynamic)
     return path
 
 
