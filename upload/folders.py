@@ -20,8 +20,8 @@ from pathlib import Path
 from upload.folder_layout import folder_files
 from upload.local import LocalRead, Written, largest_file, request_local, write_upload
 
-CACHE_VERSION = "1"  # part of every served folder's cache key (ui/served.py): bump when
-# the conversion's output changes
+CACHE_VERSION = "2"  # part of every served folder's cache key (ui/served.py): bump when
+# the conversion's output changes (2: the lab graph, issue #45)
 
 
 def folder_digest(folder: Path, context: int | None = None) -> str:
