@@ -32,7 +32,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from inference.runtime import OnnxModel, load_graphs, mapped_weights
+from inference.runtime import OnnxModel, load_graphs
+from inference.weights import mapped_weights
 from models.card import ModelCard
 from models.config import SHIPPED_KINDS
 from ui.served_cache import cache_root, convert_into, remove_stale
