@@ -216,9 +216,13 @@ export default function ({ data, parentElement, setTriggerValue }) {
   gd.__clicks = clicks;
   gd.__instant = instant;
   if (clicks) {
+    // a grid of heads (viz/lab.py, layout.meta.pick "heads") is clicked, not walked with keys
+    const heads = ((figure.layout || {}).meta || {}).pick === "heads";
     gd.tabIndex = 0;
-    gd.setAttribute("aria-label", "Heatmap: arrow keys up and down move the query");
-    gd.onkeydown = (event) => keyQuery(gd, event);
+    gd.setAttribute("role", "group"); // a label needs a role (axe: aria-prohibited-attr)
+    gd.setAttribute("aria-label", heads ? "Grid of heads: click a cell to pick that head"
+      : "Heatmap: arrow keys up and down move the query");
+    gd.onkeydown = heads ? null : (event) => keyQuery(gd, event);
   }
   gd.style.minHeight = `${figure.layout.height || 450}px`; // its place kept while plotly.js loads
   // the toolbar's strip (ui/chart.py), on the host: the chart's own box starts at the figure

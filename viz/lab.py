@@ -59,8 +59,8 @@ def head_grid(values: object, title: str, unit: str, selected: Sequence[tuple[in
               for v, h in selected]  # fmt: skip
     x, y = spec.heat_axes(tickangle=0)
     height = max(260, CELL_PX * L + 140)
-    return spec.figure([heat, points], {"xaxis": x, "yaxis": y, "shapes": shapes},
-                       title=style.escape(title), height=height)  # fmt: skip
+    layout = {"xaxis": x, "yaxis": y, "shapes": shapes, "meta": {"pick": "heads"}}  # ui/chart.js
+    return spec.figure([heat, points], layout, title=style.escape(title), height=height)
 
 
 def loss_lines(losses: np.ndarray, tokens: Sequence[str], names: tuple[str, str]) -> spec.Spec:

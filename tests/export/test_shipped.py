@@ -48,8 +48,9 @@ def test_exported_folder_is_small_and_self_contained(exported_dir):
     files = list(exported_dir.iterdir())
     total = sum(f.stat().st_size for f in files)  # the decoder-only and translation models
     # issue #10 allowed 30 MB for two models and the translation ones; the third shipped
-    # model (DeltaNet, #22: its checkpoint and three graphs) adds 11.4 MB
-    assert total <= 42_000_000, f"exported/ holds {total:,} bytes; 42 MB allowed"
+    # model (DeltaNet, #22: its checkpoint and three graphs) adds 11.4 MB, the three lab
+    # graphs (#45: each holds its model's weights, as every graph does) 8.5 MB
+    assert total <= 51_000_000, f"exported/ holds {total:,} bytes; 51 MB allowed"
     assert not [f for f in files if f.name.endswith(".data")]
     for kind in SHIPPED_KINDS:
         assert (exported_dir / contract.graph_file(kind, "inspect")).exists()

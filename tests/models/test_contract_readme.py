@@ -27,5 +27,6 @@ def test_readme_contract_table_matches_contract_py():
         "<kind>.fast.onnx": {contract.INPUT_NAME, "logits"},
         contract.graph_file("linear", "step"): {*contract.STEP_INPUTS, *contract.STEP_OUTPUTS},
         contract.graph_file("delta", "step"): set().union(*contract.step_names("delta")),
+        "<kind>.lab.onnx": {*contract.LAB_INPUTS, *contract.LAB_OUTPUTS},
     }
     assert set(contract.OUTPUT_RANKS) == outputs

@@ -29,7 +29,11 @@ def test_train_export_evaluate_clis_write_graphs_and_model_card(tmp_path, capsys
     export_main([str(ckpt), "--out", str(out)])
     assert "export tiny.safetensors" in capsys.readouterr().err  # #44 item 24: progress
     evaluate_main([str(ckpt), "--card", str(card_path)])
-    assert sorted(p.name for p in out.iterdir()) == ["tiny.fast.onnx", "tiny.inspect.onnx"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "tiny.fast.onnx",
+        "tiny.inspect.onnx",
+        "tiny.lab.onnx",
+    ]
     card = json.loads(card_path.read_text())
     entry = card["models"]["softmax"]
     model, _, _ = load_checkpoint(ckpt)

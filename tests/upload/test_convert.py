@@ -163,7 +163,7 @@ def test_char_tokenizer_round_trip_and_unknown(nanogpt):
 @pytest.mark.slow
 def test_cli_writes_our_checkpoint_and_graphs(cli_out, nanogpt):
     names = sorted(p.name for p in cli_out.iterdir())
-    assert names == ["ckpt.fast.onnx", "ckpt.inspect.onnx", "ckpt.safetensors"]
+    assert names == ["ckpt.fast.onnx", "ckpt.inspect.onnx", "ckpt.lab.onnx", "ckpt.safetensors"]
     model, tokenizer, metadata = load_checkpoint(cli_out / "ckpt.safetensors")
     training = metadata["training"]  # nanoGPT's record, kept for the model card
     assert training["source"] == "nanoGPT" and training["converted_from"] == "ckpt.pt"

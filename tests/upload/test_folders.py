@@ -78,7 +78,9 @@ def converted(request):
 def test_cli_graphs_match_transformers(converted):
     model, folder, out, _ = converted
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["tiny-gpt2.fast.onnx", "tiny-gpt2.inspect.onnx", "tiny-gpt2.safetensors"]
+    assert names == [
+        "tiny-gpt2.fast.onnx", "tiny-gpt2.inspect.onnx", "tiny-gpt2.lab.onnx", "tiny-gpt2.safetensors"
+    ]  # fmt: skip
     ours = load_graphs(out / "tiny-gpt2.inspect.onnx", out / "tiny-gpt2.fast.onnx")
     cfg = ours.config
     assert (cfg.activation, cfg.ln_eps, cfg.position_scheme) == ("gelu_new", 1e-5, "learned")

@@ -90,6 +90,8 @@ def test_shipped_graphs_use_only_exporter_operators():
     """The decoder-only graphs, which a student may upload again (the translation graphs
     use ONNX's GRU operator and are never uploaded)."""
     for path in sorted(p for p in EXPORTED.glob("*.onnx") if not p.name.startswith("seq2seq_")):
+        if path.name.endswith(".lab.onnx"):  # an upload sets it aside (tests/ui/test_lab_views)
+            continue
         if path.name in ("delta.inspect.onnx", "delta.fast.onnx"):  # a Scan over the tokens
             with pytest.raises(UploadError, match=r"'Scan' \(.*upload the model's \.safetensors"):
                 validate_onnx(path.read_bytes(), path.name)
