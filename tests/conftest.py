@@ -24,6 +24,9 @@ from tests.helpers import EXPORTED
 from tests.helpers.checkpoints import digits_model
 from tests.helpers.skips import pytest_addoption, pytest_runtest_makereport  # noqa: F401 (hooks)
 
+# xdist_group marks that reach xdist's scheduler on pytest 9.2 (pytest-xdist#1386)
+pytest_plugins = ("tests.helpers.xdist_groups",)
+
 # Fixtures that export, convert or trace a model on the spot (5 s to a minute each on the
 # 2-core machine, even when shared by xdist's workers): a test that needs one, directly or
 # through another fixture, is in the slow tier (README "Testing"), as is a test of the tiny
