@@ -1,7 +1,8 @@
-"""``make test``'s ``-n 2 --dist loadgroup`` keeps an ``xdist_group`` on one worker
-(``tests/helpers/xdist_groups.py``): on pytest 9.2 it silently stopped doing so
-(pytest-dev/pytest-xdist#1386). Runs a pytest of its own on two small test files written
-inside ``tests/``, with this project's conftest, on two workers."""
+"""``make test``'s ``-n 2 --dist loadgroup`` keeps an ``xdist_group`` on one worker, and
+the tests that share a module-scoped fixture too (``tests/helpers/xdist_groups.py``): on
+pytest 9.2 grouping silently stopped (pytest-dev/pytest-xdist#1386). Runs a pytest of
+its own on two small test files written inside ``tests/``, with this project's
+conftest, on two workers."""
 
 from __future__ import annotations
 
@@ -36,6 +37,14 @@ LOOSE = textwrap.dedent(
     @pytest.mark.xdist_group("together")
     def test_marked_alone():
         assert True
+
+    @pytest.fixture(scope="module")
+    def built():
+        return [1]
+
+    @pytest.mark.parametrize("i", range(3))
+    def test_sharing_a_module_fixture(built, i):
+        assert built == [1]
     """
 )
 
@@ -57,8 +66,14 @@ def test_a_group_runs_whole_on_one_worker():
         subprocess.run(["rm", "-rf", str(SCRATCH)], check=False)
     assert run.returncode == 0, run.stdout + run.stderr
     ran = re.findall(r"\[(gw\d)\] \[ *\d+%\] PASSED (\S+)", run.stdout)
-    assert len(ran) == 8, run.stdout
+    assert len(ran) == 11, run.stdout
     grouped = {worker for worker, test in ran if test.endswith("@together")}
     names = [test for _, test in ran if test.endswith("@together")]
     assert len(names) == 4 and len(grouped) == 1, run.stdout  # the mark from either file
     assert not [t for _, t in ran if "test_loose" in t and "@" in t], run.stdout
+    # the tests that share a module-scoped fixture: one group, of their module
+    sharing = [t for _, t in ran if "test_sharing" in t]
+    assert all(t.endswith("@module-tests/_scratch_groups/test_b_loose.py") for t in sharing), (
+        sharing
+    )
+    assert len({w for w, t in ran if "test_sharing" in t}) == 1, run.stdout
