@@ -24,6 +24,9 @@ from tests.helpers import EXPORTED
 from tests.helpers.checkpoints import digits_model
 from tests.helpers.skips import pytest_addoption, pytest_runtest_makereport  # noqa: F401 (hooks)
 
+# xdist_group marks that reach xdist's scheduler on pytest 9.2 (pytest-xdist#1386)
+pytest_plugins = ("tests.helpers.xdist_groups",)
+
 # Fixtures that export, convert or trace a model on the spot (5 s to a minute each on the
 # 2-core machine, even when shared by xdist's workers): a test that needs one, directly or
 # through another fixture, is in the slow tier (README "Testing"), as is a test of the tiny
@@ -129,13 +132,16 @@ def tiny_exports(tmp_path_factory, tiny_tokenizer):
 @pytest.fixture(scope="session")
 def digits_export(tmp_path_factory):
     """A tiny softmax model over a character vocabulary without any letter (digits,
-    punctuation, space), exported to ONNX: (torch model, folder with
-    ``digits.inspect.onnx`` and ``digits.fast.onnx``)."""
+    punctuation, space), exported to ONNX once per run (``built_once``): (torch model,
+    folder with ``digits.inspect.onnx`` and ``digits.fast.onnx``). The folder is
+    read-only to tests."""
     from export.graphs import export_model
+    from tests.helpers.shared import built_once
 
-    model, tokenizer = digits_model()
-    folder = tmp_path_factory.mktemp("digits")
-    export_model(model, folder, tokenizer, prefix="digits")
+    model, tokenizer = digits_model()  # the same weights in every worker (seed 0)
+    folder = built_once(
+        tmp_path_factory, "digits", lambda f: export_model(model, f, tokenizer, prefix="digits")
+    )  # exported once per run, the xdist workers sharing the folder
     return model, folder
 
 

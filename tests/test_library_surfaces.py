@@ -24,7 +24,9 @@ Public APIs change with deprecation warnings; these parts change without notice:
   reruns, because a bound widget is seeded from the run's first query string
   (``QueryParams.get_initial_value``).
 * ``tests/conftest.py`` reads pytest's ``Item._fixtureinfo.name2fixturedefs`` to mark
-  slow every test that needs a fixture exporting a model (``SLOW_FIXTURES``).
+  slow every test that needs a fixture exporting a model (``SLOW_FIXTURES``);
+  ``tests/helpers/xdist_groups.py`` sets ``Item._id`` (a ``_pytest.nodeid.NodeId``) to
+  carry a test's ``xdist_group`` to xdist's scheduler (``tests/test_xdist_groups.py``).
 
 After checking them against a new version (``tests/bench/test_live.py`` drives the
 websocket client on a real server, ``tests/ui`` the figures), raise ``CHECKED``.
@@ -54,7 +56,12 @@ CHECKED = {
         "7.1",
         "ui/figures.py (escapes what plotly.io._json._swap_orjson escapes)",
     ),
-    "pytest": ("9.2", "tests/conftest.py (Item._fixtureinfo: the slow tier's fixtures)"),
+    "pytest": (
+        "9.2",
+        "tests/conftest.py (Item._fixtureinfo: the slow tier's fixtures), "
+        "tests/helpers/xdist_groups.py (Item._id, _pytest.nodeid.NodeId: xdist_group's "
+        "suffix, pytest-dev/pytest-xdist#1386)",
+    ),
 }
 
 

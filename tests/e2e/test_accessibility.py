@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.e2e.conftest import open_page
 from tests.helpers.browser import wait_idle
 
 PAGES = ["visualizer", "visualizer?view=mask", "visualizer?view=predict",
@@ -42,6 +43,14 @@ def heading_faults(levels: list[list]) -> list[str]:
         if level > before + 1:
             faults.append(f"h{before} then h{level}: {text}")
     return faults
+
+
+@pytest.fixture(scope="module")
+def page(browser):
+    """One page for the module: each test opens its URL first and only reads the page
+    (``open_page``: a page that drew the app before draws the next URL in half the time)."""
+    with open_page(browser) as pg:
+        yield pg
 
 
 @pytest.mark.parametrize("path", PAGES)

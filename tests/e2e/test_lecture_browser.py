@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from tests.e2e.conftest import open_page
 from tests.helpers import EXPORTED
 from tests.helpers.browser import click_until, wait_idle, wait_plot
 from ui.lecture.story import STEPS
@@ -24,6 +27,14 @@ SHADED_JS = """(key) => {
   const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
   return gd.layout.shapes[0].x0 + 0.5;
 }"""
+
+
+@pytest.fixture(scope="module")
+def page(browser):
+    """One page for the module: each test opens its URL first (``open_page``: a page that
+    drew the app before draws the next URL in half the time of a new page's)."""
+    with open_page(browser) as pg:
+        yield pg
 
 
 def _step_shown(page, n: int) -> None:

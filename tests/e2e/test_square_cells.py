@@ -7,8 +7,11 @@ tick labels, and plotly's toolbar covers no figure title when it shows on hover.
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
+from tests.e2e.conftest import open_page
 from tests.e2e.test_presenter_browser import OVERLAPS
 from tests.helpers.browser import wait_idle, wait_plot, wait_settled
 
@@ -71,60 +74,65 @@ def _check(m: dict, presenting: bool, where: str) -> None:
         assert m["bottom"] <= m["screen"], (where, m)  # whole above the fold
 
 
+@pytest.fixture(scope="module")
+def screens(browser):
+    """``screens(width, height)``: one page per screen size for the module (each test
+    opens its URLs first, and hovers at most; ``open_page``: the next URL drawn in half
+    the time of a new page's)."""
+    with contextlib.ExitStack() as stack:
+        pages = {}
+
+        def screen(width: int, height: int):
+            if (width, height) not in pages:
+                pages[width, height] = stack.enter_context(open_page(browser, width, height))
+            return pages[width, height]
+
+        yield screen
+
+
 @pytest.mark.parametrize("presenting", [False, True], ids=["plain", "presenting"])
 @pytest.mark.parametrize(("width", "height"), [(1280, 720), (1920, 1080)])
-def test_square_cells_as_large_as_the_room(browser, server_url, width, height, presenting):
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    try:
-        for path, keys in PAGES:
-            url = f"{server_url}/{path}" + ("&present=1" if "?" in path else "?present=1")
-            page.goto(url if presenting else f"{server_url}/{path}")
-            wait_idle(page)
-            for key in keys:
-                wait_plot(page, key)
-            for key in keys:
-                wait_settled(page, key)  # the figure fitted to its square (ui/chart.js)
-            for key in keys:
-                where = f"{path} {key} {width}x{height} present={presenting}"
-                _check(page.evaluate(MEASURE, key), presenting, where)
-                assert page.evaluate(OVERLAPS, key) == [], where
-            assert not page.locator('[data-testid="stException"]').count(), path
-    finally:
-        context.close()
+def test_square_cells_as_large_as_the_room(screens, server_url, width, height, presenting):
+    page = screens(width, height)
+    for path, keys in PAGES:
+        url = f"{server_url}/{path}" + ("&present=1" if "?" in path else "?present=1")
+        page.goto(url if presenting else f"{server_url}/{path}")
+        wait_idle(page)
+        for key in keys:
+            wait_plot(page, key)
+        for key in keys:
+            wait_settled(page, key)  # the figure fitted to its square (ui/chart.js)
+        for key in keys:
+            where = f"{path} {key} {width}x{height} present={presenting}"
+            _check(page.evaluate(MEASURE, key), presenting, where)
+            assert page.evaluate(OVERLAPS, key) == [], where
+        assert not page.locator('[data-testid="stException"]').count(), path
 
 
 @pytest.mark.parametrize(
     ("path", "key"), [("lecture?step=2", "lecture_nw_fit"), ("visualizer", "attn_big")]
 )
-def test_toolbar_covers_no_title_at_1280(browser, server_url, path, key):
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
-    page = context.new_page()
-    try:
-        page.goto(f"{server_url}/{path}")
-        wait_idle(page)
-        wait_plot(page, key)
-        chart = page.locator(f".st-key-{key} .js-plotly-plot")
-        chart.scroll_into_view_if_needed()
-        chart.hover()
-        page.wait_for_timeout(400)  # the toolbar fades in
-        assert page.evaluate(COVERED, key) == [], path
-    finally:
-        context.close()
+def test_toolbar_covers_no_title_at_1280(screens, server_url, path, key):
+    page = screens(1280, 720)
+    page.goto(f"{server_url}/{path}")
+    wait_idle(page)
+    wait_plot(page, key)
+    chart = page.locator(f".st-key-{key} .js-plotly-plot")
+    chart.scroll_into_view_if_needed()
+    chart.hover()
+    page.wait_for_timeout(400)  # the toolbar fades in
+    assert page.evaluate(COVERED, key) == [], path
+    page.mouse.move(0, 0)  # the shared page's next test starts with no figure hovered
 
 
-def test_the_delta_models_states_are_square_at_1280(browser, server_url):
+def test_the_delta_models_states_are_square_at_1280(screens, server_url):
     """#44 item 2: the delta model's mask view drew its 32×32 states 76×290 px."""
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
-    page = context.new_page()
-    try:
-        page.goto(f"{server_url}/visualizer?model=delta&view=mask")
-        wait_idle(page)
-        for key in ("delta_before", "delta_update", "delta_after"):
-            wait_plot(page, key)
-        page.wait_for_timeout(300)
-        for key in ("delta_before", "delta_update", "delta_after"):
-            (heat,) = page.evaluate(MEASURE, key)["heats"]
-            assert abs(heat["w"] / heat["h"] - 1) <= 0.02 and heat["w"] >= 5, (key, heat)
-    finally:
-        context.close()
+    page = screens(1280, 720)
+    page.goto(f"{server_url}/visualizer?model=delta&view=mask")
+    wait_idle(page)
+    for key in ("delta_before", "delta_update", "delta_after"):
+        wait_plot(page, key)
+    page.wait_for_timeout(300)
+    for key in ("delta_before", "delta_update", "delta_after"):
+        (heat,) = page.evaluate(MEASURE, key)["heats"]
+        assert abs(heat["w"] / heat["h"] - 1) <= 0.02 and heat["w"] >= 5, (key, heat)
