@@ -20,8 +20,6 @@ grouping is lost again.
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 
@@ -49,7 +47,8 @@ def module_group(item: pytest.Item) -> str | None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not os.environ.get("PYTEST_XDIST_WORKER") or not config.getvalue("loadgroup"):
+    # a pytest run inside a test inherits PYTEST_XDIST_WORKER without being a worker
+    if not hasattr(config, "workerinput") or not config.getoption("loadgroup", default=False):
         return
     from _pytest.nodeid import NodeId  # pytest 9.2's structured node id
 
