@@ -140,6 +140,7 @@ def export_model(
     prefix: str | None = None,
     inspect_only: bool = False,
     on_graph: Callable[[str], None] | None = None,
+    lab: bool = True,
 ) -> list[Path]:
     """Write the inspect, fast, (recurrent kinds: linear, delta) step and lab graphs of
     ``model`` (with ``inspect_only``, no fast or step graph: a served softmax model runs its
@@ -154,6 +155,8 @@ def export_model(
         tokenizer: the model's tokenizer.
         prefix: file prefix; defaults to the attention kind.
         on_graph: called with each graph's file name before it is made (progress).
+        lab: write the lab graph (an upload's is made later, when a lab view asks:
+            :func:`export_lab`).
 
     Returns:
         The written paths, each already validated by :func:`export.checks.check_graph`.
@@ -214,8 +217,9 @@ def export_model(
         export_module(StepGraph(model), args, path, inputs, outputs, None)
         paths.append(path)
 
-    said(f"{prefix}.lab.onnx")  # interventions: ablation, patching, lens, attribution
-    paths.append(export_lab_graph(model, out_dir / f"{prefix}.lab.onnx"))
+    if lab:  # interventions: ablation, patching, lens, attribution
+        said(f"{prefix}.lab.onnx")
+        paths.append(export_lab_graph(model, out_dir / f"{prefix}.lab.onnx"))
 
     said("checks")
     for path in paths:
@@ -226,6 +230,19 @@ def export_model(
             if square := square_sequence_tensors(graph, probe_lengths(cfg)):
                 raise ValueError(f"{path.name} builds T x T tensors: {', '.join(square[:5])}")
     return paths
+
+
+def export_lab(model: Transformer, out_dir: Path, tokenizer: Tokenizer, prefix: str) -> Path:
+    """The lab graph alone (``export/lab.py``), with the metadata and checks of
+    :func:`export_model`'s graphs: ``<prefix>.lab.onnx`` in ``out_dir``.
+
+    Raises:
+        ValueError: if the graph fails :func:`export.checks.check_graph`.
+    """
+    path = export_lab_graph(model.eval(), out_dir / f"{prefix}.lab.onnx")
+    add_metadata(path, {"config": model.cfg.to_json(), "tokenizer": tokenizer.to_str()})
+    check_graph(path, {contract.INPUT_NAME: 1})
+    return path
 
 
 def targets(args: argparse.Namespace) -> tuple[list[Path], Path | None]:

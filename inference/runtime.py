@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +26,33 @@ from models.card import ModelCard
 from models.config import ModelConfig
 from models.tokenizer import load_tokenizer
 
-_LAB_OPENING = threading.Lock()  # one lab session per model, opened once
+
+class LazyGraph:
+    """A graph opened on first use, once, and shared by every copy of the model that holds
+    it (an upload's sessions each hold a copy: ``upload/opened.py``). ``source``: a path,
+    the graph's bytes, or a function that makes them (an upload's lab graph is exported
+    only when a lab view first asks for it)."""
+
+    def __init__(self, source: str | Path | bytes | Callable[[], bytes]):
+        self._source, self._session = source, None
+        self._lock = threading.Lock()
+
+    @property
+    def opened(self) -> bool:
+        """True once the session is open."""
+        return self._session is not None
+
+    def session(self) -> ort.InferenceSession:
+        """The session, opened (and the graph made) on the first call.
+
+        Raises:
+            whatever making the graph raises (an upload's export: UploadError).
+        """
+        with self._lock:
+            if self._session is None:
+                src = self._source() if callable(self._source) else self._source
+                self._session = make_session(Path(src) if isinstance(src, str) else src)
+            return self._session
 
 
 @dataclass
@@ -52,8 +79,7 @@ class OnnxModel:
     step_session: ort.InferenceSession | None = None
     card: ModelCard | None = None
     weights: dict[str, np.ndarray] | None = None
-    _lab_session: ort.InferenceSession | None = field(default=None, repr=False, compare=False)
-    lab_graph: str | Path | bytes | None = None  # opened on first use (``lab``)
+    lab_graph: LazyGraph | None = None  # opened on first use, shared by copies (``lab``)
 
     @property
     def has_lab(self) -> bool:
@@ -72,11 +98,7 @@ class OnnxModel:
         if self.lab_graph is None:
             raise RuntimeError(f"{self.name} has no lab graph")
         self._check_length(feeds[contract.INPUT_NAME][0].tolist())
-        with _LAB_OPENING:
-            if self._lab_session is None:
-                src = self.lab_graph
-                self._lab_session = make_session(Path(src) if isinstance(src, str) else src)
-        session, names = self._lab_session, list(contract.LAB_OUTPUTS)
+        session, names = self.lab_graph.session(), list(contract.LAB_OUTPUTS)
         batch = session.get_inputs()[0].shape[0]
 
         def run_one(part):
@@ -248,7 +270,7 @@ def load_graphs(
     name: str = "model",
     card: ModelCard | None = None,
     tokenizer: Tokenizer | None = None,
-    lab: str | Path | bytes | None = None,
+    lab: str | Path | bytes | Callable[[], bytes] | None = None,
 ) -> OnnxModel:
     """Open graphs whose metadata carries ``config`` and ``tokenizer``. ``tokenizer``: the
     one the metadata holds, already built by the caller (an upload's, from its checked
@@ -269,7 +291,7 @@ def load_graphs(
         return None if src is None else make_session(Path(src) if isinstance(src, str) else src)
 
     model = OnnxModel(name, config, tokenizer, session, _open(fast), _open(step), card)
-    model.lab_graph = lab
+    model.lab_graph = None if lab is None else LazyGraph(lab)
     return model
 
 

@@ -31,11 +31,20 @@ MODE_HELP = (
 
 
 def has_lab(sel: Selection) -> bool:
-    """True when the model has a lab graph; else the one-line notice."""
-    if getattr(sel.model, "has_lab", False):
-        return True
-    say("info", NO_LAB, icon=":material/science:")
-    return False
+    """True when the model's lab graph is open (an upload's is exported the first time a
+    lab view asks, under a spinner); else the one-line notice, or the export's one-line
+    error."""
+    if not getattr(sel.model, "has_lab", False):
+        say("info", NO_LAB, icon=":material/science:")
+        return False
+    if not sel.model.lab_graph.opened:
+        try:
+            with st.spinner("Exporting this model's lab graph (once, about 10 s)…"):
+                sel.model.lab_graph.session()
+        except Exception as exc:  # noqa: BLE001 - an upload's export: its one line
+            say("error", f"The lab graph could not be made: {exc}", icon=":material/error:")
+            return False
+    return True
 
 
 def parse_heads(raw: str, n_layer: int, n_head: int) -> tuple[list[str], list[str]]:

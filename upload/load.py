@@ -169,10 +169,18 @@ def _server_worker(what: str, report, **limits) -> Worker:
 
 
 def export(
-    name: str, cfg: ModelConfig, spec: dict, weights: dict, report=None, key: str | None = None
+    name: str,
+    cfg: ModelConfig,
+    spec: dict,
+    weights: dict,
+    report=None,
+    key: str | None = None,
+    graphs: str = "views",
 ) -> dict[str, bytes]:
     """Our exporter, in a fresh worker given only checked data: role -> ONNX bytes.
     ``key``: the data's ``export_key``, when the caller has it (computed otherwise).
+    ``graphs``: ``"views"`` (inspect, fast, step: what an upload opens with) or ``"lab"``
+    (the lab graph alone, made when a lab view first asks: ``lab_export``).
 
     The server itself never imports torch: neither its memory (about 250 MB) nor its GIL
     (seconds of tracing) is spent on a student's upload. The same data exported before
@@ -185,7 +193,7 @@ def export(
     def expect(reply: dict):
         return lambda role, shape: role in GRAPH_ROLES and len(shape) == 1
 
-    key = key or export_key(cfg.to_dict(), spec, weights)
+    key = (key or export_key(cfg.to_dict(), spec, weights)) + ("" if graphs == "views" else ":lab")
     cached = EXPORTS.get(key)
     if cached is not None:
         return dict(cached)
@@ -202,14 +210,16 @@ def export(
             f"{name} (export)", report, memory_bytes=EXPORT_MEMORY_BYTES,
             file_bytes=EXPORT_FILE_BYTES, reply_bytes=len(GRAPH_ROLES) * EXPORT_FILE_BYTES,
         )  # fmt: skip
-        header = {"op": "export", "name": name, "config": cfg.to_dict(), "tokenizer": spec}
+        header = {"op": "export", "name": name, "config": cfg.to_dict(), "tokenizer": spec,
+                  "graphs": graphs}  # fmt: skip
         try:
-            _, graphs = worker.request(header, EXPORT_TIMEOUT_S, arrays=weights, expect=expect)
+            _, made = worker.request(header, EXPORT_TIMEOUT_S, arrays=weights, expect=expect)
         finally:
             worker.stop()
-        if "inspect" not in graphs:
-            raise UploadError(f"{name}: the exporter returned no inspect graph")
-        result = {role: graph.tobytes() for role, graph in graphs.items()}
+        want = "inspect" if graphs == "views" else "lab"
+        if want not in made:
+            raise UploadError(f"{name}: the exporter returned no {want} graph")
+        result = {role: graph.tobytes() for role, graph in made.items()}
         EXPORTS.put(key, result)
     return dict(result)
 
@@ -229,7 +239,11 @@ def _export_and_open(name: str, converted: Converted, report) -> OnnxModel:
     check_room(name, weights)  # a server too full to open it: refused before the export
     graphs = export(name, cfg, exported, weights, report, key)
     report(0.9, "opening the graphs…")
-    return open_shared(key, graphs, weights, name, info, spec)
+
+    def lab_export() -> bytes:  # the first lab view of any session that shares the model
+        return export(name, cfg, exported, weights, None, key, graphs="lab")["lab"]
+
+    return open_shared(key, graphs, weights, name, info, spec, lab=lab_export)
 
 
 def _open_isolated(files: dict[str, bytes], what: str, report) -> IsolatedModel:

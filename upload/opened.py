@@ -53,13 +53,21 @@ def open_bytes() -> int:
 
 
 def open_shared(
-    key: str, graphs: dict[str, bytes], weights: dict, name: str, card: ModelCard, spec=None
+    key: str,
+    graphs: dict[str, bytes],
+    weights: dict,
+    name: str,
+    card: ModelCard,
+    spec=None,
+    lab=None,
 ) -> OnnxModel:
     """A session's model of the graphs exported from the data hashed as ``key``: the
     shared :class:`Opened` when one is open, else newly opened (``weights``, float32 by our
     parameter names, kept for the lessons; ``spec``, the checked tokenizer spec the graphs
-    were exported with, builds the tokenizer instead of the graphs' JSON copy of it). Its
-    ``name`` is "upload: <name>".
+    were exported with, builds the tokenizer instead of the graphs' JSON copy of it;
+    ``lab``, a function making the lab graph's bytes when a lab view first asks, shared by
+    every session of the model: ``inference.runtime.LazyGraph``). Its ``name`` is
+    "upload: <name>".
 
     Raises:
         UploadError: when opening it would take the uploads open in this server past
@@ -73,7 +81,7 @@ def open_shared(
             _refuse_past_budget(name, nbytes)
             tokenizer = None if spec is None else build(spec)
             model = load_graphs(graphs["inspect"], graphs.get("fast"), graphs.get("step"), name,
-                                tokenizer=tokenizer, lab=graphs.get("lab"))  # fmt: skip
+                                tokenizer=tokenizer, lab=graphs.get("lab", lab))  # fmt: skip
             opened = _OPEN[key] = Opened(model, weights, nbytes)
             weakref.finalize(opened, FREED.set)
     return _own(opened, name, card)

@@ -92,7 +92,7 @@ def test_a_folder_is_converted_once_and_served(served_models):
     ours = models.get("tiny-gpt2")
     assert ours.card.source == "GPT-2-family folder" and ours.card.checkpoint == "tiny-gpt2/"
     assert ours.fast_session is None  # one onnxruntime session: the inspect graph
-    assert ours._lab_session is None and ours.has_lab  # the lab's: on first use only
+    assert ours.has_lab and not ours.lab_graph.opened  # the lab's: on first use only
     onnx_files = sorted(p.name for p in models.root.glob("*/*.onnx"))
     assert onnx_files == ["tiny-gpt2.inspect.onnx", "tiny-gpt2.lab.onnx"]
     ids = list(range(0, 300, 10))  # (30,)
