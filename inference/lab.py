@@ -69,6 +69,26 @@ def lab(model, ids: Sequence[int], B: int = 1, **set_: np.ndarray) -> dict[str, 
 
 
 FEED_BYTES = 64 << 20  # the override arrays of one call at most: larger grids run in parts
+LENS_BYTES = 512 << 20  # run 0's logit lens, (L+1) x T x V probabilities, at most
+
+
+def too_long(cfg, T: int) -> str | None:
+    """One line when a sentence of T tokens is too long for the lab graph of a model of
+    config ``cfg`` (its logit lens holds (L+1) x T x V float32 probabilities: GPT-2 small
+    at T = 1,024 would need 2.7 GB), else None."""
+    most = LENS_BYTES // (4 * (cfg.n_layer + 1) * cfg.vocab_size)
+    if T <= most:
+        return None
+    return (f"The lab views read at most {most:,} tokens of this model (their logit lens "
+            f"spans its {cfg.vocab_size:,}-token vocabulary at every layer): this sentence "
+            f"has {T:,}. Shorten it.")  # fmt: skip
+
+
+def _runs_per_call(cfg, T: int, n: int) -> int:
+    """How many of ``n`` runs of T tokens one lab call takes within ``FEED_BYTES``: the
+    override arrays, the residual stream and the logits of a run, float32."""
+    per_run = 4 * T * (cfg.n_layer * cfg.d_model * 2 + cfg.d_model + cfg.vocab_size)
+    return max(1, min(n, FEED_BYTES // per_run))
 
 
 def runs(model, ids: Sequence[int], n: int, fill) -> np.ndarray:
@@ -84,8 +104,7 @@ def runs(model, ids: Sequence[int], n: int, fill) -> np.ndarray:
         NoLabGraph; ModelRunError.
     """
     cfg, T = model.config, len(ids)
-    per_run = 4 * T * (cfg.n_layer * cfg.d_model * 2 + cfg.d_model + cfg.vocab_size)
-    part = max(1, min(n, FEED_BYTES // per_run))
+    part = _runs_per_call(cfg, T, n)
     logits = []
     for start in range(0, n, part):
         feeds = overrides(cfg, min(part, n - start), T)
@@ -105,7 +124,7 @@ def next_token_losses(logits: np.ndarray, ids: Sequence[int]) -> np.ndarray:
 def mean_head_outputs(model, rows: np.ndarray) -> np.ndarray:
     """Each head's mean output over every position of ``rows`` (N, T) of validation text
     (:func:`validation_chunks`): (L, H, d_head), what mean-ablation puts in place of a
-    head's output. One lab batch of N runs.
+    head's output. The rows run in lab calls within ``FEED_BYTES``.
 
     Raises:
         NoLabGraph; ModelRunError.
@@ -113,9 +132,13 @@ def mean_head_outputs(model, rows: np.ndarray) -> np.ndarray:
     if not getattr(model, "has_lab", False):
         raise NoLabGraph(f"{model.name} has no lab graph: no interventions")
     N, T = rows.shape
-    feeds = overrides(model.config, N, T) | {"input_ids": rows}
-    head_out = model.lab(feeds)["head_out"]  # (N, L, H, T, D)
-    return head_out.mean(axis=(0, 3)).astype(np.float32)  # (L, H, D)
+    part = _runs_per_call(model.config, T, N)
+    total = 0.0
+    for start in range(0, N, part):  # a large model's rows in parts (``FEED_BYTES``)
+        chunk = rows[start : start + part]  # (n, T)
+        feeds = overrides(model.config, len(chunk), T) | {"input_ids": chunk}
+        total = total + model.lab(feeds)["head_out"].sum(axis=(0, 3))  # (L, H, D)
+    return (total / (N * T)).astype(np.float32)  # (L, H, D)
 
 
 def ablation_values(cfg, heads, mode: str, means: np.ndarray | None, T: int):

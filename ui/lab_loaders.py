@@ -22,8 +22,8 @@ PROBE_SEED = 0
 
 def mean_outputs(model) -> np.ndarray:
     """(L, H, d_head): each head's mean output over 4,096 tokens of validation text."""
-    rows = lab.validation_chunks(model.tokenizer, validation_lines(),
-                                 min(64, model.config.context_length))  # fmt: skip
+    T = min(64, model.config.context_length)
+    rows = lab.validation_chunks(model.tokenizer, validation_lines(), T)
     return lab.mean_head_outputs(model, rows)
 
 

@@ -111,6 +111,9 @@ def ablate_view(sel: Selection) -> None:
     if result.T < 2:
         say("info", "Type at least two tokens: the loss is of predicting the next one.")
         return
+    if line := lab.too_long(model.config, result.T):
+        say("warning", line)
+        return
     if heads:
         _before_after(sel, lab.ablate(model, result.ids, heads, mode, means))
     else:

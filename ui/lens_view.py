@@ -13,6 +13,7 @@ from inference.text_input import visible
 from ui import loaders, presenter
 from ui.figures import plot
 from ui.lab_view import has_lab
+from ui.notices import say
 from ui.predictions import opening_position
 from ui.selection import Selection
 from ui.text import plain
@@ -43,6 +44,9 @@ def lens_view(sel: Selection) -> None:
     """The lens grid (top token in each cell, coloured by the probability of the token
     that comes next) and the attribution of the chosen position's top prediction."""
     if not has_lab(sel):
+        return
+    if line := lab.too_long(sel.model.config, sel.result.T):
+        say("warning", line)
         return
     out, vocab = lab.lab(sel.model, sel.result.ids), loaders.get_vocab(sel.name)
     tokens = [visible(t) for t in sel.result.tokens]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from inference import patching
+from inference import lab, patching
 from inference.text_input import visible
 from models.tokenizer import encode
 from ui import presenter
@@ -97,6 +97,9 @@ def patch_view(sel: Selection) -> None:
         say("warning", f"The clean sentence is {len(clean)} tokens and the corrupted one "
             f"{len(corrupted)}: patching swaps pieces position by position, so they must be "
             "the same length (and not empty).")  # fmt: skip
+        return
+    if line := lab.too_long(sel.model.config, len(clean)):
+        say("warning", line)
         return
     if len(clean) > sel.model.config.context_length:
         say("warning", f"The sentences are {len(clean)} tokens, longer than the model's "

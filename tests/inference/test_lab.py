@@ -97,3 +97,12 @@ def test_looks_and_does_picks_a_striking_idle_head_and_a_plain_busy_one():
     sharp = np.array([[0.9, 0.8, 0.2, 0.3]])
     effect = np.array([[0.5, 0.01, 0.4, 0.1]])
     assert lab.looks_and_does(sharp, effect) == ((0, 1), (0, 2))
+
+
+def test_a_sentence_too_long_for_the_lens_is_refused_in_one_line():
+    from models.config import ModelConfig
+
+    gpt2 = ModelConfig(vocab_size=50257, n_layer=12, n_head=12, d_model=768, context_length=1024)
+    line = lab.too_long(gpt2, 1024)
+    assert line and "\n" not in line and "at most 205 tokens" in line
+    assert lab.too_long(gpt2, 205) is None
