@@ -112,7 +112,7 @@ def serve(memory_bytes: int, idle_s: float, file_bytes: int, priority: str = "id
     os.dup2(2, 1)  # a library's print goes to stderr, never into the protocol
     _limit(memory_bytes, file_bytes, priority)
     sys.path[0] = str(Path(__file__).resolve().parents[1])  # the project, not upload/
-    from upload import handlers, local_handlers, protocol
+    from upload import export_handler, handlers, local_handlers, protocol
     from upload.limits import MAX_HEADER_BYTES, MAX_REPLY_BYTES
 
     model = None
@@ -136,7 +136,7 @@ def serve(memory_bytes: int, idle_s: float, file_bytes: int, priority: str = "id
             elif op == "fold_onnx":  # the command line: an .onnx by path, never the app
                 reply, out = local_handlers.fold_onnx(header)
             elif op == "export":
-                reply, out = handlers.export(header, arrays)
+                reply, out = export_handler.export(header, arrays)
             elif op == "open":
                 reply, model = handlers.open_graphs(blobs)
                 out = {}
