@@ -46,17 +46,20 @@ class KVCacheDecoder(nn.Module):
         self.model = model
 
     def forward(self, token, position, past_k, past_v):
-        m = self.model
+        m, window = self.model, self.model.cfg.sliding_window
         x = m.embed(token) + m.positional_encoding(position)  # (1, 1, C), as in Transformer.step
         ks, vs = [], []
         for layer, block in enumerate(m.blocks):
-            q, k, v = block.attn.qkv(block.ln_1(x))  # (1, H, 1, D) each
+            q, k, v = block.attn.qkv(block.ln_1(x), position)  # (1, H, 1, D) each
             K = torch.cat([past_k[layer : layer + 1], k], dim=2)  # (1, H, P+1, D)
             V = torch.cat([past_v[layer : layer + 1], v], dim=2)  # (1, H, P+1, D)
             scores = q @ K.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (1, H, 1, P+1)
-            y = torch.softmax(scores, dim=-1) @ V  # (1, H, 1, D); every past key is visible
-            x = x + block.attn.o_proj(merge_heads(y))  # (1, 1, C)
-            x = x + block.mlp(block.ln_2(x))  # (1, 1, C)
+            if window is not None:  # a sliding window sees the last `window` keys only
+                j = torch.arange(K.shape[2])  # (P+1,)
+                scores = scores.masked_fill(j <= K.shape[2] - 1 - window, float("-inf"))
+            y = torch.softmax(scores, dim=-1) @ V  # (1, H, 1, D)
+            mid = x + block.attn.o_proj(merge_heads(y))  # (1, 1, C)
+            x = mid + block.mlp(block.ln_2(block.mlp_input(x, mid)))  # (1, 1, C)
             ks.append(K[0])
             vs.append(V[0])
         logits = m.lm_head(m.ln_f(x))[:, 0]  # (1, V)

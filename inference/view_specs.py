@@ -61,6 +61,16 @@ def _weights(result: Analysis, layer: int, head: int | None, mode: str) -> tuple
     return reduce(0), f"Layer {layer}, {mode.split()[0]} over {attn.shape[1]} heads"
 
 
+def shared_key(config, head: int | None) -> str:
+    """Grouped-query attention (H_kv < H): which query heads share ``head``'s key and
+    value head, e.g. " · key/value head 1, shared by heads 2–3"; "" otherwise."""
+    group = config.n_head // config.kv_heads
+    if head is None or group == 1:
+        return ""
+    kv = head // group
+    return f" · key/value head {kv}, shared by heads {kv * group}–{kv * group + group - 1}"
+
+
 def head_weights(result: Analysis, layer: int, head: int | None, mode: str) -> np.ndarray:
     """The (T, T) weights :func:`attention` draws."""
     return _weights(result, layer, head, mode)[0]
@@ -72,6 +82,7 @@ def attention(facts: ModelFacts, result: Analysis, layer, head, mode, query) -> 
     heads of its layer (``viz.attention.with_heads``), up to ``INSTANT_HEADS_MAX`` heads
     and ``INSTANT_HEADS_MAX_T`` tokens."""
     weights, title = _weights(result, layer, head, mode)
+    title += shared_key(facts.config, head if mode == "selected head" else None)
     fig = va.attention_with_row(weights, result.display_tokens, query, title=title)
     n_head = result.outputs["attn"].shape[1]
     if (
@@ -83,20 +94,22 @@ def attention(facts: ModelFacts, result: Analysis, layer, head, mode, query) -> 
     others = {}
     for h in set(range(n_head)) - {head}:
         w, title = _weights(result, layer, h, mode)
+        title += shared_key(facts.config, h)
         others[h] = va.attention_with_row(w, result.display_tokens, query, title, frames=False)
     return va.with_heads(fig, others)
 
 
 def head_grid(facts: ModelFacts, result: Analysis) -> dict:
     """Every layer and head of the sentence as small multiples."""
-    return vg.head_grid(result.outputs["attn"], result.display_tokens)
+    kv = facts.config.kv_heads if facts.config.kv_heads < facts.config.n_head else None
+    return vg.head_grid(result.outputs["attn"], result.display_tokens, kv_heads=kv)
 
 
 def compare(facts: ModelFacts, result: Analysis, layer, head) -> dict:
     """One head of model ``name`` for the side-by-side comparison."""
     w = result.outputs["attn"][layer, head]  # (T, T)
     width = fit.HALF_1280_PX if side_by_side(result.T) else fit.FULL_1280_PX
-    title = f"{facts.name}: L{layer} H{head}"
+    title = f"{facts.name}: L{layer} H{head}" + shared_key(facts.config, head)
     return va.attention_heatmap(w, result.display_tokens, title=title, width_px=width)
 
 
@@ -112,11 +125,12 @@ def shape_flow(facts: ModelFacts, result: Analysis, layer, columns=1) -> dict:
     cfg = facts.config
     stages = vs.reshape_stages(
         1, result.T, cfg.d_model, cfg.n_head, cfg.d_head, attention=cfg.attention, eps=cfg.attn_eps,
-        layer=layer,
+        layer=layer, kv_heads=cfg.kv_heads, rotary=cfg.position_scheme == "rotary",
     )  # fmt: skip
     title = (
         f"Multi-head reshape of layer {layer}: B=1, T={result.T}, d_model={cfg.d_model}, "
         f"H={cfg.n_head}, d_head={cfg.d_head}"
+        + (f", H_kv={cfg.kv_heads}" if cfg.kv_heads < cfg.n_head else "")
     )
     return vflow.shape_flow_figure(stages, title=title, columns=columns)
 
@@ -139,6 +153,7 @@ def mask_panels(facts: ModelFacts, result: Analysis, layer, head) -> dict:
         result.display_tokens,
         cfg.attention,
         cfg.attn_eps,
+        cfg.sliding_window,
     )
 
 
@@ -229,7 +244,8 @@ def block_flow(
     cfg = facts.config
     norms = tuple(float(nums.norms[h][token]) for h in contract.BLOCK_HOOKS)
     stages = vb.block_stages(1, result.T, cfg.d_model, cfg.d_mlp, cfg.n_head, cfg.attention,
-                             norms)  # fmt: skip
+                             norms, cfg.norm, cfg.activation, cfg.gated_mlp,
+                             cfg.parallel_residual)  # fmt: skip
     title = (
         f"Block {layer} of {cfg.n_layer} ({cfg.attention}): d_model = {cfg.d_model}, "
         f"d_mlp = {cfg.d_mlp}, H = {cfg.n_head}"

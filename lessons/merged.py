@@ -14,10 +14,13 @@ from models.config import ModelConfig
 
 
 def _head_rows(weights: dict, layer: int, head: int, n_head: int, part: str):
-    """Rows of head ``head`` in ``blocks.<layer>.attn.<part>_proj``: W (D, C), b (D,)."""
-    W = np.asarray(weights[f"blocks.{layer}.attn.{part}_proj.weight"], np.float64)  # (C, C)
-    D = W.shape[0] // n_head
-    rows = slice(head * D, (head + 1) * D)
+    """Rows of head ``head`` in ``blocks.<layer>.attn.<part>_proj``: W (D, C), b (D,).
+    With grouped-query attention (k and v with H_kv < H heads of D rows) the rows of
+    the key/value head query head ``head`` reads, head // (H / H_kv)."""
+    W = np.asarray(weights[f"blocks.{layer}.attn.{part}_proj.weight"], np.float64)  # (H_kv D, C)
+    D = np.asarray(weights[f"blocks.{layer}.attn.q_proj.weight"]).shape[0] // n_head
+    shared = head // (n_head // (W.shape[0] // D))  # the key/value head it reads
+    rows = slice(shared * D, (shared + 1) * D)
     bias = weights.get(f"blocks.{layer}.attn.{part}_proj.bias")
     b = np.zeros(D) if bias is None else np.asarray(bias, np.float64)[rows]  # (D,)
     return W[rows], b  # (D, C), (D,)

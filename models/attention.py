@@ -33,6 +33,7 @@ from models.config import ATTENTION_KINDS, ModelConfig
 from models.delta import ShortConv, l2_normalize
 from models.delta_attention import DeltaAttention
 from models.feature_maps import FeatureMap, elu_feature_map
+from models.rotary import apply_rotary, rotation
 
 
 def split_heads(x: torch.Tensor, n_head: int) -> torch.Tensor:
@@ -49,9 +50,13 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
     return x.view(B, T, H * D)  # (B, T, C)
 
 
-def causal_mask(T: int, device: torch.device | None = None) -> torch.Tensor:
-    """Boolean (T, T) mask, True where query i may attend to key j (j <= i)."""
-    return torch.ones(T, T, dtype=torch.bool, device=device).tril()  # (T, T)
+def causal_mask(T: int, device: torch.device | None = None, window: int | None = None):
+    """Boolean (T, T) mask, True where query i may attend to key j (j <= i); with a
+    sliding ``window`` (Mistral) only the last ``window`` keys: i - window < j <= i."""
+    mask = torch.ones(T, T, dtype=torch.bool, device=device).tril()  # (T, T)
+    if window is not None:
+        mask = mask & ~torch.ones(T, T, dtype=torch.bool, device=device).tril(-window)
+    return mask  # (T, T)
 
 
 class SoftmaxAttention:
@@ -68,7 +73,8 @@ class SoftmaxAttention:
         (B, H, T, T), the scaled logits QK^T / sqrt(d_head) before the mask."""
         T, D = q.shape[-2], q.shape[-1]
         scores = q @ k.transpose(-2, -1) / math.sqrt(D)  # (B, H, T, T)
-        masked = scores.masked_fill(~causal_mask(T, q.device), float("-inf"))  # (B, H, T, T)
+        allowed = causal_mask(T, q.device, self.cfg.sliding_window)  # (T, T)
+        masked = scores.masked_fill(~allowed, float("-inf"))  # (B, H, T, T)
         weights = torch.softmax(masked, dim=-1)  # (B, H, T, T)
         return weights @ v, weights, scores  # (B, H, T, d_head)
 
@@ -208,30 +214,46 @@ class MultiHeadAttention(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.mixing = build_mixing(cfg)
-        C = cfg.d_model
-        self.q_proj = nn.Linear(C, C, bias=cfg.bias)
-        self.k_proj = nn.Linear(C, C, bias=cfg.bias)
-        self.v_proj = nn.Linear(C, C, bias=cfg.bias)
+        C, kv, qkv_bias = cfg.d_model, cfg.kv_heads * cfg.d_head, cfg.has_qkv_bias
+        self.q_proj = nn.Linear(C, C, bias=qkv_bias)
+        self.k_proj = nn.Linear(C, kv, bias=qkv_bias)  # (H_kv d_head, C): grouped-query
+        self.v_proj = nn.Linear(C, kv, bias=qkv_bias)
         self.o_proj = nn.Linear(C, C, bias=cfg.bias)
         self.short_conv = getattr(self.mixing, "short_conv", False)
         if self.short_conv:  # DeltaNet: causal convolutions on q, k, v and beta's W_beta
             self.q_conv, self.k_conv, self.v_conv = ShortConv(C), ShortConv(C), ShortConv(C)
             self.b_proj = nn.Linear(C, cfg.n_head, bias=True)
 
-    def qkv(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def qkv(self, x: torch.Tensor, positions: torch.Tensor | None = None):
         """Project and split heads: (B, T, C) -> three (B, H, T, d_head); for DeltaNet
-        through the short convolutions, and q, k through SiLU and L2 normalisation."""
-        q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)  # (B, T, C)
+        through the short convolutions, and q, k through SiLU and L2 normalisation; with
+        rotary positions q and k rotated by ``positions`` (T,) int64 (default 0 .. T-1)."""
+        q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)  # (B, T, C), (B, T, H_kv D)
         if self.short_conv:
             q, k, v = self.q_conv(q), self.k_conv(k), self.v_conv(v)  # (B, T, C)
-        return self.heads(q, k, v)
+        return self.heads(q, k, v, positions)
 
-    def heads(self, q, k, v) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(B, T, C) each -> (B, H, T, d_head) each; DeltaNet's q, k through SiLU + L2 norm."""
-        H = self.cfg.n_head
-        q, k, v = split_heads(q, H), split_heads(k, H), split_heads(v, H)  # (B, H, T, d_head)
+    def heads(self, q, k, v, positions=None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(B, T, C) q and (B, T, H_kv d_head) k, v -> (B, H, T, d_head) each.
+
+        DeltaNet's q, k go through SiLU + L2 norm. RoPE (``models/rotary.py``) rotates q
+        and k; grouped-query attention repeats each key/value head for the H / H_kv
+        query heads that share it (query head h reads key head h // (H / H_kv)).
+        """
+        cfg = self.cfg
+        q = split_heads(q, cfg.n_head)  # (B, H, T, d_head)
+        k, v = split_heads(k, cfg.kv_heads), split_heads(v, cfg.kv_heads)  # (B, H_kv, T, D)
         if self.short_conv:
             q, k = l2_normalize(F.silu(q)), l2_normalize(F.silu(k))  # (B, H, T, d_head)
+        if cfg.d_rotary:
+            if positions is None:
+                positions = torch.arange(q.shape[2], device=q.device)  # (T,)
+            cos, sin = rotation(positions, cfg.d_rotary, cfg.rope_theta, cfg.rope_scale)
+            q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)  # (B, H|H_kv, T, D)
+        group = cfg.n_head // cfg.kv_heads
+        if group > 1:
+            k = k.repeat_interleave(group, dim=1)  # (B, H, T, d_head)
+            v = v.repeat_interleave(group, dim=1)  # (B, H, T, d_head)
         return q, k, v
 
     def beta(self, x: torch.Tensor) -> torch.Tensor:

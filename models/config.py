@@ -16,14 +16,32 @@ ATTENTION_KINDS = ("softmax", "linear", "delta")
 # The shipped models in exported/: one per attention kind, in this order everywhere (model
 # picker, side-by-side comparison, bench rows, tests). The one spelling of the shipped kinds.
 SHIPPED_KINDS = ("softmax", "linear", "delta")
-POSITION_SCHEMES = ("sinusoidal", "learned")
+# "rotary": nothing is added to the embedding; q and k are rotated by their positions
+# inside attention (RoPE, Su et al. 2021; ``models/rotary.py``), as in Llama and GPT-NeoX.
+POSITION_SCHEMES = ("sinusoidal", "learned", "rotary")
+# The residual stream's normalisation: LayerNorm (Ba et al. 2016; GPT-2, ours) or RMSNorm
+# (Zhang & Sennrich 2019; Llama, Mistral, Qwen2): ``models/norms.py``.
+NORMS = ("layernorm", "rmsnorm")
 # The MLP's GELU (Hendrycks & Gimpel 2016): "gelu" is exact, x Phi(x) (ours, nanoGPT);
 # "gelu_new" its tanh approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))),
 # which GPT-2 was trained with (Hugging Face's name for it; torch's approximate="tanh").
-ACTIVATIONS = ("gelu", "gelu_new")
+# "silu": x sigmoid(x), the gate of a gated MLP (SwiGLU, Shazeer 2020; Llama).
+ACTIVATIONS = ("gelu", "gelu_new", "silu")
 # Fields written to a config's JSON only when they differ from these defaults, so every
 # checkpoint, graph and model card written before they existed reads and writes the same.
-QUIET_DEFAULTS = {"activation": "gelu", "ln_eps": 1e-5}
+QUIET_DEFAULTS = {
+    "activation": "gelu",
+    "ln_eps": 1e-5,
+    "n_kv_head": None,
+    "norm": "layernorm",
+    "gated_mlp": False,
+    "qkv_bias": None,
+    "rope_theta": 10000.0,
+    "rotary_dim": None,
+    "rope_scale": 1.0,
+    "sliding_window": None,
+    "parallel_residual": False,
+}
 # Keys that older checkpoints and graph metadata wrote for today's field names.
 LEGACY_KEYS = {"pos_enc": "position_scheme", "eps": "attn_eps"}
 # Fields a config may mark ``unknown`` (set after the class below).
@@ -59,6 +77,22 @@ class ModelConfig:
             nanoGPT) or ``"gelu_new"`` (the tanh approximation; GPT-2).
         ln_eps: the epsilon LayerNorm adds to the variance (1e-5: torch's default, ours,
             nanoGPT and GPT-2's ``layer_norm_epsilon``).
+        n_kv_head: key/value heads H_kv of grouped-query attention (Ainslie et al. 2023):
+            query head h reads key/value head h // (H / H_kv); None: H_kv = H.
+        norm: ``"layernorm"`` or ``"rmsnorm"`` (:data:`NORMS`), for every norm of the model.
+        gated_mlp: the MLP is W_down (act(W_gate x) * W_up x) (SwiGLU with ``"silu"``;
+            Shazeer 2020) instead of W_proj act(W_fc x).
+        qkv_bias: whether q, k and v projections have biases (Qwen2: yes, while its other
+            linear layers have none); None: as ``bias``.
+        rope_theta: the rotary base θ: pair i of a head turns by position · θ^(-2i/d_rot).
+        rotary_dim: how many leading dimensions of each head RoPE rotates (GPT-NeoX's
+            ``rotary_pct``); None: all d_head.
+        rope_scale: linear position interpolation (Chen et al. 2023): positions are
+            divided by it before rotating; 1.0: none.
+        sliding_window: softmax attention sees only the last ``sliding_window`` keys
+            (query i reads keys j with i - window < j <= i; Mistral); None: every key.
+        parallel_residual: GPT-NeoX's block x + attn(ln_1(x)) + mlp(ln_2(x)), both read
+            the block's input; False: the sequential pre-LN block.
         unknown: names of fields the model's files do not tell (a foreign ONNX graph
             gives its layers, heads, vocabulary and context, not its d_model, MLP,
             positions or biases): their values are placeholders that pass validation,
@@ -86,6 +120,15 @@ class ModelConfig:
     attn_eps: float = 1e-6
     activation: str = "gelu"
     ln_eps: float = 1e-5
+    n_kv_head: int | None = None
+    norm: str = "layernorm"
+    gated_mlp: bool = False
+    qkv_bias: bool | None = None
+    rope_theta: float = 10000.0
+    rotary_dim: int | None = None
+    rope_scale: float = 1.0
+    sliding_window: int | None = None
+    parallel_residual: bool = False
     unknown: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
@@ -112,20 +155,76 @@ class ModelConfig:
                 raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
+        if self.norm not in NORMS:
+            raise ValueError(f"norm must be one of {NORMS}, got {self.norm!r}")
+        self._check_llama_fields()
+
+    def _check_llama_fields(self) -> None:
+        """The grouped-query, rotary and sliding-window fields (Llama-family models).
+
+        Raises:
+            ValueError: H_kv not dividing H, an odd or too wide ``rotary_dim``, a
+                non-positive θ, scale or window, or rotary positions or a sliding
+                window on an attention other than softmax.
+        """
+        for name in ("n_kv_head", "rotary_dim", "sliding_window"):
+            value = getattr(self, name)
+            if value is not None and (type(value) is not int or value <= 0):
+                raise ValueError(f"{name} must be a positive integer or null, got {value!r}")
+        if self.n_kv_head is not None and self.n_head % self.n_kv_head:
+            raise ValueError(
+                f"n_head={self.n_head} is not a multiple of n_kv_head={self.n_kv_head}"
+            )
+        if self.rotary_dim is not None and (self.rotary_dim % 2 or self.rotary_dim > self.d_head):
+            raise ValueError(
+                f"rotary_dim must be even and at most d_head={self.d_head}, got {self.rotary_dim}"
+            )
+        for name in ("rope_theta", "rope_scale"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+                raise ValueError(f"{name} must be a positive number, got {value!r}")
+        special = self.position_scheme == "rotary" or self.sliding_window is not None
+        grouped = self.n_kv_head not in (None, self.n_head)
+        if (special or grouped) and self.attention != "softmax":
+            raise ValueError(
+                "rotary positions, grouped-query attention and a sliding window are implemented for softmax attention only"
+            )
+        if self.position_scheme == "rotary" and self.d_head % 2:
+            raise ValueError(f"rotary positions need an even d_head, got {self.d_head}")
 
     @property
     def d_head(self) -> int:
         """Width of one head: d_model // n_head."""
         return self.d_model // self.n_head
 
+    @property
+    def kv_heads(self) -> int:
+        """Key/value heads H_kv: ``n_kv_head``, or H without grouped-query attention."""
+        return self.n_kv_head or self.n_head
+
+    @property
+    def d_rotary(self) -> int:
+        """Dimensions of a head RoPE rotates: ``rotary_dim`` or d_head (0 without RoPE)."""
+        if self.position_scheme != "rotary":
+            return 0
+        return self.rotary_dim or self.d_head
+
+    @property
+    def has_qkv_bias(self) -> bool:
+        """Whether the q, k, v projections have biases (``qkv_bias``, else ``bias``)."""
+        return self.bias if self.qkv_bias is None else self.qkv_bias
+
     def num_parameters(self) -> int:
         """Distinct parameters ``models.transformer.Transformer(self)`` allocates (tied
         weights counted once; float32 values), from the config alone: the one formula
         behind the upload size limit and the merged-form lesson's model total."""
         C, M, V = self.d_model, self.d_mlp, self.vocab_size
-        ln = C * (2 if self.ln_bias else 1)  # LayerNorm weight (+ bias)
-        biases = 4 * C + M + C if self.bias else 0  # q, k, v, o; MLP in and out
-        block = 2 * ln + 4 * C * C + 2 * C * M + biases
+        kv = self.kv_heads * self.d_head  # width of the key and value projections
+        with_bias = self.ln_bias and self.norm == "layernorm"
+        ln = C * (2 if with_bias else 1)  # LayerNorm weight (+ bias); RMSNorm: weight
+        mlp_in = 2 if self.gated_mlp else 1  # gate and up, or fc
+        biases = (C + M * mlp_in + C if self.bias else 0) + (C + 2 * kv if self.has_qkv_bias else 0)
+        block = 2 * ln + 2 * C * C + 2 * C * kv + (mlp_in + 1) * C * M + biases
         if self.attention == "delta":  # three width-4 convolutions, W_beta and its bias
             block += 3 * C * 4 + (C + 1) * self.n_head
         pos = self.context_length * C if self.position_scheme == "learned" else 0

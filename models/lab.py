@@ -28,6 +28,7 @@ from torch import nn
 
 from models.attention import merge_heads
 from models.contract import LAB_OUTPUTS
+from models.norms import centred, norm_scale
 from models.transformer import Transformer
 
 
@@ -66,8 +67,9 @@ def lab_forward(model: Transformer, input_ids, head_mask, head_values, resid_mas
         y = head_outputs(block, x)  # (B, H, T, d_head)
         y = replace(y, head_mask[:, layer], head_values[:, layer])  # (B, H, T, d_head)
         heads.append(y)
-        x = x + block.attn.o_proj(merge_heads(y))  # (B, T, C)
-        m = block.mlp(block.ln_2(x))  # (B, T, C)
+        mid = x + block.attn.o_proj(merge_heads(y))  # (B, T, C)
+        m = block.mlp(block.ln_2(block.mlp_input(x, mid)))  # (B, T, C)
+        x = mid
         mlps.append(m[0])
         x = x + m  # (B, T, C)
     x = replace(x, resid_mask[:, -1], resid_values[:, -1])  # (B, T, C)
@@ -108,13 +110,12 @@ def lens_and_attribution(model: Transformer, ids, logits, resid, head_out, embed
     target_prob = lens_probs.gather(-1, gather)[..., 0]  # (L+1, T)
 
     final = resid[-1]  # (T, C)
-    scale = torch.sqrt(final.var(dim=-1, unbiased=False) + ln.eps)  # (T,) frozen
+    scale = norm_scale(ln, final)  # (T,) frozen
     w_ln = ln.weight if ln.weight is not None else torch.ones_like(final[0])  # (C,)
     direction = model.lm_head.weight[target] * w_ln  # (T, C) W_U[target] * gamma
 
     def attribute(c: torch.Tensor) -> torch.Tensor:  # (..., T, C) -> (..., T)
-        centred = c - c.mean(dim=-1, keepdim=True)  # (..., T, C)
-        return (centred * direction).sum(-1) / scale  # (..., T)
+        return (centred(ln, c) * direction).sum(-1) / scale  # (..., T)
 
     H, D = model.cfg.n_head, model.cfg.d_head
     o_weights = torch.stack([b.attn.o_proj.weight for b in model.blocks])  # (L, C, C)

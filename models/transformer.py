@@ -19,6 +19,7 @@ from torch import nn
 from models.attention import MultiHeadAttention
 from models.config import ModelConfig
 from models.contract import BLOCK_HOOKS, inspect_outputs
+from models.norms import make_norm
 
 
 def sinusoidal_encoding(positions: torch.Tensor, d_model: int) -> torch.Tensor:
@@ -38,22 +39,35 @@ def sinusoidal_encoding(positions: torch.Tensor, d_model: int) -> torch.Tensor:
 
 
 class MLP(nn.Module):
-    """Position-wise feed-forward: (B, T, C) -> (B, T, d_mlp) -> GELU -> (B, T, C).
+    """Position-wise feed-forward: (B, T, C) -> (B, T, d_mlp) -> activation -> (B, T, C).
 
     ``cfg.activation``: ``"gelu"`` is x Phi(x), exact; ``"gelu_new"`` is GPT-2's tanh
     approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (Hendrycks & Gimpel
-    2016, section 2), torch's ``approximate="tanh"``.
+    2016, section 2), torch's ``approximate="tanh"``; ``"silu"`` is x sigmoid(x).
+    With ``cfg.gated_mlp`` the hidden layer is act(x W_gate^T) * (x W_fc^T), a gated
+    linear unit (SwiGLU with SiLU; Shazeer 2020, Llama's gate/up/down projections).
     """
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.c_fc = nn.Linear(cfg.d_model, cfg.d_mlp, bias=cfg.bias)
+        if cfg.gated_mlp:
+            self.c_gate = nn.Linear(cfg.d_model, cfg.d_mlp, bias=cfg.bias)
         self.c_proj = nn.Linear(cfg.d_mlp, cfg.d_model, bias=cfg.bias)
-        self.approximate = "tanh" if cfg.activation == "gelu_new" else "none"
+        self.activation = cfg.activation
+        self.gated = cfg.gated_mlp
+
+    def act(self, x: torch.Tensor) -> torch.Tensor:
+        """The activation of ``cfg.activation`` on any shape."""
+        if self.activation == "silu":
+            return F.silu(x)
+        return F.gelu(x, approximate="tanh" if self.activation == "gelu_new" else "none")
 
     def hidden(self, x: torch.Tensor) -> torch.Tensor:
-        """(B, T, C) -> GELU(x W_fc^T + b_fc) (B, T, d_mlp)."""
-        return F.gelu(self.c_fc(x), approximate=self.approximate)  # (B, T, d_mlp)
+        """(B, T, C) -> act(x W_fc^T + b_fc), or act(x W_gate^T) * x W_fc^T: (B, T, d_mlp)."""
+        if self.gated:
+            return self.act(self.c_gate(x)) * self.c_fc(x)  # (B, T, d_mlp)
+        return self.act(self.c_fc(x))  # (B, T, d_mlp)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """(B, T, C) -> (B, T, C)."""
@@ -61,14 +75,20 @@ class MLP(nn.Module):
 
 
 class Block(nn.Module):
-    """Pre-LN block: x + attn(ln_1(x)), then x + mlp(ln_2(x))."""
+    """Pre-LN block: x + attn(ln_1(x)), then x + mlp(ln_2(x)); with
+    ``cfg.parallel_residual`` (GPT-NeoX) x + attn(ln_1(x)) + mlp(ln_2(x))."""
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
-        self.ln_1 = nn.LayerNorm(cfg.d_model, eps=cfg.ln_eps, bias=cfg.ln_bias)
+        self.ln_1 = make_norm(cfg)
         self.attn = MultiHeadAttention(cfg)
-        self.ln_2 = nn.LayerNorm(cfg.d_model, eps=cfg.ln_eps, bias=cfg.ln_bias)
+        self.ln_2 = make_norm(cfg)
         self.mlp = MLP(cfg)
+        self.parallel = cfg.parallel_residual
+
+    def mlp_input(self, resid_pre: torch.Tensor, resid_mid: torch.Tensor) -> torch.Tensor:
+        """What ln_2 reads (B, T, C): resid_mid, or the block's input when parallel."""
+        return resid_pre if self.parallel else resid_mid
 
     def forward(self, x: torch.Tensor, inspect: bool = False):
         """(B, T, C) -> (B, T, C); with ``inspect=True`` also this layer's named tensors.
@@ -78,12 +98,12 @@ class Block(nn.Module):
         ``contract.BLOCK_HOOKS`` -> (B, T, C) (``mlp.hidden`` (B, T, d_mlp)).
         """
         if not inspect:
-            x = x + self.attn(self.ln_1(x))  # (B, T, C)
-            return x + self.mlp(self.ln_2(x))  # (B, T, C)
+            mid = x + self.attn(self.ln_1(x))  # (B, T, C)
+            return mid + self.mlp(self.ln_2(self.mlp_input(x, mid)))  # (B, T, C)
         h = self.ln_1(x)  # (B, T, C)
         a, cache = self.attn(h, inspect=True)  # (B, T, C)
         mid = x + a  # (B, T, C)
-        h2 = self.ln_2(mid)  # (B, T, C)
+        h2 = self.ln_2(self.mlp_input(x, mid))  # (B, T, C)
         hidden = self.mlp.hidden(h2)  # (B, T, d_mlp)
         m = self.mlp.c_proj(hidden)  # (B, T, C)
         out = mid + m  # (B, T, C)
@@ -109,7 +129,7 @@ class Transformer(nn.Module):
         if cfg.position_scheme == "learned":
             self.wpe = nn.Embedding(cfg.context_length, cfg.d_model)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
-        self.ln_f = nn.LayerNorm(cfg.d_model, eps=cfg.ln_eps, bias=cfg.ln_bias)
+        self.ln_f = make_norm(cfg)
         self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
         if cfg.tie_weights:
             self.lm_head.weight = self.wte.weight
@@ -132,7 +152,10 @@ class Transformer(nn.Module):
         return x * math.sqrt(self.cfg.d_model) if self.cfg.scale_embedding else x
 
     def positional_encoding(self, positions: torch.Tensor) -> torch.Tensor:
-        """(T,) int64 positions -> (T, C) encoding added to the token embedding."""
+        """(T,) int64 positions -> (T, C) encoding added to the token embedding (zeros
+        for rotary positions, which turn q and k inside attention instead)."""
+        if self.cfg.position_scheme == "rotary":
+            return torch.zeros(positions.shape[0], self.cfg.d_model, device=positions.device)
         if self.cfg.position_scheme == "learned":
             return self.wpe(positions)  # (T, C)
         return sinusoidal_encoding(positions, self.cfg.d_model)  # (T, C)
@@ -191,8 +214,8 @@ class Transformer(nn.Module):
             a, S, c = block.attn.step(
                 block.ln_1(x), state[layer : layer + 1], carried[layer : layer + 1]
             )  # (1, 1, C), (1, H, D, D), (1, ...)
-            x = x + a  # (1, 1, C)
-            x = x + block.mlp(block.ln_2(x))  # (1, 1, C)
+            mid = x + a  # (1, 1, C)
+            x = mid + block.mlp(block.ln_2(block.mlp_input(x, mid)))  # (1, 1, C)
             states.append(S[0])
             carries.append(c[0])
         logits = self.lm_head(self.ln_f(x))[:, 0]  # (1, V)

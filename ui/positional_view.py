@@ -9,6 +9,7 @@ from inference import view_specs as figs
 from ui import downloads, loaders, specs
 from ui.figures import vega_lite
 from ui.lacking import lacks
+from ui.rotary_view import rotary_view
 from ui.selection import Selection
 from viz import positional as vp
 from viz.positional import default_dims
@@ -16,7 +17,7 @@ from viz.positional import default_dims
 
 def positional_options(sel: Selection) -> dict:
     """The encoding dimensions the curves show."""
-    if "pos_enc" not in sel.result.outputs:  # the view says why
+    if "pos_enc" not in sel.result.outputs or sel.model.config.position_scheme == "rotary":
         return {"dims": ()}
     pe = loaders.get_pos_enc(sel.name)  # (P, C)
     sinusoidal = sel.model.config.position_scheme == "sinusoidal"
@@ -37,6 +38,10 @@ def positional_options(sel: Selection) -> dict:
 def positional_view(sel: Selection) -> None:
     """View 4: positional-encoding curves, the PE matrix and position similarity."""
     name, result = sel.name, sel.result
+    if sel.model.config.position_scheme == "rotary":
+        if not lacks(sel, ["q", "k"], "The rotary positions view"):
+            rotary_view(sel)
+        return
     if lacks(sel, ["pos_enc"], "The positional-encoding view"):
         return
     pe = loaders.get_pos_enc(name)  # (P, C): the model's own encoding over its context

@@ -52,7 +52,14 @@ MASK_NOTE = {
 def _scores_and_mask(sel: Selection) -> None:
     """Our graphs: pre-mask scores, the causal mask, the weights."""
     kind, layer, head = sel.model.config.attention, sel.layer, sel.head
-    st.markdown(f"**{kind.capitalize()} model, layer {layer}, head {head}.** " + MASK_NOTE[kind])
+    window = sel.model.config.sliding_window
+    note = MASK_NOTE[kind] + (
+        f" **Sliding window {window}:** a query also cannot see keys {window} or more "
+        "tokens back (Mistral); those are blocked like future ones."
+        if window
+        else ""
+    )
+    st.markdown(f"**{kind.capitalize()} model, layer {layer}, head {head}.** " + note)
     panels = specs.shown(figs.mask_panels, sel.name, sel.result, layer, head)
     _clickable(_outlined(panels, sel.result), sel.result)
 

@@ -1,8 +1,8 @@
 """What to say when a user brings Hugging Face files the uploader does not take as they
 are: what the file is, and the one command that works (#44 item 22).
 
-A GPT-2-family folder converts with ``python -m upload.convert FOLDER --out converted/``;
-any other causal language model (Llama, Mistral, Qwen2, GPT-NeoX, OPT...) goes through
+A GPT-2, Llama, Mistral, Qwen2 or GPT-NeoX folder converts with ``python -m upload.convert
+FOLDER --out converted/``; any other causal language model (OPT, Falcon, ...) goes through
 ONNX: exported with ``torch.onnx.export`` (README, "Exports known to work"), then
 checked and uploaded with its ``tokenizer.json``. Pure text; nothing here reads a file.
 """
@@ -15,16 +15,19 @@ ONNX_ROUTE = (
     '"Exports known to work"), then check it as the uploader will and upload model.onnx '
     "with its tokenizer.json: python -m upload.convert model.onnx --tokenizer {tokenizer}"
 )
-# Tensor names that mark a Hugging Face checkpoint: GPT-2's, and the other families'
-GPT2_PREFIXES = ("transformer.h.", "h.", "transformer.wte.", "wte.")
-HF_PREFIXES = ("model.layers.", "model.decoder.layers.", "gpt_neox.layers.", "model.embed_tokens.")
+# The model_types upload.convert reads (upload/formats/hf_folder.py), as said to users
+CONVERTED = "gpt2, llama, mistral, qwen2 and gpt_neox"
+# Tensor names that mark a Hugging Face checkpoint: the converted families', and others'
+GPT2_PREFIXES = ("transformer.h.", "h.", "transformer.wte.", "wte.", "model.layers.",
+                 "model.embed_tokens.", "gpt_neox.layers.")  # fmt: skip
+HF_PREFIXES = ("model.decoder.layers.", "transformer.word_embeddings.", "model.decoder.")
 
 
 def not_gpt2_folder(name: str, model_type: str, architectures: str, folder: str) -> str:
     """The refusal of a Hugging Face folder that is not GPT-2-family, naming ONNX's route."""
     return (
         f"{name}: a Hugging Face {architectures} model (model_type {model_type!r}); "
-        "upload.convert converts GPT-2-family (GPT2LMHeadModel) folders only. For this one, "
+        f"upload.convert converts {CONVERTED} folders. For this one, "
         + ONNX_ROUTE.format(tokenizer=f"{folder}/tokenizer.json")
     )
 
@@ -39,7 +42,7 @@ def config_and_tokenizer(names: list[str]) -> str | None:
         "weights. Convert the whole folder (config.json, model.safetensors, tokenizer.json) "
         "on your computer: "
         + FOLDER_COMMAND.format(folder="path/to/folder")
-        + " (it converts a GPT-2-family folder and names the route for any other)"
+        + f" (it converts {CONVERTED} folders and names the route for any other)"
     )
 
 
@@ -57,4 +60,4 @@ def hf_checkpoint(name: str, tensor_names: list[str]) -> str | None:
             + "Convert its folder, with config.json and tokenizer.json beside it: "
             + (FOLDER_COMMAND.format(folder="path/to/folder"))
         )
-    return what + "It is not GPT-2-family: " + ONNX_ROUTE.format(tokenizer="tokenizer.json")
+    return what + f"It is not {CONVERTED}: " + ONNX_ROUTE.format(tokenizer="tokenizer.json")

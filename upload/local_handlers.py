@@ -55,14 +55,14 @@ def convert_local(header: dict) -> Reply:
 
 def convert_folder(header: dict) -> Reply:
     """``header["folder"]`` (the absolute path of a GPT-2-family folder its user chose)
-    read by ``upload.formats.hf_gpt2.read_folder``: the reply of a conversion
+    read by ``upload.formats.hf_folder.read_folder``: the reply of a conversion
     (``upload.handlers.weights_reply``), its training record where it came from.
 
     Raises:
         UploadError: naming the file and the problem; ValueError: no absolute path.
     """
     from upload.folder_layout import SOURCE
-    from upload.formats.hf_gpt2 import read_folder
+    from upload.formats.hf_folder import read_folder
 
     folder = header.get("folder")
     if not isinstance(folder, str) or not Path(folder).is_absolute():

@@ -32,6 +32,10 @@ def block_stages(
     H: int,
     attention: str = "softmax",
     norms: tuple[float, ...] | None = None,
+    norm: str = "layernorm",
+    activation: str = "gelu",
+    gated: bool = False,
+    parallel: bool = False,
 ) -> list[dict]:
     """Shapes through one pre-LN block: x + attn(ln_1(x)), then x + mlp(ln_2(x)).
 
@@ -40,6 +44,9 @@ def block_stages(
         attention: ``"softmax"`` or ``"linear"`` (named in the attention arrow).
         norms: one token's ||x|| at each of the 8 stages (``contract.BLOCK_HOOKS``
             order), written in its box as ``"value"``; None: shapes only.
+        norm, activation, gated, parallel: the model's ``cfg.norm``, ``cfg.activation``,
+            ``cfg.gated_mlp`` and ``cfg.parallel_residual`` (Llama's RMSNorm and SwiGLU,
+            GPT-NeoX's parallel block), named in the boxes.
 
     Returns:
         The stages of ``viz.shapes.reshape_stages``' form: ``{"step", "op", "shape",
@@ -54,11 +61,19 @@ def block_stages(
     if C % H:
         raise ValueError(f"d_model {C} is not divisible by {H} heads")
     D = C // H
+    rms = norm == "rmsnorm"
+    norm_name = "RMSNorm" if rms else "LayerNorm"
+    how = (
+        "each token: divided by its RMS, then γ"
+        if rms
+        else "each token: mean 0, variance 1, then γ, β"
+    )
+    act = {"gelu": "GELU", "gelu_new": "GELU (tanh)", "silu": "SiLU"}[activation]
+    hidden = (f"{act}(Linear({C}, {d_mlp})) ⊙ Linear({C}, {d_mlp})" if gated
+              else f"Linear({C}, {d_mlp}) + {act}")  # fmt: skip
     stages = [
         _stage("residual stream in", "", (B, T, C), "", BTC),
-        _stage(
-            "ln_1(x)", "LayerNorm", (B, T, C), "each token: mean 0, variance 1, then γ, β", BTC
-        ),  # fmt: skip
+        _stage("ln_1(x)", norm_name, (B, T, C), how, BTC),
         _stage(
             "attention output",
             f"{attention} attention, {H} heads × d_head {D}, then W_O",
@@ -69,10 +84,16 @@ def block_stages(
         _stage(
             "x + attention", "add (residual)", (B, T, C), "the block adds, never replaces", BTC
         ),  # fmt: skip
-        _stage("ln_2(x)", "LayerNorm", (B, T, C), "normalize again", BTC),
+        _stage(
+            "ln_2(x)",
+            norm_name,
+            (B, T, C),
+            "of the block's input (parallel block)" if parallel else "normalize again",
+            BTC,
+        ),  # fmt: skip
         _stage(
             "MLP hidden",
-            f"Linear({C}, {d_mlp}) + GELU",
+            hidden,
             (B, T, d_mlp),
             "each token on its own",
             BTM,

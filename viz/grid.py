@@ -85,7 +85,8 @@ def _grid_cell(k: int, x0: float, y1: float, width: float, height: float) -> tup
     return x, y
 
 
-def head_grid(attn: object, tokens: Sequence[object], max_tokens_label: int = 12) -> spec.Spec:
+def head_grid(attn: object, tokens: Sequence[object], max_tokens_label: int = 12,
+              kv_heads: int | None = None) -> spec.Spec:  # fmt: skip
     """Small multiples of every head: rows = layers, columns = heads; an overview
     (:func:`max_pool` over blocks of :func:`overview_block` tokens, said in the title)
     for a long sentence or a large grid.
@@ -95,6 +96,8 @@ def head_grid(attn: object, tokens: Sequence[object], max_tokens_label: int = 12
         tokens: T token strings.
         max_tokens_label: tick labels are drawn only when T <= this (else hidden);
             y labels on the first column and x labels on the last row only.
+        kv_heads: grouped-query attention's H_kv < H: each subplot title names the
+            key/value head its query head reads (``"L0 H1 · kv0"``).
 
     Returns:
         Spec with L*H heatmaps sharing one colour axis (0..1; signed weights: symmetric at 0); subplot
@@ -117,7 +120,8 @@ def head_grid(attn: object, tokens: Sequence[object], max_tokens_label: int = 12
         a, starts = max_pool(a, block)  # (L, H, n, n)
         labels, title, colorbar = block_labels(starts, t), overview_title(t, block), "max weight"
         hover = "queries %{y}<br>keys %{x}<br>max weight: %{z:.3f}<extra></extra>"
-    fig = _small_multiples(a, labels, hover, t <= max_tokens_label, colorbar)
+    group = n_heads // kv_heads if kv_heads and kv_heads < n_heads else None
+    fig = _small_multiples(a, labels, hover, t <= max_tokens_label, colorbar, group)
     if title is not None:
         fig["layout"]["title"] = {"text": title, "font": {"size": style.SUBPLOT_TITLE_SIZE}}
         fig["layout"]["margin"]["t"] = 110  # two lines of title
@@ -125,9 +129,15 @@ def head_grid(attn: object, tokens: Sequence[object], max_tokens_label: int = 12
 
 
 def _small_multiples(
-    a: np.ndarray, labels: list[str], hover: str, show: bool, colorbar: str
+    a: np.ndarray,
+    labels: list[str],
+    hover: str,
+    show: bool,
+    colorbar: str,
+    group: int | None = None,
 ) -> spec.Spec:
-    """The grid of (L, H, n, n) maps ``a`` with ``labels`` on both axes of each."""
+    """The grid of (L, H, n, n) maps ``a`` with ``labels`` on both axes of each; with
+    ``group`` query heads per key/value head, each title names its key/value head."""
     n_layers, n_heads = a.shape[:2]
     h_gap, v_gap = 0.03, (0.08 if n_layers > 1 else 0.0)
     width = (1.0 - h_gap * (n_heads - 1)) / n_heads
@@ -169,7 +179,8 @@ def _small_multiples(
                 "tickfont": small,
                 "showticklabels": show and head == 0,
             }
-            titles.append(spec.subplot_title(f"L{layer} H{head}", x0 + width / 2, y1))
+            name = f"L{layer} H{head}" + (f" · kv{head // group}" if group else "")
+            titles.append(spec.subplot_title(name, x0 + width / 2, y1))
     layout["annotations"] = titles
     colors = style.weight_colors(a)  # signed weights (delta): diverging at 0
     layout["coloraxis"] = {

@@ -65,6 +65,7 @@ def causal_mask_panels(
     tokens: Sequence[object],
     attention: str = "softmax",
     eps: float = 1e-6,
+    window: int | None = None,
 ) -> spec.Spec:
     """Three panels: raw scores -> causal mask -> masked, normalized weights.
 
@@ -82,6 +83,8 @@ def causal_mask_panels(
         tokens: T token strings.
         attention: ``"softmax"``, ``"linear"`` or ``"delta"``.
         eps: linear attention's normalizer epsilon (the model's ``cfg.attn_eps``).
+        window: a sliding window (Mistral's ``sliding_window``): the mask also blocks
+            keys ``window`` or more tokens before the query, and its title says so.
 
     Returns:
         Spec with three heatmaps: scores, mask (1 = allowed, 0 = blocked, key j > query i;
@@ -100,6 +103,9 @@ def causal_mask_panels(
     s, w, labels = _checked_pair(scores, weights, tokens, "scores")
     t = s.shape[0]
     mask = np.tril(np.ones((t, t), dtype=np.uint8))  # (T, T): 1 = allowed, 0 = blocked
+    if window is not None:  # i - window < j <= i
+        mask = mask - np.tril(np.ones((t, t), dtype=np.uint8), -window)  # (T, T)
+        titles[1] = f"causal mask, sliding window {window}"
     lo, hi = style.symmetric_range(s)
     hover = "query: %{y}<br>key: %{x}<br>"
     if score_scale == "div":

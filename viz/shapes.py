@@ -15,6 +15,9 @@ _DIMS = {
     "BHDD": ("B", "H", "d_head", "d_head"),
     "BHD": ("B", "H", "d_head"),
     "BHT": ("B", "H", "T"),
+    "BTK": ("B", "T", "H_kv·d_head"),
+    "BTKD": ("B", "T", "H_kv", "d_head"),
+    "BKTD": ("B", "H_kv", "T", "d_head"),
 }
 
 
@@ -114,6 +117,8 @@ def reshape_stages(
     attention: str = "softmax",
     eps: float = 1e-6,
     layer: int | None = None,
+    kv_heads: int | None = None,
+    rotary: bool = False,
 ) -> list[dict]:
     """Shapes through one multi-head attention layer.
 
@@ -126,6 +131,10 @@ def reshape_stages(
         layer: the layer shown, named in the input stage (its input x is the
             LayerNorm'd residual stream entering that layer; only layer 0's residual
             stream is the token + position embedding).
+        kv_heads: grouped-query attention's H_kv < H key/value heads (Ainslie et al.
+            2023): K and V are projected to H_kv heads, then each is repeated for the
+            H / H_kv query heads that share it.
+        rotary: RoPE turns each head's q and k by its position after the split.
 
     Returns:
         Ordered list of dicts ``{"step", "op", "shape", "dims", "note"}``; ``shape`` is a
@@ -146,6 +155,8 @@ def reshape_stages(
         raise ValueError(f"unknown attention kind {attention!r}")
 
     where = "this layer" if layer is None else f"layer {layer}"
+    if kv_heads and kv_heads < H:
+        return _grouped(B, T, C, H, D, kv_heads, rotary, where, attention, eps)
     stages = [
         _stage(
             "input",
@@ -173,6 +184,57 @@ def reshape_stages(
             "heads first", "transpose(1, 2)", (B, H, T, D), "each head sees all T tokens", "BHTD"
         ),
     ]
+    if rotary:
+        stages.append(_rope_stage(B, H, T, D))
+    return _finish(stages, B, T, C, H, D, attention, eps)
+
+
+def _rope_stage(B: int, H: int, T: int, D: int) -> dict:
+    return _stage("rotate q, k", "RoPE: turn by position", (B, H, T, D),
+                  "q and k only; v is not turned", "BHTD")  # fmt: skip
+
+
+def _grouped(B, T, C, H, D, kv, rotary, where, attention, eps) -> list[dict]:
+    """The stages of grouped-query attention: K and V on H_kv heads, repeated to H."""
+    stages = [
+        _stage(
+            "input",
+            f"x = norm(residual stream entering {where})",
+            (B, T, C),
+            "B sentences, T tokens, d_model numbers each",
+            "BTC",
+        ),
+        _stage("project Q", "Q = x W_Q", (B, T, C), "Linear(d_model, d_model)", "BTC"),
+        _stage(
+            "project K, V",
+            "K, V = x W_K, x W_V",
+            (B, T, kv * D),
+            f"Linear(d_model, H_kv·d_head = {kv}·{D}): {H // kv}× smaller",
+            "BTK",
+        ),
+        _stage(
+            "split K, V", "view(B, T, H_kv, d_head)", (B, T, kv, D), f"{kv} key/value heads", "BTKD"
+        ),
+        _stage(
+            "heads first", "transpose(1, 2)", (B, kv, T, D), "Q is split to H heads alike", "BKTD"
+        ),
+    ]
+    if rotary:
+        stages.append(_rope_stage(B, kv, T, D) | {"dims": _DIMS["BKTD"]})
+    stages.append(
+        _stage(
+            "repeat K, V",
+            f"repeat_interleave({H // kv}, dim=1)",
+            (B, H, T, D),
+            f"query heads h read key/value head h // {H // kv}",
+            "BHTD",
+        )
+    )
+    return _finish(stages, B, T, C, H, D, attention, eps)
+
+
+def _finish(stages, B, T, C, H, D, attention, eps) -> list[dict]:
+    """``stages`` then the mixing rule's, the value mix, the merge and W_O."""
     mixing, mix = _MIXING_STAGES[attention](B, T, H, D, eps)
     stages += mixing
     stages += [

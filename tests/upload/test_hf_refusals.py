@@ -18,36 +18,45 @@ FOLDER_COMMAND = "python -m upload.convert path/to/folder --out converted/"
 
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory):
-    """A random Llama's and a random GPT-2's folders, as save_pretrained writes them."""
+    """Random GPT-Neo, Llama, OPT and GPT-2 folders, as save_pretrained writes them."""
+    import transformers as tf
+
+    opt = tf.OPTConfig(vocab_size=300, hidden_size=16, num_hidden_layers=1, ffn_dim=32,
+                       num_attention_heads=2, max_position_embeddings=64, word_embed_proj_dim=16)  # fmt: skip
     root = tmp_path_factory.mktemp("hf")
-    for name, model in (("llama", small_causal_lm("llama")), ("gpt2", hf_gpt2())):
+    models = (("gpt-neo", small_causal_lm("gpt-neo")), ("llama", small_causal_lm("llama")),
+              ("opt", tf.OPTForCausalLM(opt)), ("gpt2", hf_gpt2()))  # fmt: skip
+    for name, model in models:
         model.save_pretrained(root / name)
         (root / name / "tokenizer.json").write_bytes(tokenizer_json())
     return root
 
 
-def test_a_llama_folder_is_sent_to_onnx(folders, capsys, tmp_path):
+def test_a_gpt_neo_folder_is_sent_to_onnx(folders, capsys, tmp_path):
     """Was: "is not a GPT-2-family model; this converter reads GPT2LMHeadModel folders"."""
-    line = refused_line(capsys, [str(folders / "llama"), "--out", str(tmp_path / "out")])
-    assert "a Hugging Face LlamaForCausalLM model (model_type 'llama')" in line, line
-    assert line.endswith(f"{ONNX_COMMAND} llama/tokenizer.json"), line
+    line = refused_line(capsys, [str(folders / "gpt-neo"), "--out", str(tmp_path / "out")])
+    assert "a Hugging Face GPTNeoForCausalLM model (model_type 'gpt_neo')" in line, line
+    assert "upload.convert converts gpt2, llama, mistral, qwen2 and gpt_neox folders" in line
+    assert line.endswith(f"{ONNX_COMMAND} gpt-neo/tokenizer.json"), line
 
 
 def test_a_lone_model_safetensors_says_what_it_is(folders, capsys, tmp_path):
     """Was: "its metadata needs 'config' and 'tokenizer'; save it with training.train";
     with --tokenizer beside it: "upload one model at a time"."""
     out = ["--out", str(tmp_path / "out")]
-    llama = folders / "llama" / "model.safetensors"
-    for argv in ([str(llama), *out], [str(llama), "--tokenizer", str(llama.with_name("tokenizer.json")), *out]):  # fmt: skip
+    opt = folders / "opt" / "model.safetensors"
+    for argv in ([str(opt), *out], [str(opt), "--tokenizer", str(opt.with_name("tokenizer.json")), *out]):  # fmt: skip
         line = refused_line(capsys, argv)
         assert "model.safetensors: the weights of a Hugging Face model" in line, line
         assert "training.train" not in line and "one model at a time" not in line, line
-        assert "It is not GPT-2-family: export it to ONNX" in line and ONNX_COMMAND in line
-    gpt2 = refused_line(capsys, [str(folders / "gpt2" / "model.safetensors"), *out])
-    assert "the weights of a Hugging Face model (tensors such as 'transformer." in gpt2
-    assert gpt2.endswith(
-        f"Convert its folder, with config.json and tokenizer.json beside it: {FOLDER_COMMAND}"
-    )
+        assert "It is not gpt2, llama, mistral, qwen2 and gpt_neox: export it to ONNX" in line
+        assert ONNX_COMMAND in line
+    for name, prefix in (("gpt2", "transformer."), ("llama", "model.")):
+        line = refused_line(capsys, [str(folders / name / "model.safetensors"), *out])
+        assert f"the weights of a Hugging Face model (tensors such as '{prefix}" in line
+        assert line.endswith(
+            f"Convert its folder, with config.json and tokenizer.json beside it: {FOLDER_COMMAND}"
+        )
 
 
 def test_an_upload_of_config_and_tokenizer_is_sent_to_the_folder_command(folders):
@@ -58,7 +67,7 @@ def test_an_upload_of_config_and_tokenizer_is_sent_to_the_folder_command(folders
     line = str(refusal.value)
     assert line.startswith("config.json and tokenizer.json: a Hugging Face model's config")
     assert FOLDER_COMMAND in line and "--tokenizer config.json" not in line, line
-    model = {"model.safetensors": (folders / "llama" / "model.safetensors").read_bytes()}
+    model = {"model.safetensors": (folders / "opt" / "model.safetensors").read_bytes()}
     with pytest.raises(
         ValueError, match="the weights of a Hugging Face model .* export it to ONNX"
     ):

@@ -27,6 +27,14 @@ DELTA_NOTE = (
 )
 
 
+ROTARY_NOTE = (
+    "This model turns q and k by their positions (rotary positions, RoPE) between the "
+    "projections and the scores: q_i·k_j = x_i W_Q R(j − i) W_Kᵀ x_jᵀ, a different matrix "
+    "for every offset, so there is no score check here. W_QK below is the bilinear form "
+    "at offset 0 (a token with itself). The positional view shows the score by offset."
+)
+
+
 def _scores_check(sel, W_QK: np.ndarray) -> None:
     cfg = sel.model.config
     x = sel.result.outputs["attn_in"][sel.layer]  # (T, C)
@@ -111,6 +119,8 @@ def page(sel: Selection) -> None:
     W_QK = ml.merged_qk(weights, sel.layer, sel.head, n_head)  # (C + 1, C + 1)
     if sel.model.config.attention == "delta":
         st.info(DELTA_NOTE)
+    elif sel.model.config.position_scheme == "rotary":
+        st.info(ROTARY_NOTE)
     else:
         _scores_check(sel, W_QK)
     st.header("W_QK is low-rank")

@@ -32,13 +32,9 @@ from typing import TYPE_CHECKING
 
 from models.config import ModelConfig
 from upload.errors import UploadError
-from upload.folder_layout import CONFIG, TOKENIZER, folder_files
-from upload.formats.local_weights import read_safetensors, read_torch_zip
 from upload.hf_advice import not_gpt2_folder
 from upload.limits import MAX_JSON_BYTES, Limits
 from upload.sizes import check_config_size
-from upload.token_rows import check_rows
-from upload.tokenizer_spec import spec_from_json
 
 if TYPE_CHECKING:
     import torch
@@ -206,15 +202,18 @@ def our_state(state: dict[str, torch.Tensor], cfg: ModelConfig, name: str) -> di
     return out
 
 
-def check_weights(cfg: ModelConfig, state: dict, name: str) -> None:
+def check_weights(cfg: ModelConfig, state: dict, name: str, names=None) -> None:
     """Every weight ``Transformer(cfg)`` has, of its shape, finite; nothing else. The model
     is laid out on the meta device (no memory) to read the names and shapes.
 
     Raises:
-        UploadError: naming the weights in GPT-2's terms: missing, unexpected, of
-            another shape, or holding NaN or inf.
+        UploadError: naming the weights in the file's terms (``names``: our names ->
+            theirs; GPT-2's by default): missing, unexpected, of another shape, or
+            holding NaN or inf.
     """
     import torch
+
+    names = names or gpt2_names
 
     from models.transformer import Transformer
 
@@ -226,15 +225,15 @@ def check_weights(cfg: ModelConfig, state: dict, name: str) -> None:
     unexpected = sorted(set(state) - set(expected))
     for what, keys in (("missing weights", missing), ("unexpected weights", unexpected)):
         if keys:
-            raise UploadError(f"{name}: {what}: {', '.join(gpt2_names(keys)[:8])}")
+            raise UploadError(f"{name}: {what}: {', '.join(names(keys)[:8])}")
     for key, tensor in state.items():
         if tuple(tensor.shape) != expected[key]:
             raise UploadError(
-                f"{name}: {gpt2_names([key])[0]} has shape {tuple(tensor.shape)} after "
+                f"{name}: {names([key])[0]} has shape {tuple(tensor.shape)} after "
                 f"conversion; config.json needs {expected[key]}"
             )
         if not torch.isfinite(tensor).all():
-            raise UploadError(f"{name}: {gpt2_names([key])[0]} contains NaN or inf")
+            raise UploadError(f"{name}: {names([key])[0]} contains NaN or inf")
 
 
 def gpt2_names(keys: list[str]) -> list[str]:
@@ -245,33 +244,3 @@ def gpt2_names(keys: list[str]) -> list[str]:
         key = re.sub(r"^blocks\.(\d+)\.", r"h.\1.", key).replace(".attn.o_proj.", ".attn.c_proj.")
         names.append(key)
     return list(dict.fromkeys(names))
-
-
-def read_folder(folder: Path, limits: Limits) -> tuple[ModelConfig, dict, dict]:
-    """A GPT-2-family folder -> (our config, tokenizer spec of kind "bpe", float32 weights
-    by our parameter names; a tied ``lm_head.weight`` left out), every part checked.
-
-    Raises:
-        UploadError: one line naming the file: a missing file (which, and what a folder
-            needs), a refused config, tokenizer or weights file, token rows that do not
-            match the tokenizer (both numbers), or weights that do not fit the config.
-    """
-    files = folder_files(folder)
-    label = f"{folder.name}/"
-    cfg = gpt2_config(_json(files[CONFIG], label + CONFIG), label + CONFIG, limits)
-    tok_name = label + TOKENIZER
-    spec = spec_from_json(_text(files[TOKENIZER], tok_name), tok_name)
-    if spec["kind"] != "bpe":
-        raise UploadError(f"{tok_name}: not GPT-2's byte-level BPE tokenizer")
-    vocab = spec["vocab"] if isinstance(spec["vocab"], dict) else {}
-    ids = [i for i in vocab.values() if type(i) is int]
-    check_rows(len(vocab), max(ids, default=-1), cfg.vocab_size, f"{tok_name} + {label + CONFIG}")
-    weights_file = next(n for n in files if n not in (CONFIG, TOKENIZER))
-    name = label + weights_file
-    if weights_file.endswith(".safetensors"):
-        state = read_safetensors(files[weights_file], name, limits, skip=BUFFER)
-    else:
-        state = read_torch_zip(files[weights_file], name, limits)
-    state = our_state({k: v for k, v in state.items() if not BUFFER.search(k)}, cfg, name)
-    check_weights(cfg, state, name)
-    return cfg, spec, state
