@@ -19,8 +19,8 @@ def wavelength_bars(wavelengths: object, context: int) -> spec.Spec:
             "hovertemplate": "pair %{x}: %{y:.1f} tokens per turn<extra></extra>"}  # fmt: skip
     line = {"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": context,
             "y1": context, "line": {"color": style.HIGHLIGHT_COLOR, "dash": "dash", "width": 3}}  # fmt: skip
-    layout = {"xaxis": spec.titled("dimension pair i (dims i and i + d_rot/2)"),
-              "yaxis": {**spec.titled("tokens per full turn"), "type": "log"},
+    layout = {"xaxis": {**spec.titled("dimension pair i (dims i and i + d_rot/2)"), "dtick": 1},
+              "yaxis": {**spec.titled("tokens per full turn"), "type": "log", "dtick": 1},
               "shapes": [line],
               "annotations": [{"xref": "paper", "x": 1, "y": np.log10(context), "yref": "y",
                                "text": f"context {context}", "showarrow": False,
