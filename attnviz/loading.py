@@ -4,7 +4,7 @@ nanoGPT checkpoint, a GPT-2-family folder, or ONNX graphs.
 Every route is the app's own loader (nothing is re-implemented here):
 
 * ``"softmax"`` / ``"linear"`` / ``"delta"``: ``inference.runtime.load_shipped`` on
-  ``exported/``, as ``make run`` serves them;
+  ``exported/`` (or ``$ATTNVIZ_MODELS_DIR``), as ``make run`` serves them;
 * a checkpoint (our ``.safetensors``, one ``upload.convert`` wrote, or nanoGPT's
   ``ckpt.pt`` with ``meta=`` or ``tokenizer=``) and a GPT-2-family folder: read in the
   isolated upload worker and exported by ``upload.local`` / ``upload.folders`` (what
@@ -26,11 +26,12 @@ from pathlib import Path
 
 from inference.runtime import OnnxModel, load_graphs, load_shipped
 from models import contract
-from models.checkpoint import SHIPPED_DIR
 from models.config import SHIPPED_KINDS
 from upload.errors import UploadError
 from upload.folders import CACHE_VERSION
 
+EXPORTED = Path(__file__).resolve().parents[1] / "exported"  # as ui.loaders.EXPORTED
+MODELS_DIR_VARIABLE = "ATTNVIZ_MODELS_DIR"  # the shipped models from another folder (make run's)
 NOTEBOOK_CACHE = "notebook"  # under ui.served_cache.cache_root()
 CHECKPOINTS = (".pt", ".pth", ".ckpt", ".safetensors")
 
@@ -59,7 +60,7 @@ def load_model(
             refused checkpoint, a vocabulary that does not fit).
     """
     if isinstance(source, str) and source in SHIPPED_KINDS:
-        return load_shipped(SHIPPED_DIR, source)
+        return load_shipped(models_dir(), source)
     path = Path(source).expanduser()
     if not path.exists():
         kinds = ", ".join(repr(k) for k in SHIPPED_KINDS)
@@ -73,6 +74,12 @@ def load_model(
         return _converted(path, extra, context)
     raise UploadError(f"{path.name}: not a checkpoint ({', '.join(CHECKPOINTS)}), an .onnx "
                       "graph or a folder")  # fmt: skip
+
+
+def models_dir() -> Path:
+    """Where the shipped models are read: ``$ATTNVIZ_MODELS_DIR`` when set (as the app
+    reads it), else the tree's ``exported/``."""
+    return Path(os.environ.get(MODELS_DIR_VARIABLE) or EXPORTED)
 
 
 def open_graphs(inspect: Path) -> OnnxModel:
