@@ -107,8 +107,11 @@ def main(argv: list[str] | None = None) -> None:
     if command == "serve":
         serve(rest)
         return
-    sys.argv[0] = f"attnviz {command}"  # the command's own --help names it so
-    importlib.import_module(COMMANDS[command][0]).main(rest)
+    program, sys.argv[0] = sys.argv[0], f"attnviz {command}"  # its --help names it so
+    try:
+        importlib.import_module(COMMANDS[command][0]).main(rest)
+    finally:
+        sys.argv[0] = program
 
 
 if __name__ == "__main__":
