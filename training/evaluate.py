@@ -161,7 +161,9 @@ def evaluate(
     next(stage)
     valid = token_stream(tokenizer, lines)
     val_loss = evaluate_loss(model, valid, model.cfg.context_length, max_windows=None)
-    windows, T = scored_windows(len(valid), model.cfg.context_length)
+    windows, window = scored_windows(len(valid), model.cfg.context_length)  # tokens each
+    val_tokens = {"windows": windows, "window": window, "scored": windows * window}
+    val_tokens["of"] = len(valid)  # the held-out stream's tokens
     next(stage)
     heads = head_scores(model, tokenizer, lines=valid_lines)
     best = np.unravel_index(np.argmax(heads["induction"]), np.shape(heads["induction"]))
@@ -189,7 +191,7 @@ def evaluate(
     return {
         "val_loss": round(val_loss, 4),
         "val_perplexity": round(math.exp(val_loss), 3),
-        "val_tokens": {"windows": windows, "window": T, "scored": windows * T, "of": len(valid)},
+        "val_tokens": val_tokens,
         **probes,
         "best_induction_head": {
             "layer": int(best[0]),
