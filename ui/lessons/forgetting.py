@@ -25,7 +25,9 @@ INTRO = (
     "answer that key's value. Softmax attention looks back at every earlier token and "
     "finds the key. Linear attention must have kept the pair in its state S, which only "
     "ever *adds* k vᵀ: pairs pile on each other. The delta rule (DeltaNet) first *erases* "
-    "what S held for the key, then writes."
+    "what S held for the key, then writes. What a model can do is not all it does: only "
+    "a model trained on this test's format has practised answering it (below, under the "
+    "answers, what each model was trained with)."
 )
 MAX_PAIRS = 31  # 2 n + 1 tokens within the shipped models' context of 64
 MAX_EXAMPLE = 999  # the probe's examples: random seeds 1..999
