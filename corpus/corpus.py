@@ -129,18 +129,28 @@ def _induction(rng: Rng) -> str:
     return f"{sentence} . I said {sentence} ."
 
 
+# The line mix: a line's kind is the first whose bound exceeds its roll, uniform in [0, 1)
+# (cumulative bounds; generate_corpus's docstring states the shares, a test holds both).
+LINE_MIX = (("agreement", 0.16), ("pronoun", 0.28), ("indirect-object", 0.42),
+            ("repeated-phrase", 0.72), ("everyday", 1.0))  # fmt: skip
+
+
+def line_shares() -> dict[str, float]:
+    """Each kind of line's share of the corpus (0..1, summing to 1), from :data:`LINE_MIX`."""
+    kinds, bounds = zip(*LINE_MIX, strict=True)
+    lows = (0.0, *bounds[:-1])
+    return {k: round(b - a, 6) for k, a, b in zip(kinds, lows, bounds, strict=True)}
+
+
 def _line(rng: Rng) -> str:
-    roll = rng.random()  # the thresholds are the mix generate_corpus documents
-    if roll < 0.16:
-        prefix, answer, _, rest = _agreement(rng)
-    elif roll < 0.28:
-        prefix, answer, _, rest = _pronoun(rng)
-    elif roll < 0.42:
-        prefix, answer, _, rest = _ioi(rng)
-    elif roll < 0.72:
+    roll = rng.random()
+    kind = next(kind for kind, bound in LINE_MIX if roll < bound)
+    if kind == "repeated-phrase":
         return _induction(rng)
-    else:
+    if kind == "everyday":
         return _everyday(rng)
+    make = {"agreement": _agreement, "pronoun": _pronoun, "indirect-object": _ioi}[kind]
+    prefix, answer, _, rest = make(rng)
     return f"{prefix} {answer} {rest}"
 
 
@@ -210,10 +220,10 @@ def generate_corpus(n_lines: int, seed: int = 0) -> list[str]:
     """Return ``n_lines`` lines of training text, a mix of all the kinds of line.
 
     Deterministic: the same ``(n_lines, seed)`` gives the same list, and a shorter
-    corpus is a prefix of a longer one with the same seed. Each line is drawn as
-    :func:`_line` draws it: 16% agreement lines, 12% pronoun lines, 14% indirect-object
-    lines, 30% repeated phrases and 28% everyday sentences. Raises ValueError if
-    ``n_lines`` is not a positive int.
+    corpus is a prefix of a longer one with the same seed. Each line's kind is drawn
+    with the shares of :data:`LINE_MIX` (:func:`line_shares`): 16% agreement lines, 12%
+    pronoun lines, 14% indirect-object lines, 30% repeated phrases and 28% everyday
+    sentences. Raises ValueError if ``n_lines`` is not a positive int.
     """
     _check_n(n_lines, "n_lines")
     rng = random.Random(f"corpus:{seed}")

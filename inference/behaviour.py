@@ -10,13 +10,11 @@ including one that recalls through a recurrent state and never draws an attentio
   repeated twice; the mean next-token loss (nats) on the second copy against the first.
   The score is the drop, first - second: 0 for a model that does not copy, up to the
   first copy's loss for one that copies perfectly.
-* :func:`recall_example` / :func:`recall_correct`, associative recall (Zoology, Arora et
-  al. 2023, arXiv 2312.04927): n key -> value word pairs, then one of the keys again;
-  correct when the model's logit for that key's value beats every other value of the
-  sequence (chance 1 / n).
 
+Associative recall, scored from the logits as well, is :mod:`inference.recall`.
 Sequences are drawn from whole-word tokens (alphabetic, two letters or more) of the
-model's vocabulary, without replacement, with a seeded generator.
+model's vocabulary (:func:`word_ids`: the pool ``training/recall_rows.py``'s rows draw
+from too), without replacement, with a seeded generator.
 """
 
 from __future__ import annotations
@@ -25,13 +23,12 @@ import numpy as np
 
 INDUCTION_PERIOD = 24  # words per copy (two copies: 48 tokens)
 INDUCTION_SEQUENCES = 24
-RECALL_PAIRS = (1, 2, 4, 8, 12, 16, 24, 31)  # n measured for the card (2 n + 1 <= 64 tokens)
-RECALL_SEQUENCES = 64
 
 
 def word_ids(vocab: dict[str, int]) -> list[int]:
     """Ids of the whole-word tokens of ``vocab`` (token -> id), sorted (a hash map's order
-    changes between processes)."""
+    changes between processes): alphabetic, two letters or more. The recall and repeat
+    rows of ``training/recall_rows.py`` draw from these (``training/train.py``)."""
     return sorted(i for t, i in vocab.items() if t.isalpha() and len(t) > 1)
 
 
@@ -109,37 +106,3 @@ def behavioural_induction(
         "period": period,
         "sequences": INDUCTION_SEQUENCES,
     }
-
-
-def recall_example(words: list[int], n: int, rng: np.random.Generator):
-    """One associative-recall example of ``n`` pairs: ``(ids, values, answer)``, where
-    ``ids`` = k_1 v_1 ... k_n v_n k_q (2 n + 1 ids), ``values`` the n value ids and
-    ``answer`` the index in ``values`` of k_q's value.
-
-    Raises:
-        ValueError: if ``n`` < 1 or the vocabulary has fewer than 2 n words.
-    """
-    if n < 1 or len(words) < 2 * n:
-        raise ValueError(f"need n >= 1 and {2 * n} distinct words, got n = {n}")
-    drawn = rng.choice(words, size=2 * n, replace=False).tolist()
-    keys, values = drawn[:n], drawn[n:]
-    answer = int(rng.integers(n))
-    ids = [t for pair in zip(keys, values, strict=True) for t in pair] + [keys[answer]]
-    return ids, values, answer
-
-
-def recall_correct(last_logits: np.ndarray, values: list[int], answer: int) -> bool:
-    """Whether the logit (V,) of the right value beats every other value of the example."""
-    scores = np.asarray(last_logits)[values]  # (n,)
-    return bool(scores[answer] > np.delete(scores, answer).max(initial=-np.inf))
-
-
-def recall_accuracy(logits_of, words: list[int], n: int, sequences: int, seed: int = 0) -> float:
-    """Share of ``sequences`` recall examples of ``n`` pairs answered correctly (0..1);
-    ``logits_of`` maps ids to (T, V) logits."""
-    rng = np.random.default_rng(seed + n)
-    hits = 0
-    for _ in range(sequences):
-        ids, values, answer = recall_example(words, n, rng)
-        hits += recall_correct(logits_of(ids)[-1], values, answer)
-    return hits / sequences

@@ -68,19 +68,25 @@ def unit_rows(x: np.ndarray) -> np.ndarray:
 
 
 def recall_table(last_logits: np.ndarray, values: list[int], answer: int) -> dict:
-    """One model's answer to a recall example: its probabilities among the n candidate
-    values (a softmax over their logits alone), which value it ranks first, and whether
-    that is the right one (``inference.behaviour.recall_correct``'s rule).
+    """One model's answer to a recall example, by both of the model card's rules
+    (``inference.recall``): its top token over the whole vocabulary and whether that is the
+    right value (the headline rule); its probabilities among the n candidate values (a
+    softmax over their logits alone), which value it ranks first, and whether that is the
+    right one (the ranking rule).
 
     Args:
         last_logits: (V,) the logits after the query key.
         values: the n value ids of the example; answer: the index of the right one.
 
     Returns:
-        ``{"probs": (n,) float64, "picked": index, "correct": bool}``.
+        ``{"top": vocabulary id, "top_right": bool, "probs": (n,) float64, "picked":
+        index, "ranks_first": bool}``.
     """
-    x = np.asarray(last_logits, dtype=np.float64)[values]  # (n,)
+    logits = np.asarray(last_logits, dtype=np.float64)  # (V,)
+    x = logits[values]  # (n,)
     probs = np.exp(x - x.max())
     probs /= probs.sum()  # (n,)
     picked = int(np.argmax(probs))
-    return {"probs": probs, "picked": picked, "correct": picked == answer}
+    top = int(np.argmax(logits))
+    return {"top": top, "top_right": top == values[answer], "probs": probs,
+            "picked": picked, "ranks_first": picked == answer}  # fmt: skip

@@ -20,10 +20,12 @@ first-token, ``distance`` (mean attention distance, tokens), ``entropy`` (bits) 
 sentences, and the induction score on random token sequences repeated twice
 (Olsson et al. 2022, "In-context Learning and Induction Heads").
 
-Behavioural scores (``inference/behaviour.py``), from the logits alone: the behavioural
-induction score (mean loss on the second copy of a repeated random word sequence vs the
-first; Olsson et al. 2022) and associative-recall accuracy against the number of pairs n
-(``recall_accuracy``: n -> share of ``RECALL_SEQUENCES`` examples correct; chance 1 / n).
+Behavioural scores, from the logits alone: the behavioural induction score
+(``inference/behaviour.py``: mean loss on the second copy of a repeated random word
+sequence vs the first; Olsson et al. 2022) and associative recall against the number of
+pairs n (``inference/recall.py``, ``recall``: n -> share of ``RECALL_SEQUENCES`` examples
+right, counted as the top token over the whole vocabulary and, second, by the ranking
+rule; on the trained format and on held-out words no recall row holds).
 
 Smallest row sum (``min_row_sum``, and ``min_row_sum_per_head``): min over every query
 of the first ``ROW_SUM_LINES`` held-out validation lines, each run alone, of the sum of its
@@ -47,14 +49,15 @@ from tqdm import tqdm
 from corpus.corpus import generate_corpus
 from corpus.heldout import N_PROBES, validation_lines
 from export.card import write_card
-from inference import behaviour, head_labels, head_stats
+from inference import behaviour, head_labels, head_stats, recall
 from models.card import ModelCard
 from models.checkpoint import SHIPPED_DIR, load_checkpoint, shipped_checkpoint
 from models.config import SHIPPED_KINDS
 from models.transformer import Transformer
 from training.data import corpus_lines, token_stream
 from training.probes import held_out_probes
-from training.train import evaluate_loss
+from training.recall_rows import max_pairs
+from training.train import evaluate_loss, scored_windows
 
 ROW_SUM_LINES = 500  # held-out validation lines for the smallest attention row sum
 # what the progress bar names, in order (:func:`evaluate`)
@@ -158,6 +161,9 @@ def evaluate(
     next(stage)
     valid = token_stream(tokenizer, lines)
     val_loss = evaluate_loss(model, valid, model.cfg.context_length, max_windows=None)
+    windows, window = scored_windows(len(valid), model.cfg.context_length)  # tokens each
+    val_tokens = {"windows": windows, "window": window, "scored": windows * window}
+    val_tokens["of"] = len(valid)  # the held-out stream's tokens
     next(stage)
     heads = head_scores(model, tokenizer, lines=valid_lines)
     best = np.unravel_index(np.argmax(heads["induction"]), np.shape(heads["induction"]))
@@ -173,12 +179,9 @@ def evaluate(
         return model(torch.tensor([ids]))[0].numpy()  # (T, V)
 
     next(stage)
-    words = behaviour.word_ids(tokenizer.get_vocab())
-    pairs = [n for n in behaviour.RECALL_PAIRS if 2 * n + 1 <= model.cfg.context_length]
-    recall = {
-        str(n): behaviour.recall_accuracy(logits_of, words, n, behaviour.RECALL_SEQUENCES)
-        for n in pairs
-    }
+    vocab, T = tokenizer.get_vocab(), model.cfg.context_length
+    words = behaviour.word_ids(vocab)
+    recalled = recall.recall_card(logits_of, vocab, T, max_pairs(T, len(words)))
     next(stage)
     induction = behaviour.behavioural_induction(logits_of, words)
     next(stage)
@@ -188,6 +191,7 @@ def evaluate(
     return {
         "val_loss": round(val_loss, 4),
         "val_perplexity": round(math.exp(val_loss), 3),
+        "val_tokens": val_tokens,
         **probes,
         "best_induction_head": {
             "layer": int(best[0]),
@@ -195,7 +199,7 @@ def evaluate(
             "score": heads["induction"][best[0]][best[1]],
         },
         "behavioural_induction": induction,
-        "recall_accuracy": recall,
+        "recall": recalled,
         "min_row_sum": round(float(row_sums.min()), 6),
         "min_row_sum_per_head": np.round(row_sums, 6).tolist(),
         "heads": heads,

@@ -9,7 +9,7 @@ Each row is T + 1 word ids of the model's vocabulary; its targets are -100
 
 * **MQAR:** k_1 v_1 ... k_n v_n, then (k, v) query pairs drawn from the n keys until the
   row is full; the loss is on each query's value (the format the model card's
-  ``inference.behaviour.recall_accuracy`` measures: pairs, then a key).
+  ``inference.recall.recall_scores`` measures: pairs, then a key).
 * **Repeat:** ``p`` random words, repeated to the end of the row; the loss is on every
   word after the first copy (the behavioural induction score's format, Olsson et al. 2022).
 """
@@ -57,16 +57,22 @@ def repeat_row(words: torch.Tensor, T: int, p: int, g: torch.Generator) -> tuple
     return row[:-1], targets
 
 
+def max_pairs(T: int, n_words: int) -> int:
+    """The largest n an MQAR row of :func:`recall_batch` holds: T // 2 - 8 (room for
+    queries), capped by ``n_words`` // 2 distinct words (24 at the shipped T = 64)."""
+    return max(1, min(T // 2 - 8, n_words // 2))
+
+
 def recall_batch(
     words: torch.Tensor, rows: int, T: int, g: torch.Generator
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``rows`` synthetic rows, alternately MQAR (n = 1 .. T // 2 - 8 pairs, capped by the
-    vocabulary) and repeats (period 4 .. T // 2): inputs (rows, T), targets (rows, T)."""
-    max_pairs = max(1, min(T // 2 - 8, len(words) // 2))
+    """``rows`` synthetic rows, alternately MQAR (n = 1 .. :func:`max_pairs` pairs) and
+    repeats (period 4 .. T // 2): inputs (rows, T), targets (rows, T)."""
+    most = max_pairs(T, len(words))
     xs, ys = [], []
     for r in range(rows):
         if r % 2 == 0:
-            n = int(torch.randint(1, max_pairs + 1, (1,), generator=g))
+            n = int(torch.randint(1, most + 1, (1,), generator=g))
             x, y = mqar_row(words, T, n, g)
         else:
             p = int(torch.randint(4, max(5, T // 2 + 1), (1,), generator=g))

@@ -37,6 +37,16 @@ RESUME_WARMUP = 50  # steps of linear warm-up after a resume (AdamW's moments re
 
 
 @torch.no_grad()
+def scored_windows(n_tokens: int, T: int, max_windows: int | None = None) -> tuple[int, int]:
+    """(windows, window length) that :func:`evaluate_loss` scores in a stream of
+    ``n_tokens``: whole consecutive windows of T tokens (cut to n_tokens - 1), each scored
+    on all T of its next tokens, so n x T tokens in all; the tail after the last whole
+    window is left out (the model card's ``val_tokens`` says how many)."""
+    T = min(T, n_tokens - 1)
+    n = (n_tokens - 1) // T
+    return (n if max_windows is None else min(max_windows, n)), T
+
+
 def evaluate_loss(
     model: Transformer, stream: torch.Tensor, T: int, max_windows: int | None = 64, batch: int = 64
 ) -> float:
@@ -50,9 +60,7 @@ def evaluate_loss(
         batch: windows per forward pass.
     """
     model.eval()
-    T = min(T, len(stream) - 1)
-    n = (len(stream) - 1) // T
-    n = n if max_windows is None else min(max_windows, n)
+    n, T = scored_windows(len(stream), T, max_windows)
     x = stream[: n * T].view(n, T)  # (n, T)
     y = stream[1 : n * T + 1].view(n, T)  # (n, T)
     total = 0.0

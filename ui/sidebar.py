@@ -14,6 +14,7 @@ import streamlit as st
 
 from ui import link, loaders, upload_panel
 from ui.notices import say
+from ui.recall_notes import recall_line
 from ui.selection import Selection
 from ui.text import plain
 
@@ -239,13 +240,12 @@ def model_card(model) -> None:
                 st.markdown(
                     f"smallest attention row sum on held-out lines {probes['min_row_sum']:.3f}"
                 )
-            if "behavioural_induction" in probes and "recall_accuracy" in probes:
-                recall = probes["recall_accuracy"]
-                n = max((int(k) for k in recall if int(k) <= 16), default=None)
+            if "behavioural_induction" in probes:
+                recalled = recall_line(probes, card.training)
                 st.markdown(
                     "behavioural induction score "
                     f"{probes['behavioural_induction']['score']:.2f} nats"
-                    + (f", associative recall at n = {n}: {recall[str(n)]:.0%}" if n else "")
+                    + (f", {recalled}" if recalled else "")
                 )
 
 

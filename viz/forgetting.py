@@ -53,25 +53,50 @@ def recall_answers(words: Sequence[str], probs: Mapping[str, np.ndarray], answer
     return spec.figure(data, layout, title="What each model answers")
 
 
-def accuracy_by_pairs(accuracy: Mapping[str, Mapping[str, float]]) -> spec.Spec:
-    """Lines: recall accuracy (y, 0..1) against the number of pairs n (x, log 2) per model,
-    with chance, 1 / n, dashed. ``accuracy``: model -> {str(n): share correct}."""
+def accuracy_by_pairs(
+    recall: Mapping[str, Mapping[str, Mapping[str, float]]], rows_max_pairs: int | None = None
+) -> spec.Spec:
+    """Lines: recall (y, 0..1) against the number of pairs n (x, log 2) per model, as the
+    model card counts it: the top token over the whole vocabulary (solid), the ranking rule
+    (dotted, thin: the right value beats the other n − 1; chance 1 / n, grey) and the top
+    token on held-out words (dashed, diamonds); a dotted line at ``rows_max_pairs``, the
+    largest n a synthetic recall row holds, when a model was trained with them.
+
+    Args:
+        recall: model -> the card's ``recall``: ``{"top_token": {str(n): share},
+            "ranking": {...}, "held_out_top_token": {...}}`` (a missing one is not drawn).
+        rows_max_pairs: n of the trained range's end, or None.
+    """
+    lines = (("top_token", "top token", "solid", 3, "circle"),
+             ("ranking", "ranking rule", "dot", 1.5, "circle-open"),
+             ("held_out_top_token", "top token, held-out words", "dash", 2, "diamond"))  # fmt: skip
     data, every_n = [], set()
-    for name, by_n in accuracy.items():
-        ns = sorted(int(n) for n in by_n)
-        every_n.update(ns)
-        data.append({"type": "scatter", "mode": "lines+markers", "name": name, "x": ns,
-                     "y": [by_n[str(n)] for n in ns],
-                     "line": {"color": KIND_COLORS.get(name, "#7f7f7f"), "width": 3},
-                     "hovertemplate": f"{name}: n = %{{x}}, %{{y:.0%}}<extra></extra>"})  # fmt: skip
+    for name, by_rule in recall.items():
+        color = KIND_COLORS.get(name, "#7f7f7f")
+        for rule, label, dash, width, symbol in lines:
+            by_n = by_rule.get(rule) or {}
+            ns = sorted(int(n) for n in by_n)
+            every_n.update(ns)
+            if not ns:
+                continue
+            data.append({"type": "scatter", "mode": "lines+markers", "name": f"{name}, {label}",
+                         "x": ns, "y": [by_n[str(n)] for n in ns], "legendgroup": name,
+                         "line": {"color": color, "width": width, "dash": dash},
+                         "marker": {"symbol": symbol, "size": 9 if rule == "top_token" else 7},
+                         "hovertemplate": f"{name}, {label}: n = %{{x}}, %{{y:.0%}}<extra></extra>"})  # fmt: skip
     ns = sorted(every_n)
-    data.append({"type": "scatter", "mode": "lines", "name": "chance, 1/n", "x": ns,
-                 "y": [1 / n for n in ns], "line": {"dash": "dot", "color": "#888888"}})  # fmt: skip
+    data.append({"type": "scatter", "mode": "lines", "name": "chance of the ranking rule, 1/n",
+                 "x": ns, "y": [1 / n for n in ns], "line": {"dash": "dot", "color": "#888888"}})  # fmt: skip
+    if rows_max_pairs:
+        data.append({"type": "scatter", "mode": "lines", "x": [rows_max_pairs] * 2, "y": [0, 1.05],
+                     "name": f"n = {rows_max_pairs}: the recall rows' largest n",
+                     "line": {"dash": "dot", "color": "#444444", "width": 1}})  # fmt: skip
     layout = {
         "xaxis": {**spec.titled("pairs n in the sequence"), "type": "log", "tickvals": ns},
-        "yaxis": {**spec.titled("recall accuracy"), "range": [0, 1.05], "tickformat": ".0%"},
+        "yaxis": {**spec.titled("recall"), "range": [0, 1.05], "tickformat": ".0%"},
     }
-    return spec.figure(data, layout, title="Associative recall, measured for the model card")
+    title = "Recall on the model card: top token (solid), ranking (dotted)"
+    return spec.figure(data, layout, title=title)
 
 
 def capacity(curves: Mapping) -> spec.Spec:

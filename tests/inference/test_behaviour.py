@@ -43,26 +43,3 @@ def test_behavioural_induction_score_is_the_drop():
     result = behaviour.behavioural_induction(logits_of, list(range(V)))
     assert result["score"] == pytest.approx(np.log(V), abs=1e-3)
     assert result["second_copy_loss"] < 1e-3
-
-
-def test_recall_example_and_scoring():
-    ids, values, answer = behaviour.recall_example(list(range(100)), 5, np.random.default_rng(1))
-    assert len(ids) == 11 and ids[-1] == ids[2 * answer] and ids[2 * answer + 1] == values[answer]
-    logits = np.zeros(100)
-    logits[values[answer]] = 1.0
-    assert behaviour.recall_correct(logits, values, answer)
-    logits[values[answer - 1]] = 2.0
-    assert not behaviour.recall_correct(logits, values, answer)
-    assert behaviour.recall_correct(np.eye(100)[values[0]], values[:1], 0)  # n = 1
-
-
-def test_recall_accuracy_of_a_perfect_and_a_blind_model():
-    words = list(range(100))
-
-    def perfect(ids):  # finds the query's earlier position and reads the word after it
-        logits = np.zeros((len(ids), 100))
-        logits[-1, ids[ids.index(ids[-1]) + 1]] = 1.0
-        return logits
-
-    assert behaviour.recall_accuracy(perfect, words, 8, 20) == 1.0
-    assert behaviour.recall_accuracy(lambda ids: np.zeros((len(ids), 100)), words, 8, 20) == 0.0

@@ -42,7 +42,18 @@ def test_recall_table_ranks_the_values_by_the_models_probability():
     logits = np.zeros(10)
     logits[[3, 5, 7]] = [1.0, 3.0, 2.0]
     row = recall_table(logits, [3, 5, 7], answer=1)
-    assert row["picked"] == 1 and row["correct"]
+    assert row["picked"] == 1 and row["ranks_first"]
+    assert row["top"] == 5 and row["top_right"]
     assert row["probs"].shape == (3,) and np.all(np.diff(row["probs"][[0, 2, 1]]) > 0)
     with pytest.raises(ValueError):
         capacity_curves(0, [1])
+
+
+def test_recall_table_counts_a_word_outside_the_example_against_the_top_token_rule():
+    """#46: the model says "." (id 0) but ranks the right value first among the values:
+    right by the ranking rule, wrong by the card's headline rule."""
+    logits = np.zeros(10)
+    logits[[0, 3, 5, 7]] = [9.0, 1.0, 3.0, 2.0]
+    row = recall_table(logits, [3, 5, 7], answer=1)
+    assert row["ranks_first"] and row["picked"] == 1
+    assert row["top"] == 0 and not row["top_right"]

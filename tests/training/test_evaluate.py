@@ -48,8 +48,13 @@ def test_train_export_evaluate_clis_write_graphs_and_model_card(tmp_path, capsys
     induction = entry["probes"]["behavioural_induction"]  # issue #22: from the logits alone
     drop = induction["first_copy_loss"] - induction["second_copy_loss"]
     assert abs(induction["score"] - drop) <= 2e-4  # each of the three rounded to 4 places
-    assert list(entry["probes"]["recall_accuracy"]) == ["1", "2", "4"]  # 2 n + 1 <= 16 tokens
-    assert all(0.0 <= a <= 1.0 for a in entry["probes"]["recall_accuracy"].values())
+    recalled = entry["probes"]["recall"]  # #46: both rules, both formats
+    for rule in ("top_token", "ranking", "held_out_top_token", "held_out_ranking"):
+        assert list(recalled[rule]) == (["2", "4"] if "held" in rule else ["1", "2", "4"])
+        assert all(0.0 <= a <= 1.0 for a in recalled[rule].values())  # 2 n + 1 <= 16 tokens
+    assert recalled["rows_max_pairs"] == 1 and recalled["sequences"] == 64  # T // 2 - 8 = 0
+    assert "top token over the whole vocabulary" in card["recall"]
+    assert "on the corpus text alone" in card["recall"]  # trained without --recall-share
 
     # --add keeps the card's other entries byte for byte; the evaluated kind is replaced
     other = {**entry, "parameters": -1}  # an entry no evaluation would write
@@ -90,7 +95,9 @@ def test_evaluate_a_corpus_model_skips_the_probes_its_vocabulary_lacks(tmp_path,
     assert skipped["skipped"] == 500 and skipped["used"] == 0 and skipped["missing_words"]
     assert probes["val_perplexity"] > 1 and "poems.txt" in card["training_data"]
     assert probes["validation_text"] == "the held-out lines of --corpus"
-    assert set(probes["recall_accuracy"]) == {"1", "2", "4"}  # from its own vocabulary
+    assert set(probes["recall"]["top_token"]) == {"1", "2", "4"}  # from its own vocabulary
+    assert probes["recall"]["held_out_top_token"] == {}  # no contraction: a, i (< 2 n words)
+    assert probes["recall"]["held_out_words"] < 4
     assert probes["best_induction_head"]["layer"] == 0
     # item 24: a second run on other text into the same folder keeps the first's tokenizer
     other = tmp_path / "other.txt"

@@ -37,3 +37,24 @@ def test_a_batch_is_long_ids_from_the_vocabulary_and_fails_on_bad_sizes():
         mqar_row(WORDS, 64, 32, torch.Generator())  # 64 ids of pairs leave no query
     with pytest.raises(ValueError):
         repeat_row(WORDS, 64, 1, torch.Generator())
+
+
+def test_the_rows_hold_at_most_max_pairs_and_never_the_held_out_words():
+    """#46: the card's trained range (rows_max_pairs, 24 at T = 64) is the most pairs a
+    batch's MQAR rows hold (read off the rows: distinct keys before the first scored
+    query), and the rows drawn from the shipped vocabulary's word pool, as
+    training/train.py draws them, never hold a word of the held-out format."""
+    import json
+
+    from inference.behaviour import word_ids
+    from inference.recall import unseen_words
+    from tests.helpers import EXPORTED
+    from training.recall_rows import max_pairs
+
+    vocab = json.loads((EXPORTED / "tokenizer.json").read_text())["model"]["vocab"]
+    words = torch.tensor(word_ids(vocab))  # (W,)
+    assert max_pairs(64, len(words)) == 24 and max_pairs(64, 10) == 5
+    x, y = recall_batch(words, 400, 64, torch.Generator().manual_seed(2))  # (400, 64)
+    pairs = [int((y[r] != IGNORE).nonzero()[0]) // 2 for r in range(0, 400, 2)]  # MQAR rows
+    assert max(pairs) == 24 and min(pairs) == 1
+    assert not set(x.flatten().tolist()) & set(unseen_words(vocab))

@@ -94,3 +94,51 @@ def test_step_6_speaks_of_causal_models():
     assert "Attention ignores order" not in step
     assert "causal models every earlier one and itself" in step
     assert "causal mask already breaks that symmetry" in step
+
+
+@pytest.mark.parametrize("present", ["0", "1"])
+def test_step_12_says_how_recall_is_counted_and_what_was_trained(present):
+    """#46: the delta-rule step's recall is the card's top token over the whole vocabulary,
+    the ranking rule beside it, and it says that only the delta model practised the
+    format (its card's recall_share), presenting or not."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"present": present, "step": "12"})
+    at = open_page("lecture", at.run())
+    assert not at.exception, [e.value for e in at.exception]
+    step = _points(12)
+    assert "top token over the whole vocabulary" in step and "ranking rule" in step
+    assert "Not architecture alone" in step
+    said = _texts(at)
+    assert "What was trained: delta with 25% of each batch's rows" in said
+    assert "softmax and linear on the corpus text alone" in said
+    assert "Recall is counted as the top token over the whole vocabulary" in said
+    figure = next(el.spec for el in plotly_charts(at) if el.key == "lecture_recall")
+    names = {t["name"] for t in figure["data"]}
+    assert {
+        "softmax, top token",
+        "delta, ranking rule",
+        "linear, top token, held-out words",
+    } <= names
+
+
+def test_the_sidebars_card_counts_recall_as_the_top_token_and_says_what_was_trained():
+    """#46: the model card in the sidebar gives the top-token share first, the ranking
+    rule's beside it, and whether the model was trained with recall rows."""
+    import json
+
+    from tests.helpers import EXPORTED
+
+    card = json.loads((EXPORTED / "model_card.json").read_text(encoding="utf-8"))
+    for kind, trained in (("delta", "with 25% synthetic recall rows in this format"),
+                          ("softmax", "without synthetic recall rows")):  # fmt: skip
+        at = AppTest.from_file(APP, default_timeout=120)
+        at.query_params["model"] = kind
+        at.run()
+        line = next(m.value for m in at.sidebar.markdown if "associative recall" in m.value)
+        recall = card["models"][kind]["probes"]["recall"]
+        top, rank = recall["top_token"]["16"], recall["ranking"]["16"]
+        assert (
+            f"n = 16: {top:.0%} (top token over the whole vocabulary; {rank:.0%} by the ranking rule"
+            in line
+        )
+        assert line.endswith(f"trained {trained}"), line

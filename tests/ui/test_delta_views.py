@@ -96,9 +96,31 @@ def test_the_forgetting_lesson_runs_the_three_models_and_draws_the_cards_accurac
     no_errors(at)
     answers = [m for m in at.metric if m.label.endswith("answers")]
     assert [m.label.split()[0] for m in answers] == ["softmax", "linear", "delta"]
-    # the first screen tells the lesson's story: what each model usually does at n = 8
-    assert [m.delta for m in answers] == ["right", "wrong", "right"]
+    # the first screen tells the lesson's story: what each model usually does at n = 8,
+    # counted as the card counts it, the top token (#46): softmax says "." but ranks the
+    # right value first among the 8, linear does neither, delta says the value
+    assert [m.delta for m in answers] == ["wrong", "wrong", "right"]
+    assert answers[0].value == answers[1].value == r"\."  # "." as plain text (ui.text.plain)
+    ranked = [c.value for c in at.caption if c.value.startswith("ranks ")]
+    assert [r.endswith(f"(ranking rule: {v})") for r, v in
+            zip(ranked, ("right", "wrong", "right"), strict=True)] == [True] * 3  # fmt: skip
     assert {"forget_answers", "forget_accuracy", "forget_capacity"} <= set(chart_keys(at))
+    # the card's figure: both rules and the held-out words per model, the trained range
+    card = json.loads((EXPORTED / "model_card.json").read_text(encoding="utf-8"))
+    figure = plotly_charts(at)[chart_keys(at).index("forget_accuracy")].spec
+    traces = {t["name"]: t for t in figure["data"]}
+    for kind in ("softmax", "linear", "delta"):
+        stored = card["models"][kind]["probes"]["recall"]
+        for rule, label in (("top_token", "top token"), ("ranking", "ranking rule"),
+                            ("held_out_top_token", "top token, held-out words")):  # fmt: skip
+            y = traces[f"{kind}, {label}"]["y"]
+            y = np.asarray(y["bdata"] if isinstance(y, dict) else y)
+            assert y.size == len(stored[rule]), (kind, rule)
+    assert "n = 24: the recall rows' largest n" in traces
+    said = " ".join(c.value for c in at.caption)
+    assert "top token over the whole vocabulary" in said and "ranking column" in said
+    assert "What was trained: delta with 25% of each batch's rows synthetic recall rows" in said
+    assert "softmax and linear on the corpus text alone" in said
     at.slider(key="recall_pairs").set_value(16).run()
     no_errors(at)
     bars = plotly_charts(at)[chart_keys(at).index("forget_answers")].spec

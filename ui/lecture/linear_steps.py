@@ -10,6 +10,7 @@ from inference import view_specs as figs
 from ui import loaders, specs
 from ui.figures import plot
 from ui.lecture.step import Deeper, state
+from ui.recall_notes import card_recall, recall_caption, rows_max_pairs
 from ui.selection import Selection
 from viz import forgetting as vf
 from viz import lessons as vl
@@ -39,13 +40,11 @@ def complexity(sel: Selection) -> Deeper:
 
 
 def recall(sel: Selection) -> Deeper:
-    """Associative-recall accuracy of the three shipped models against the number of
-    pairs, from the model card."""
-    measured = {}
-    for kind in loaders.SHIPPED_KINDS:
-        card = loaders.shipped_model(kind).card
-        if card and card.probes and card.probes.get("recall_accuracy"):
-            measured[kind] = card.probes["recall_accuracy"]
+    """Associative recall of the three shipped models against the number of pairs, from
+    the model card: the top token over the whole vocabulary (the card's headline) and the
+    ranking rule beside it, with how it is counted and what each model was trained with."""
+    measured = {k: v for k in loaders.SHIPPED_KINDS if (v := card_recall(k))}
     if measured:
-        plot(vf.accuracy_by_pairs(measured), key="lecture_recall")
+        plot(vf.accuracy_by_pairs(measured, rows_max_pairs(measured)), key="lecture_recall")
+        st.caption(recall_caption(measured))
     return Deeper("forgetting", "Try the recall test on the three models")
