@@ -52,7 +52,7 @@ def load(
     Args:
         source: ``"softmax"``, ``"linear"`` or ``"delta"`` (the shipped models); a
             checkpoint (our ``.safetensors``, one ``attnviz convert`` wrote, nanoGPT's
-            ``ckpt.pt``); a GPT-2-family folder (config.json, tokenizer.json, weights) or a
+            ``ckpt.pt``); a Hugging Face folder (config.json, tokenizer.json, weights) or a
             nanoGPT ``out/`` folder; a folder of our ONNX graphs or its ``.inspect.onnx``;
             any ONNX language model (with ``tokenizer=``).
         meta: nanoGPT's ``meta.pkl`` (a character vocabulary).

@@ -57,11 +57,11 @@ def serve_parser() -> argparse.ArgumentParser:
     """``serve``'s own arguments; the rest go to Streamlit (``--server.address``, ...)."""
     p = argparse.ArgumentParser(
         prog="attnviz serve",
-        description="Run the app (make run): the shipped models, and GPT-2-family folders "
+        description="Run the app (make run): the shipped models, and Hugging Face folders "
         "served to every session.",
     )
     p.add_argument("--model", action="append", type=Path, default=[], metavar="DIR",
-                   help="a GPT-2-family folder to serve beside the shipped models (repeatable)")  # fmt: skip
+                   help="a Hugging Face folder to serve beside the shipped models (repeatable)")  # fmt: skip
     p.add_argument("--context", type=int, default=None, metavar="N",
                    help="serve those folders with their first N positions only")  # fmt: skip
     p.add_argument("--port", type=int, default=None, metavar="N", help="port (default 8501)")
@@ -78,7 +78,7 @@ def serve_argv(argv: list[str]) -> list[str]:
     args, streamlit_options = serve_parser().parse_known_args(argv)
     for folder in args.model:
         if not folder.is_dir():
-            sys.exit(f"attnviz serve: --model {folder}: not a folder (give a GPT-2-family "
+            sys.exit(f"attnviz serve: --model {folder}: not a folder (give a Hugging Face "
                      "folder: config.json, tokenizer.json and the weights)")  # fmt: skip
     options = [*streamlit_options]
     options += ["--server.port", str(args.port)] if args.port is not None else []

@@ -1,12 +1,12 @@
 """Load a model for the notebook API as the app loads it: a shipped kind, a converted or
-nanoGPT checkpoint, a GPT-2-family folder, or ONNX graphs.
+nanoGPT checkpoint, a Hugging Face folder, or ONNX graphs.
 
 Every route is the app's own loader (nothing is re-implemented here):
 
 * ``"softmax"`` / ``"linear"`` / ``"delta"``: ``inference.runtime.load_shipped`` on
   ``exported/`` (or ``$ATTNVIZ_MODELS_DIR``), as ``make run`` serves them;
 * a checkpoint (our ``.safetensors``, one ``upload.convert`` wrote, or nanoGPT's
-  ``ckpt.pt`` with ``meta=`` or ``tokenizer=``) and a GPT-2-family folder: read in the
+  ``ckpt.pt`` with ``meta=`` or ``tokenizer=``) and a Hugging Face folder: read in the
   isolated upload worker and exported by ``upload.local`` / ``upload.folders`` (what
   ``attnviz convert --onnx`` runs), once: the graphs are kept in the served models' cache
   (``ui.served_cache.cache_root()``, ``~/.cache/attention-visualizer/notebook/``), keyed by
@@ -48,7 +48,7 @@ def load_model(
 
     Args:
         source: a shipped kind (``"softmax"``, ``"linear"``, ``"delta"``), a checkpoint
-            file, a GPT-2-family folder, a nanoGPT ``out/`` folder (its ``ckpt.pt``), a
+            file, a Hugging Face folder, a nanoGPT ``out/`` folder (its ``ckpt.pt``), a
             folder of our graphs, or an ``.onnx`` file.
         meta: nanoGPT's ``meta.pkl`` (a character vocabulary).
         tokenizer: a ``tokenizer.json`` (GPT-2's, for nanoGPT with GPT-2's vocabulary;

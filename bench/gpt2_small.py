@@ -83,7 +83,7 @@ def gpt2_state(seed: int = 0, **sizes) -> dict[str, np.ndarray]:
 
 
 def write_folder(folder: Path, seed: int = 0, **sizes) -> Path:
-    """A GPT-2-family folder of GPT-2 small's sizes (or ``sizes``) with random weights."""
+    """A Hugging Face folder of GPT-2 small's sizes (or ``sizes``) with random weights."""
     from safetensors.numpy import save_file
 
     s = {**GPT2_SMALL, **sizes}

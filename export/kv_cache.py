@@ -46,7 +46,7 @@ class KVCacheDecoder(nn.Module):
         self.model = model
 
     def forward(self, token, position, past_k, past_v):
-        m, window = self.model, self.model.cfg.sliding_window
+        m = self.model
         x = m.embed(token) + m.positional_encoding(position)  # (1, 1, C), as in Transformer.step
         ks, vs = [], []
         for layer, block in enumerate(m.blocks):
@@ -54,6 +54,7 @@ class KVCacheDecoder(nn.Module):
             K = torch.cat([past_k[layer : layer + 1], k], dim=2)  # (1, H, P+1, D)
             V = torch.cat([past_v[layer : layer + 1], v], dim=2)  # (1, H, P+1, D)
             scores = q @ K.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (1, H, 1, P+1)
+            window = getattr(block.attn.mixing, "window", None)
             if window is not None:  # a sliding window sees the last `window` keys only
                 j = torch.arange(K.shape[2])  # (P+1,)
                 scores = scores.masked_fill(j <= K.shape[2] - 1 - window, float("-inf"))

@@ -153,7 +153,7 @@ def mask_panels(facts: ModelFacts, result: Analysis, layer, head) -> dict:
         result.display_tokens,
         cfg.attention,
         cfg.attn_eps,
-        cfg.sliding_window,
+        cfg.window_of(layer),
     )
 
 

@@ -64,8 +64,8 @@ class SoftmaxAttention:
 
     recurrent = False  # no fixed-size state: a step graph needs a key/value cache
 
-    def __init__(self, cfg: ModelConfig):
-        self.cfg = cfg
+    def __init__(self, cfg: ModelConfig, layer: int = 0):
+        self.cfg, self.window = cfg, cfg.window_of(layer)  # this layer's sliding window
 
     def parallel(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor):
         """q, k, v (B, H, T, d_head) -> ``(output, weights, scores)``: output (B, H, T,
@@ -73,7 +73,7 @@ class SoftmaxAttention:
         (B, H, T, T), the scaled logits QK^T / sqrt(d_head) before the mask."""
         T, D = q.shape[-2], q.shape[-1]
         scores = q @ k.transpose(-2, -1) / math.sqrt(D)  # (B, H, T, T)
-        allowed = causal_mask(T, q.device, self.cfg.sliding_window)  # (T, T)
+        allowed = causal_mask(T, q.device, self.window)  # (T, T)
         masked = scores.masked_fill(~allowed, float("-inf"))  # (B, H, T, T)
         weights = torch.softmax(masked, dim=-1)  # (B, H, T, T)
         return weights @ v, weights, scores  # (B, H, T, d_head)
@@ -195,8 +195,11 @@ ATTENTION_REGISTRY: dict[str, type] = {
 assert tuple(ATTENTION_REGISTRY) == ATTENTION_KINDS, "register every kind a config accepts"
 
 
-def build_mixing(cfg: ModelConfig) -> SoftmaxAttention | LinearAttention | DeltaAttention:
-    """The mixing rule registered for ``cfg.attention``."""
+def build_mixing(cfg: ModelConfig, layer: int = 0):
+    """The mixing rule registered for ``cfg.attention`` (softmax: with layer ``layer``'s
+    sliding window)."""
+    if cfg.attention == "softmax":
+        return SoftmaxAttention(cfg, layer)
     return ATTENTION_REGISTRY[cfg.attention](cfg)
 
 
@@ -210,10 +213,10 @@ class MultiHeadAttention(nn.Module):
     ``state`` (B, H, T, d_head, d_head), ``normalizer`` (B, H, T, d_head).
     """
 
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: ModelConfig, layer: int = 0):
         super().__init__()
         self.cfg = cfg
-        self.mixing = build_mixing(cfg)
+        self.mixing = build_mixing(cfg, layer)
         C, kv, qkv_bias = cfg.d_model, cfg.kv_heads * cfg.d_head, cfg.has_qkv_bias
         self.q_proj = nn.Linear(C, C, bias=qkv_bias)
         self.k_proj = nn.Linear(C, kv, bias=qkv_bias)  # (H_kv d_head, C): grouped-query

@@ -40,6 +40,7 @@ QUIET_DEFAULTS = {
     "rotary_dim": None,
     "rope_scale": 1.0,
     "sliding_window": None,
+    "window_layers": None,
     "parallel_residual": False,
 }
 # Keys that older checkpoints and graph metadata wrote for today's field names.
@@ -91,6 +92,8 @@ class ModelConfig:
             divided by it before rotating; 1.0: none.
         sliding_window: softmax attention sees only the last ``sliding_window`` keys
             (query i reads keys j with i - window < j <= i; Mistral); None: every key.
+        window_layers: the layers the sliding window applies to (GPT-Neo's "local"
+            layers); None: every layer.
         parallel_residual: GPT-NeoX's block x + attn(ln_1(x)) + mlp(ln_2(x)), both read
             the block's input; False: the sequential pre-LN block.
         unknown: names of fields the model's files do not tell (a foreign ONNX graph
@@ -128,11 +131,14 @@ class ModelConfig:
     rotary_dim: int | None = None
     rope_scale: float = 1.0
     sliding_window: int | None = None
+    window_layers: tuple[int, ...] | None = None
     parallel_residual: bool = False
     unknown: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "unknown", tuple(self.unknown))  # a JSON list, too
+        if isinstance(self.window_layers, list):  # a JSON list
+            object.__setattr__(self, "window_layers", tuple(self.window_layers))
         if any(name not in _FIELD_NAMES for name in self.unknown):
             raise ValueError(f"unknown must name config fields, got {list(self.unknown)!r}")
         if self.attention not in ATTENTION_KINDS:
@@ -184,6 +190,14 @@ class ModelConfig:
             if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
                 raise ValueError(f"{name} must be a positive number, got {value!r}")
         special = self.position_scheme == "rotary" or self.sliding_window is not None
+        layers = self.window_layers
+        if layers is not None and not (
+            isinstance(layers, tuple)
+            and all(type(i) is int and 0 <= i < self.n_layer for i in layers)
+        ):
+            raise ValueError(
+                f"window_layers must list layers 0..{self.n_layer - 1}, got {layers!r}"
+            )
         grouped = self.n_kv_head not in (None, self.n_head)
         if (special or grouped) and self.attention != "softmax":
             raise ValueError(
@@ -201,6 +215,13 @@ class ModelConfig:
     def kv_heads(self) -> int:
         """Key/value heads H_kv: ``n_kv_head``, or H without grouped-query attention."""
         return self.n_kv_head or self.n_head
+
+    def window_of(self, layer: int) -> int | None:
+        """The sliding window of layer ``layer``: ``sliding_window`` where it applies
+        (every layer, or those of ``window_layers``), else None (every earlier key)."""
+        if self.window_layers is not None and layer not in self.window_layers:
+            return None
+        return self.sliding_window
 
     @property
     def d_rotary(self) -> int:

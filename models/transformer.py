@@ -4,7 +4,7 @@ Token embedding + positional encoding (sinusoidal, Vaswani et al. 2017 section
 3.5, or learned as in GPT-2), ``n_layer`` pre-LN blocks of attention and a GELU
 MLP (exact, or GPT-2's tanh approximation), a final LayerNorm and an unembedding
 tied to the token embedding (or not). Parameter names follow nanoGPT where they can
-so that nanoGPT checkpoints and GPT-2-family folders map onto it
+so that nanoGPT checkpoints and Hugging Face folders map onto it
 (``upload/formats/nanogpt.py``, ``upload/formats/hf_gpt2.py``).
 """
 
@@ -78,10 +78,10 @@ class Block(nn.Module):
     """Pre-LN block: x + attn(ln_1(x)), then x + mlp(ln_2(x)); with
     ``cfg.parallel_residual`` (GPT-NeoX) x + attn(ln_1(x)) + mlp(ln_2(x))."""
 
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: ModelConfig, layer: int = 0):
         super().__init__()
         self.ln_1 = make_norm(cfg)
-        self.attn = MultiHeadAttention(cfg)
+        self.attn = MultiHeadAttention(cfg, layer)
         self.ln_2 = make_norm(cfg)
         self.mlp = MLP(cfg)
         self.parallel = cfg.parallel_residual
@@ -128,7 +128,7 @@ class Transformer(nn.Module):
         self.wte = nn.Embedding(cfg.vocab_size, cfg.d_model)
         if cfg.position_scheme == "learned":
             self.wpe = nn.Embedding(cfg.context_length, cfg.d_model)
-        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
+        self.blocks = nn.ModuleList(Block(cfg, layer) for layer in range(cfg.n_layer))
         self.ln_f = make_norm(cfg)
         self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
         if cfg.tie_weights:

@@ -205,7 +205,7 @@ def get_recurrent(name: str, result: Analysis) -> Analysis:
     """
     if name in SHIPPED_KINDS:
         return _shipped_recurrent(name, result.text, result)
-    if is_served(name):  # GPT-2-family: softmax, no recurrent form (returned as it is)
+    if is_served(name):  # a served folder: softmax, no recurrent form (returned as it is)
         return with_recurrent(server_model(name), result)
     mine = st.session_state.setdefault(UPLOAD_CACHE, {})
     return _kept(mine, "recurrent", result.text, lambda: with_recurrent(get_model(name), result))

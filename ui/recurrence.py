@@ -52,7 +52,7 @@ MASK_NOTE = {
 def _scores_and_mask(sel: Selection) -> None:
     """Our graphs: pre-mask scores, the causal mask, the weights."""
     kind, layer, head = sel.model.config.attention, sel.layer, sel.head
-    window = sel.model.config.sliding_window
+    window = sel.model.config.window_of(layer)
     note = MASK_NOTE[kind] + (
         f" **Sliding window {window}:** a query also cannot see keys {window} or more "
         "tokens back (Mistral); those are blocked like future ones."

@@ -1,7 +1,7 @@
 """Models the server's operator serves beside the shipped ones, for every session.
 
 ``make run MODEL=path/to/gpt2`` runs ``streamlit run app.py -- --model path/to/gpt2``
-(``--model`` repeatable): each folder is a Hugging Face GPT-2-family folder, too large
+(``--model`` repeatable): each folder is a Hugging Face folder, too large
 for a browser upload (GPT-2 small: 500 MB, context 1024), trusted by whoever starts the
 server. Each one is converted once, outside the server process (``python -m
 upload.convert DIR --out ... --onnx --inspect-only`` in a child process, the inspect

@@ -4,7 +4,7 @@ uploader does.
     python -m upload.convert ckpt.pt --meta meta.pkl --out converted/        # nanoGPT, characters
     python -m upload.convert ckpt.pt --tokenizer tokenizer.json --out converted/  # GPT-2 vocabulary
     python -m upload.convert mine.safetensors --out DIR --onnx    # ours -> ONNX graphs
-    python -m upload.convert path/to/gpt2 --out DIR [--onnx]      # a GPT-2-family folder
+    python -m upload.convert path/to/gpt2 --out DIR [--onnx]      # a Hugging Face folder
     python -m upload.convert path/to/gpt2 --out DIR --context 256  # a shorter context
     python -m upload.convert model.inspect.onnx [model.fast.onnx ...]  # check, print the card
     python -m upload.convert model.onnx --tokenizer tokenizer.json  # any ONNX language model
@@ -19,7 +19,7 @@ context the app's uploader refuses (GPT-2's 1,024 tokens: its logits alone are
 T x 50,257 values) becomes one it accepts. Local checkpoints of any size are read by path
 (``upload/local.py``): nanoGPT's ``ckpt.pt`` holds the optimizer state too (its
 shakespeare-char run: 129 MB for 43 MB of weights), and only the weights are read; a
-Hugging Face GPT-2-family folder (``upload/folders.py``) likewise.
+Hugging Face folder (``upload/folders.py``) likewise.
 
 Every file is read by the same isolated worker the app uses (``upload/worker.py``). A
 refused file prints one line on stderr, ``refused: <file>: <what is wrong>``, and exits
@@ -115,11 +115,11 @@ def _checkpoint(args: argparse.Namespace) -> None:
 
 
 def _folder(args: argparse.Namespace) -> None:
-    """A Hugging Face GPT-2-family folder -> upload file (``upload/folders.py``)."""
+    """A Hugging Face folder -> upload file (``upload/folders.py``)."""
     from upload.folders import convert_folder
 
     if len(args.files) != 1 or args.out is None or args.meta or args.tokenizer:
-        raise UploadError("convert one GPT-2-family folder at a time, with --out DIR")
+        raise UploadError("convert one Hugging Face folder at a time, with --out DIR")
     folder = args.files[0]
     done = convert_folder(folder, args.out, _onnx(args), context=args.context)
     _report(done, f" with make run MODEL={folder}")
@@ -189,7 +189,7 @@ def _fold(args: argparse.Namespace) -> None:
 
 
 def input_kind(args: argparse.Namespace) -> str:
-    """Which of ``INPUT_KINDS`` the arguments are: "folder" (a GPT-2-family folder),
+    """Which of ``INPUT_KINDS`` the arguments are: "folder" (a Hugging Face folder),
     "onnx" (graphs to check, a foreign one with its vocabulary), "onnx_fold" (one .onnx
     with --out: its external data folded in) or "checkpoint" (one nanoGPT ``.pt`` or our
     ``.safetensors``).
@@ -206,7 +206,7 @@ def input_kind(args: argparse.Namespace) -> str:
         return "checkpoint"
     raise UploadError(
         "convert one checkpoint at a time (a nanoGPT ckpt.pt with --meta meta.pkl or "
-        "--tokenizer tokenizer.json, or a .safetensors, or a GPT-2-family folder), with "
+        "--tokenizer tokenizer.json, or a .safetensors, or a Hugging Face folder), with "
         "--out DIR; or check .onnx graphs"
     )
 
@@ -229,13 +229,13 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m upload.convert",
         description="Convert a checkpoint (nanoGPT's ckpt.pt, optimizer state and all; ours; "
-        "a GPT-2-family folder) into one .safetensors file, or check ONNX graphs.",
+        "a Hugging Face folder) into one .safetensors file, or check ONNX graphs.",
     )
     p.add_argument(
         "files",
         nargs="+",
         type=Path,
-        help="nanoGPT ckpt.pt, our .safetensors, .onnx graphs, or a GPT-2-family folder",
+        help="nanoGPT ckpt.pt, our .safetensors, .onnx graphs, or a Hugging Face folder",
     )
     p.add_argument("--meta", type=Path, default=None, help="nanoGPT meta.pkl (characters)")
     p.add_argument(

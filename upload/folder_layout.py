@@ -1,4 +1,4 @@
-"""What a Hugging Face GPT-2-family folder holds, by file name: read by the server (its
+"""What a Hugging Face folder holds, by file name: read by the server (its
 served models, ``ui/served.py``), the command line (``upload/folders.py``) and the upload
 worker (``upload/formats/hf_gpt2.py``) alike. Only names are looked at here."""
 
@@ -11,20 +11,20 @@ from upload.errors import UploadError
 CONFIG = "config.json"
 TOKENIZER = "tokenizer.json"
 WEIGHTS = ("model.safetensors", "pytorch_model.bin")  # the first one found is read
-SOURCE = "GPT-2-family folder"
+SOURCE = "Hugging Face folder"
 NEEDS = (
-    f"a GPT-2-family folder needs {CONFIG}, {WEIGHTS[0]} or {WEIGHTS[1]}, and {TOKENIZER} "
+    f"a Hugging Face folder needs {CONFIG}, {WEIGHTS[0]} or {WEIGHTS[1]}, and {TOKENIZER} "
     "(model.save_pretrained(DIR) and tokenizer.save_pretrained(DIR) write them)"
 )
 
 
 def folder_files(folder: Path) -> dict[str, Path]:
-    """The files of a GPT-2-family folder that are read: ``config.json``,
+    """The files of a Hugging Face folder that are read: ``config.json``,
     ``tokenizer.json`` and one weights file (``model.safetensors`` first), by name.
 
     Raises:
         UploadError: one line: not a folder, or which files are missing and what a
-            folder needs ("gpt2/: missing tokenizer.json; a GPT-2-family folder needs
+            folder needs ("gpt2/: missing tokenizer.json; a Hugging Face folder needs
             ..."); sharded weights are named as such.
     """
     if not folder.is_dir():

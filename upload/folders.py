@@ -1,4 +1,4 @@
-"""A local Hugging Face GPT-2-family folder -> one upload file (and ONNX graphs; server side).
+"""A local Hugging Face folder -> one upload file (and ONNX graphs; server side).
 
 ``python -m upload.convert path/to/gpt2 --out DIR`` and the server's own models
 (``streamlit run app.py -- --model DIR``, ``ui/served.py``) read a folder as
@@ -44,7 +44,7 @@ def folder_digest(folder: Path, context: int | None = None) -> str:
 
 
 def read_folder(folder: Path) -> LocalRead:
-    """A GPT-2-family folder read in a one-shot worker (``convert_folder``) with limits
+    """A Hugging Face folder read in a one-shot worker (``convert_folder``) with limits
     sized to its largest file (``upload.local.request_local``): the config and spec
     checked here, its arrays bounded by that config before they are read.
 
@@ -64,7 +64,7 @@ def convert_folder(
     progress: bool | None = None,
     context: int | None = None,
 ) -> Written:
-    """A GPT-2-family folder -> ``out/<folder name>.safetensors`` (weights, config and
+    """A Hugging Face folder -> ``out/<folder name>.safetensors`` (weights, config and
     tokenizer; ``converted_from`` in its training record) and, with ``onnx``, the inspect
     and fast graphs of the contract beside it (``upload.local.write_upload``); with
     ``context``, its context cut to that many tokens (``upload.local.with_context``).

@@ -1,7 +1,7 @@
 """What to say when a user brings Hugging Face files the uploader does not take as they
 are: what the file is, and the one command that works (#44 item 22).
 
-A GPT-2, Llama, Mistral, Qwen2 or GPT-NeoX folder converts with ``python -m upload.convert
+A GPT-2, GPT-Neo, Llama, Mistral, Qwen2 or GPT-NeoX folder converts with ``python -m upload.convert
 FOLDER --out converted/``; any other causal language model (OPT, Falcon, ...) goes through
 ONNX: exported with ``torch.onnx.export`` (README, "Exports known to work"), then
 checked and uploaded with its ``tokenizer.json``. Pure text; nothing here reads a file.
@@ -16,7 +16,7 @@ ONNX_ROUTE = (
     "with its tokenizer.json: python -m upload.convert model.onnx --tokenizer {tokenizer}"
 )
 # The model_types upload.convert reads (upload/formats/hf_folder.py), as said to users
-CONVERTED = "gpt2, llama, mistral, qwen2 and gpt_neox"
+CONVERTED = "gpt2, gpt_neo, llama, mistral, qwen2 and gpt_neox"
 # Tensor names that mark a Hugging Face checkpoint: the converted families', and others'
 GPT2_PREFIXES = ("transformer.h.", "h.", "transformer.wte.", "wte.", "model.layers.",
                  "model.embed_tokens.", "gpt_neox.layers.")  # fmt: skip
@@ -24,7 +24,7 @@ HF_PREFIXES = ("model.decoder.layers.", "transformer.word_embeddings.", "model.d
 
 
 def not_gpt2_folder(name: str, model_type: str, architectures: str, folder: str) -> str:
-    """The refusal of a Hugging Face folder that is not GPT-2-family, naming ONNX's route."""
+    """The refusal of a Hugging Face folder of a type upload.convert does not read, naming ONNX's route."""
     return (
         f"{name}: a Hugging Face {architectures} model (model_type {model_type!r}); "
         f"upload.convert converts {CONVERTED} folders. For this one, "

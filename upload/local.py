@@ -8,7 +8,7 @@ isolated worker (``upload/worker.py``, request ``convert_local``), pickles refus
 there, and only plain, checked data comes back. A nanoGPT ``ckpt.pt`` is memory-mapped
 there (``torch.load(path, mmap=True, weights_only=True)``): of a checkpoint that also
 holds its optimizer state (nanoGPT's shakespeare-char run: 129 MB for 43 MB of weights),
-only the model's tensors are read. A GPT-2-family folder (``upload/folders.py``) is read
+only the model's tensors are read. A Hugging Face folder (``upload/folders.py``) is read
 and written the same way, by its own worker request.
 
 What was read becomes ``<out>/<name>.safetensors`` (float32 weights, config, tokenizer
@@ -49,7 +49,7 @@ class LocalRead:
     Attributes:
         converted: the checked config, tokenizer spec, float32 weights, training record.
         source: one of SOURCES ("nanoGPT checkpoint", "safetensors checkpoint",
-            "GPT-2-family folder").
+            "Hugging Face folder").
         file_bytes: the size of the largest file read (bytes).
         rss_bytes: the worker's resident memory before it read the files (torch
             imported), or None where /proc is not readable.

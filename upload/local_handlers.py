@@ -2,7 +2,7 @@
 
 ``convert_local``: checkpoint files (a nanoGPT ``ckpt.pt`` with its vocabulary, or our
 ``.safetensors``) converted as an upload is (``upload.handlers.convert``), a checkpoint
-memory-mapped. ``convert_folder``: a Hugging Face GPT-2-family folder
+memory-mapped. ``convert_folder``: a Hugging Face folder
 (``upload/formats/hf_gpt2.py``). Both come only from the command line
 (``upload/local.py``, ``upload/folders.py``), never from the app: the paths are files
 their user chose on their own disk, read with ``header["limits"]`` sized to them
@@ -54,7 +54,7 @@ def convert_local(header: dict) -> Reply:
 
 
 def convert_folder(header: dict) -> Reply:
-    """``header["folder"]`` (the absolute path of a GPT-2-family folder its user chose)
+    """``header["folder"]`` (the absolute path of a Hugging Face folder its user chose)
     read by ``upload.formats.hf_folder.read_folder``: the reply of a conversion
     (``upload.handlers.weights_reply``), its training record where it came from.
 

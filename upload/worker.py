@@ -23,7 +23,7 @@ of stdout (fd 1 itself is pointed at stderr, so a library's print cannot corrupt
 protocol). A request's header has ``op`` (``convert``, ``open``, ``inspect``, ``logits``,
 ``recurrent``, ``generate``, ``export`` for checked weights, and for the command line's
 files, read by path: ``convert_local`` (checkpoint files), ``convert_folder`` (a
-GPT-2-family folder) and ``fold_onnx`` (an .onnx and its external data)) and ``cpu_s``;
+Hugging Face folder) and ``fold_onnx`` (an .onnx and its external data)) and ``cpu_s``;
 the reply is ``{"ok": true, ...}`` with arrays, or ``{"ok": false, "error": "one
 line"}``. Any exception, ``BaseException`` from native code included (the tokenizers
 library's ``PanicException``), becomes such a line. After a

@@ -59,7 +59,7 @@ def test_refusals_are_one_line(tmp_path):
     with pytest.raises(UploadError, match=r"notes.txt: not a checkpoint"):
         attnviz.load(tmp_path / "notes.txt")
     with pytest.raises(UploadError, match="missing config.json"):
-        attnviz.load(tmp_path)  # neither graphs, nor ckpt.pt, nor a GPT-2-family folder
+        attnviz.load(tmp_path)  # neither graphs, nor ckpt.pt, nor a Hugging Face folder
 
 
 @pytest.mark.slow  # the conversion exports four graphs: ~15 s

@@ -1,4 +1,4 @@
-"""Hugging Face GPT-2-family folders built in the test with ``transformers`` (a test-only
+"""Hugging Face folders built in the test with ``transformers`` (a test-only
 oracle): random-weight ``GPT2LMHeadModel``s saved as ``save_pretrained`` writes them,
 beside a GPT-2-style ``tokenizer.json`` (``tests/helpers/gpt2_tokenizer.py``)."""
 
@@ -38,7 +38,7 @@ def gpt2_model(tie: bool = True, seed: int = 0, **config):
 
 
 def save_folder(model, folder: Path, weights: str = "model.safetensors", prefix: bool = True):
-    """``model`` saved into ``folder`` as a GPT-2-family folder with ``tokenizer.json``:
+    """``model`` saved into ``folder`` as a Hugging Face folder with ``tokenizer.json``:
     ``save_pretrained`` (``model.safetensors``), or ``torch.save`` of its state dict
     (``pytorch_model.bin``, what ``save_pretrained(safe_serialization=False)`` wrote before
     transformers 5), with the ``transformer.`` prefix or without it (``GPT2Model``'s

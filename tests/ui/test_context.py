@@ -1,4 +1,4 @@
-"""A GPT-2-family folder whose full context the uploader refuses, converted with
+"""A Hugging Face folder whose full context the uploader refuses, converted with
 ``--context`` into one it accepts, uploaded as a student would (issue #24, item 3)."""
 
 from __future__ import annotations

@@ -90,7 +90,7 @@ def test_a_folder_is_converted_once_and_served(served_models):
     model, folder, models = served_models
     assert models.ready() == ["tiny-gpt2"]
     ours = models.get("tiny-gpt2")
-    assert ours.card.source == "GPT-2-family folder" and ours.card.checkpoint == "tiny-gpt2/"
+    assert ours.card.source == "Hugging Face folder" and ours.card.checkpoint == "tiny-gpt2/"
     assert ours.fast_session is None  # one onnxruntime session: the inspect graph
     assert ours.has_lab and not ours.lab_graph.opened  # the lab's: on first use only
     onnx_files = sorted(p.name for p in models.root.glob("*/*.onnx"))
@@ -109,7 +109,7 @@ def test_a_folder_is_converted_once_and_served(served_models):
 def test_a_folder_that_cannot_be_converted_is_one_line(served_models):
     entry = served_models[2].entries["broken"]
     assert entry.state == "failed" and entry.model is None
-    assert entry.error.startswith("broken/: missing tokenizer.json; a GPT-2-family folder needs")
+    assert entry.error.startswith("broken/: missing tokenizer.json; a Hugging Face folder needs")
     assert "\n" not in entry.error
 
 

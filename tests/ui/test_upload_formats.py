@@ -1,5 +1,5 @@
 """Uploads of the formats people have, through the app's own uploader (AppTest): a
-GPT-2-family folder shrunk by ``python -m upload.convert``, and a nanoGPT checkpoint with
+Hugging Face folder shrunk by ``python -m upload.convert``, and a nanoGPT checkpoint with
 GPT-2's vocabulary and its tokenizer.json. What only a browser shows of an upload (its
 size refusal, a long sentence's layout) is in tests/e2e."""
 

@@ -1,4 +1,4 @@
-"""GPT-2-family folders through the command line, compared with ``transformers`` itself.
+"""Hugging Face folders through the command line, compared with ``transformers`` itself.
 
 Random-weight ``GPT2LMHeadModel``s (tied and untied, ``model.safetensors`` and
 ``pytorch_model.bin``) are saved as folders, converted by ``python -m upload.convert DIR
@@ -200,7 +200,7 @@ def test_a_folder_missing_a_file_is_one_line(tmp_path, good_folder, capsys, remo
             (folder / path.name).write_bytes(path.read_bytes())
     line = refused_line(capsys, [str(folder), "--out", str(tmp_path / "out")])
     assert line.startswith("refused: gpt2/: ") and named in line
-    assert "a GPT-2-family folder needs config.json, model.safetensors" in line
+    assert "a Hugging Face folder needs config.json, model.safetensors" in line
     assert not (tmp_path / "out").exists()  # nothing written
 
 

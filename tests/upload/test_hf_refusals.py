@@ -9,6 +9,7 @@ import pytest
 
 from tests.helpers.hf_exports import hf_gpt2, small_causal_lm, tokenizer_json
 from tests.upload.test_folders import refused_line
+from upload.hf_advice import CONVERTED
 from upload.load import load_upload
 
 pytestmark = pytest.mark.slow  # transformers, save_pretrained and the worker: 4-8 s a test
@@ -18,13 +19,13 @@ FOLDER_COMMAND = "python -m upload.convert path/to/folder --out converted/"
 
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory):
-    """Random GPT-Neo, Llama, OPT and GPT-2 folders, as save_pretrained writes them."""
+    """Random Llama, OPT and GPT-2 folders, as save_pretrained writes them."""
     import transformers as tf
 
     opt = tf.OPTConfig(vocab_size=300, hidden_size=16, num_hidden_layers=1, ffn_dim=32,
                        num_attention_heads=2, max_position_embeddings=64, word_embed_proj_dim=16)  # fmt: skip
     root = tmp_path_factory.mktemp("hf")
-    models = (("gpt-neo", small_causal_lm("gpt-neo")), ("llama", small_causal_lm("llama")),
+    models = (("llama", small_causal_lm("llama")),
               ("opt", tf.OPTForCausalLM(opt)), ("gpt2", hf_gpt2()))  # fmt: skip
     for name, model in models:
         model.save_pretrained(root / name)
@@ -32,12 +33,12 @@ def folders(tmp_path_factory):
     return root
 
 
-def test_a_gpt_neo_folder_is_sent_to_onnx(folders, capsys, tmp_path):
+def test_an_opt_folder_is_sent_to_onnx(folders, capsys, tmp_path):
     """Was: "is not a GPT-2-family model; this converter reads GPT2LMHeadModel folders"."""
-    line = refused_line(capsys, [str(folders / "gpt-neo"), "--out", str(tmp_path / "out")])
-    assert "a Hugging Face GPTNeoForCausalLM model (model_type 'gpt_neo')" in line, line
-    assert "upload.convert converts gpt2, llama, mistral, qwen2 and gpt_neox folders" in line
-    assert line.endswith(f"{ONNX_COMMAND} gpt-neo/tokenizer.json"), line
+    line = refused_line(capsys, [str(folders / "opt"), "--out", str(tmp_path / "out")])
+    assert "a Hugging Face OPTForCausalLM model (model_type 'opt')" in line, line
+    assert f"upload.convert converts {CONVERTED} folders" in line
+    assert line.endswith(f"{ONNX_COMMAND} opt/tokenizer.json"), line
 
 
 def test_a_lone_model_safetensors_says_what_it_is(folders, capsys, tmp_path):
@@ -49,7 +50,7 @@ def test_a_lone_model_safetensors_says_what_it_is(folders, capsys, tmp_path):
         line = refused_line(capsys, argv)
         assert "model.safetensors: the weights of a Hugging Face model" in line, line
         assert "training.train" not in line and "one model at a time" not in line, line
-        assert "It is not gpt2, llama, mistral, qwen2 and gpt_neox: export it to ONNX" in line
+        assert f"It is not {CONVERTED}: export it to ONNX" in line
         assert ONNX_COMMAND in line
     for name, prefix in (("gpt2", "transformer."), ("llama", "model.")):
         line = refused_line(capsys, [str(folders / name / "model.safetensors"), *out])

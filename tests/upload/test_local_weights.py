@@ -1,4 +1,4 @@
-"""Local weights files (a GPT-2-family folder's) read without running their code: what is
+"""Local weights files (a Hugging Face folder's) read without running their code: what is
 read, and what is refused in one line."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A local Hugging Face folder of any converted family -> our config, tokenizer spec and
-weights (worker side): GPT-2 (``hf_gpt2.py``), and Llama, Mistral, Qwen2 and GPT-NeoX
-(``hf_llama.py``), picked by ``config.json``'s ``model_type``. Any other type is refused
+weights (worker side): GPT-2 (``hf_gpt2.py``), GPT-Neo (``hf_gpt_neo.py``), and Llama,
+Mistral, Qwen2 and GPT-NeoX (``hf_llama.py``), picked by ``config.json``'s ``model_type``. Any other type is refused
 with the ONNX route (``upload/hf_advice.py``)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 from models.config import ModelConfig
 from upload.errors import UploadError
 from upload.folder_layout import CONFIG, TOKENIZER, folder_files
-from upload.formats import hf_gpt2, hf_llama
+from upload.formats import hf_gpt2, hf_gpt_neo, hf_llama
 from upload.formats.local_weights import read_safetensors, read_torch_zip
 from upload.limits import Limits
 from upload.token_rows import check_rows
@@ -35,13 +35,16 @@ def read_folder(folder: Path, limits: Limits) -> tuple[ModelConfig, dict, dict]:
     label = f"{folder.name}/"
     data = hf_gpt2._json(files[CONFIG], label + CONFIG)
     model_type = data.get("model_type", "gpt2")
+    families = (*hf_llama.FAMILIES, "gpt_neo")
     if model_type in hf_llama.FAMILIES:
         cfg = hf_llama.family_config(data, label + CONFIG, limits)
+    elif model_type == "gpt_neo":
+        cfg = hf_gpt_neo.gpt_neo_config(data, label + CONFIG, limits)
     else:
         cfg = hf_gpt2.gpt2_config(data, label + CONFIG, limits)
     tok_name = label + TOKENIZER
     spec = spec_from_json(hf_gpt2._text(files[TOKENIZER], tok_name), tok_name)
-    if model_type not in hf_llama.FAMILIES and spec["kind"] not in GPT2_TOKENIZERS:
+    if model_type not in families and spec["kind"] not in GPT2_TOKENIZERS:
         raise UploadError(f"{tok_name}: not GPT-2's byte-level BPE tokenizer")
     if spec["kind"] in ("wordpiece", "char"):
         raise UploadError(f"{tok_name}: a {spec['kind']} tokenizer, not a {model_type} one")
@@ -51,11 +54,15 @@ def read_folder(folder: Path, limits: Limits) -> tuple[ModelConfig, dict, dict]:
     weights_file = next(n for n in files if n not in (CONFIG, TOKENIZER))
     name = label + weights_file
     if weights_file.endswith(".safetensors"):
-        skip = hf_gpt2.BUFFER if model_type == "gpt2" else hf_llama.BUFFER
+        skip = {"gpt2": hf_gpt2.BUFFER, "gpt_neo": hf_gpt_neo.BUFFER}.get(
+            model_type, hf_llama.BUFFER
+        )
         state = read_safetensors(files[weights_file], name, limits, skip=skip)
     else:
         state = read_torch_zip(files[weights_file], name, limits)
-    if model_type in hf_llama.FAMILIES:
+    if model_type == "gpt_neo":
+        state, names = hf_gpt_neo.our_state(state, cfg, name), hf_gpt_neo.their_names
+    elif model_type in hf_llama.FAMILIES:
         state = hf_llama.our_state(state, cfg, model_type, name)
         names = partial(hf_llama.their_names, model_type=model_type)
     else:

@@ -1,4 +1,4 @@
-"""A local Hugging Face GPT-2-family folder -> our ``Transformer``'s weights (worker side).
+"""A local Hugging Face folder -> our ``Transformer``'s weights (worker side).
 
 A folder as ``save_pretrained`` writes it for ``GPT2LMHeadModel`` (gpt2, distilgpt2, any
 fine-tune): ``config.json`` (GPT2Config), ``model.safetensors`` or ``pytorch_model.bin``,
