@@ -38,7 +38,7 @@ def served(data: dict, results: dict) -> list[tuple]:
     if ctx := data.get("context"):
         out.append(
             (
-                f"Hugging Face folder ({ctx['parameters'] / 1e6:.1f}M parameters, context "
+                f"GPT-2-family folder ({ctx['parameters'] / 1e6:.1f}M parameters, context "
                 f"{ctx['from_context']:,}) converted with `--context {ctx['context']}`",
                 "the uploader accepts it",
                 f"{ctx['seconds']:.1f} s, {ctx['file_mb']:.1f} MB"

@@ -9,7 +9,9 @@ import re
 import sys
 import time
 
+import numpy as np
 import pytest
+import torch
 from streamlit.testing.v1 import AppTest
 
 from tests.helpers import ROOT
@@ -29,13 +31,30 @@ TEXT = "the cat sat on the mat and the dog sat on the log"
 def family_server(tmp_path_factory):
     """The four families' random folders, converted into a fresh cache; the folders."""
     base = tmp_path_factory.mktemp("families")
-    folders = [save_family_folder(family_model(f), base / f"tiny-{f}") for f in FAMILIES]
+    hf = {f: family_model(f) for f in FAMILIES}
+    folders = [save_family_folder(hf[f], base / f"tiny-{f}") for f in FAMILIES]
     models = served.ServedModels(folders, root=base / "cache")
     models.thread.join(timeout=600)
     assert models.ready() == [f"tiny-{f}" for f in FAMILIES], {
         k: e.error for k, e in models.entries.items()
     }
-    return folders, models.root
+    return folders, models, hf
+
+
+def test_the_exported_graphs_equal_transformers(family_server):
+    """The served inspect graphs (ONNX, onnxruntime) of each family: transformers' logits
+    and attention on a 40-token sentence, past every window."""
+    _, models, hf = family_server
+    ids = list(range(3, 283, 7))  # (40,)
+    for family, model in hf.items():
+        ours = models.get(f"tiny-{family}")
+        with torch.no_grad():
+            want = model(torch.tensor([ids]), output_attentions=True)
+        logits = want.logits[0].numpy()  # (T, V)
+        assert np.abs(ours.logits(ids) - logits).max() <= 1e-4 * np.abs(logits).max(), family
+        attn = ours.inspect(ids, ("attn",))["attn"]  # (L, H, T, T)
+        want_attn = torch.stack([a[0] for a in want.attentions]).numpy()
+        assert np.abs(attn - want_attn).max() <= 1e-4, family  # GPT-Neo's unscaled: 1.1e-5
 
 
 @pytest.fixture
@@ -43,7 +62,8 @@ def app(family_server, monkeypatch):
     """app.py as ``streamlit run app.py -- --model <each folder>`` runs it."""
     from ui import loaders
 
-    folders, root = family_server
+    folders, models, _ = family_server
+    root = models.root
     monkeypatch.setattr(sys, "argv", ["app.py", *[a for f in folders for a in ("--model", str(f))]])
     monkeypatch.setenv(served_cache.CACHE_VARIABLE, str(root))
     loaders.served_models.clear()
@@ -79,7 +99,10 @@ def test_every_view_draws_each_family(app, family):
         assert plotly_charts(at) or at.get("vega_lite_chart") or at.dataframe, view
     open_page("merged", at)
     assert not at.exception, [e.value for e in at.exception]
-    assert any(ROTARY_NOTE in i.value for i in at.info)  # no single W_QK gives the scores
+    if family == "gpt_neo":  # learned positions: W_QK (W_Q times sqrt(d_head)) gives its scores
+        assert float(at.metric[0].value) < 1e-3, at.metric[0].value
+    else:  # RoPE: no single W_QK gives the scores
+        assert any(ROTARY_NOTE in i.value for i in at.info)
 
 
 def test_the_llama_views_say_grouped_query_attention_and_rope(app):

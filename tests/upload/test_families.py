@@ -45,7 +45,7 @@ def test_each_family_equals_transformers(family, tmp_path):
             logits, cache = ours(ids, inspect=True)
         want_attn = torch.stack([a[0] for a in want.attentions])  # (L, H, T, T)
         assert (logits - want.logits).abs().max() <= 1e-4 * want.logits.abs().max()
-        assert (cache["attn"] - want_attn).abs().max() <= 1e-5
+        assert (cache["attn"] - want_attn).abs().max() <= 1e-5  # GPT-Neo, unscaled: 5e-6
         assert cache["attn"].shape[1] == 4  # every query head, grouped or not
     assert ours.num_parameters() == ours.cfg.num_parameters()  # the upload limit's formula
 
