@@ -200,6 +200,27 @@ def _check_number(key: str, count: int, raw: str | None) -> None:
                f"not a {key} number of this model (0–{count - 1}).")  # fmt: skip
 
 
+def _architecture(cfg: dict) -> str:
+    """The Llama-family fields a config sets (``cfg``: ``ModelConfig.shown()``): grouped
+    query heads, RMSNorm, the gated MLP, RoPE's base and dims, a window; "" for none."""
+    parts = []
+    if cfg.get("n_kv_head"):
+        parts.append(f"{cfg['n_kv_head']} key/value heads (grouped-query)")
+    if cfg.get("norm") == "rmsnorm":
+        parts.append("RMSNorm")
+    if cfg.get("gated_mlp"):
+        parts.append("gated MLP")
+    if cfg.get("position_scheme") == "rotary":
+        dims = f", {cfg['rotary_dim']} of {cfg['d_head']} dims" if cfg.get("rotary_dim") else ""
+        parts.append(f"RoPE θ {cfg.get('rope_theta', 10000.0):g}{dims}")
+    if cfg.get("sliding_window"):
+        where = f" on layers {cfg['window_layers']}" if cfg.get("window_layers") else ""
+        parts.append(f"sliding window {cfg['sliding_window']}{where}")
+    if cfg.get("parallel_residual"):
+        parts.append("parallel residual")
+    return ("  \n" + plain(", ".join(parts))) if parts else ""
+
+
 def model_card(model) -> None:
     """Config, size, source and (for shipped models) the measured probe results: one
     :class:`~models.card.ModelCard` schema for shipped models and uploads.
@@ -217,6 +238,7 @@ def model_card(model) -> None:
             f"attention: **{plain(cfg['attention'])}**, "
             f"positions: **{plain(cfg['position_scheme'])}**, vocabulary {cfg['vocab_size']}"
             + (f", MLP {plain(cfg['activation'])}" if "activation" in cfg else "")
+            + _architecture(cfg)
         )
         if card is None:
             return

@@ -109,6 +109,8 @@ def test_the_llama_views_say_grouped_query_attention_and_rope(app):
     at = app
     at.radio(key="model").set_value("tiny-llama").run()
     at.text_area(key="text").set_value(TEXT).run()
+    card = " ".join(m.value for m in at.sidebar.markdown)
+    assert "2 key/value heads (grouped-query), RMSNorm, gated MLP, RoPE θ 500" in card, card
     at.selectbox(key="head").set_value(3).run()
     title = _title(_charts(at)["attn_big"])
     assert title.endswith("head 3 · key/value head 1, shared by heads 2–3"), title
