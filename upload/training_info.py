@@ -73,5 +73,5 @@ def context_note(training: dict, context: int) -> str | None:
         return None
     return (
         f"Context shortened from {longer:,} to {context:,} tokens when converted "
-        "(--context): the first positions' embeddings, unchanged."
+        "(--context): every weight unchanged (a learned position table keeps its first rows)."
     )

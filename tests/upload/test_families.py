@@ -101,3 +101,13 @@ def test_a_missing_weight_is_named_as_the_file_names_it(tmp_path):
         UploadError, match=r"missing weights: model\.layers\.1\.mlp\.gate_proj\.weight"
     ):
         read_folder(folder, local_file_limits(10**6))
+
+
+def test_a_rotary_context_past_what_the_app_analyses_is_taken_as_that(tmp_path):
+    """Mistral's and Qwen2's 131,072 positions: rotary has no position table, so the
+    context is the 65,536 tokens the app analyses (and --context shortens it further)."""
+    folder = save_family_folder(
+        family_model("mistral", max_position_embeddings=131072), tmp_path / "m"
+    )
+    cfg, _, _ = read_folder(folder, local_file_limits(10**6))
+    assert cfg.context_length == 65536

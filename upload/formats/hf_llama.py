@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from models.config import ModelConfig
 from upload.errors import UploadError
-from upload.limits import Limits
+from upload.limits import MAX_ONNX_DIM, Limits
 from upload.sizes import check_config_size
 
 if TYPE_CHECKING:
@@ -116,7 +116,9 @@ def _rope(data: dict, name: str) -> dict:
 
 
 def family_config(data: dict, name: str, limits: Limits) -> ModelConfig:
-    """``config.json`` of a family in :data:`FAMILIES` -> our config.
+    """``config.json`` of a family in :data:`FAMILIES` -> our config. Rotary positions
+    have no position table, so a context past what the app analyses (MAX_ONNX_DIM,
+    65,536 tokens: Mistral's and Qwen2's 131,072) is taken as that.
 
     Raises:
         UploadError: naming the file and the key: a missing or non-positive size, an
@@ -140,7 +142,7 @@ def family_config(data: dict, name: str, limits: Limits) -> ModelConfig:
         )
     rope = _rope(data, name)
     fields = {"vocab_size": V, "n_layer": L, "n_head": H, "d_model": C, "d_mlp": M,
-              "context_length": _positive(data, "max_position_embeddings", name),
+              "context_length": min(_positive(data, "max_position_embeddings", name), MAX_ONNX_DIM),
               "attention": "softmax", "position_scheme": "rotary", "activation": act,
               "n_kv_head": kv if kv != H else None, "rope_theta": rope["rope_theta"],
               "rope_scale": rope["rope_scale"],
