@@ -24,7 +24,7 @@ from torch import nn
 
 from export.checks import check_graph
 from export.torch_export import export_module
-from models.attention import merge_heads
+from models.heads import merge_heads
 from models.transformer import Transformer
 
 KV_INPUTS = ("token", "position", "past_k", "past_v")

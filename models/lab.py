@@ -26,8 +26,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from models.attention import merge_heads
 from models.contract import LAB_OUTPUTS
+from models.heads import merge_heads
 from models.norms import centred, norm_scale
 from models.transformer import Transformer
 

@@ -11,7 +11,7 @@ import math
 
 import torch
 
-from models.attention import split_heads
+from models.heads import split_heads
 from models.transformer import Transformer
 
 # Linear attention's penalty on eps's share of a row's normalizer (EpsShare): rows whose

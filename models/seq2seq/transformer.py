@@ -17,7 +17,7 @@ import math
 import torch
 from torch import nn
 
-from models.attention import causal_mask, merge_heads, split_heads
+from models.heads import causal_mask, merge_heads, split_heads
 from models.seq2seq.config import Seq2SeqConfig
 from models.transformer import sinusoidal_encoding
 
