@@ -69,7 +69,7 @@ def _pre(pre: object, source: str) -> tuple[str, bool]:
     if _byte_level(pre, regex=True):
         return "gpt2", bool(pre.get("add_prefix_space", False))
     steps = pre.get("pretokenizers") if isinstance(pre, dict) else None
-    if pre and pre.get("type") == "Sequence" and isinstance(steps, list) and len(steps) == 2:
+    if isinstance(steps, list) and pre.get("type") == "Sequence" and len(steps) == 2:
         split, level = steps
         pattern = split.get("pattern") if isinstance(split, dict) else None
         regex = pattern.get("Regex") if isinstance(pattern, dict) else None
@@ -93,7 +93,7 @@ def _sentencepiece(data: dict, source: str) -> dict:
     elif norm not in (None, _LEGACY):
         raise refuse(source, "normalizer", "not SentencePiece's Prepend and Replace of spaces")
     else:
-        why = "not Metaspace with prepend_scheme first and split false, or none after the legacy normalizer"
+        why = "not Metaspace (prepend_scheme first, split false), nor none after the legacy one"
         raise refuse(source, "pre_tokenizer", why)
     forms = {"fallback": _FALLBACK, "metaspace": _METASPACE}
     names = [name for name, form in forms.items() if decoder == form]
@@ -147,7 +147,7 @@ def _template(part: dict, vocab: dict, source: str) -> tuple[str | None, str | N
         raise refuse(source, "post_processor", "a template other than [bos] $A [eos]")
     tokens = [item["SpecialToken"].get("id") for item in single if "SpecialToken" in item]
     for token in tokens:
-        mark = marks.get(token)
+        mark = marks.get(token) if isinstance(token, str) else None
         if (
             not isinstance(mark, dict)
             or mark.get("tokens") != [token]
@@ -169,17 +169,20 @@ def _shape(item: object) -> str:
     return "s" if special else "?"
 
 
-def _post(part: object, vocab: dict, byte_level: bool, source: str) -> tuple:
+def _post(part: object, vocab: dict, byte_level: bool, source: str, inner=False) -> tuple:
     """(bos, eos) of a post-processor: none, ``ByteLevel`` (byte-level files; offsets only),
-    ``TemplateProcessing``, or a ``Sequence`` of them."""
+    ``TemplateProcessing``, or a ``Sequence`` of them (not of sequences)."""
     steps = part.get("processors") if isinstance(part, dict) else None
-    if isinstance(part, dict) and part.get("type") == "Sequence" and isinstance(steps, list):
-        found = [_post(step, vocab, byte_level, source) for step in steps]
+    sequence = isinstance(part, dict) and part.get("type") == "Sequence"
+    if sequence and isinstance(steps, list) and not inner:
+        found = [_post(step, vocab, byte_level, source, inner=True) for step in steps]
         templates = [f for f in found if f != (None, None)]
         if len(templates) > 1:
             raise refuse(source, "post_processor", "more than one template")
         return templates[0] if templates else (None, None)
-    if part is None or (byte_level and isinstance(part, dict) and part.get("type") == "ByteLevel"):
+    if not inner and part is None:
+        return None, None
+    if byte_level and isinstance(part, dict) and part.get("type") == "ByteLevel":
         return None, None
     if isinstance(part, dict) and part.get("type") == "TemplateProcessing":
         return _template(part, vocab, source)

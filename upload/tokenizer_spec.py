@@ -89,7 +89,7 @@ def spec_from_json(text: str, source: str) -> dict:
         raise UploadError(f"{source}: the tokenizer JSON has no 'model'")
     if model.get("type") == "BPE":
         return bpe_spec(data, source)
-    kind = {"WordPiece": "wordpiece", "WordLevel": "char"}.get(model.get("type"))
+    kind = {"WordPiece": "wordpiece", "WordLevel": "char"}.get(str(model.get("type")))
     if kind is None or {p: data.get(p) for p in _PIPELINE_PARTS} != _reference(kind):
         raise UploadError(_FOREIGN.format(source=source))
     vocab = model.get("vocab")

@@ -251,3 +251,34 @@ def test_a_spec_s_settings_are_checked_on_the_server_side():
     for field, value in [("pre", "mine"), ("nfc", 1), ("normalized", "  ")]:
         with pytest.raises(UploadError, match="settings are out of range"):
             check_spec({**spec, field: value}, 400, NAME)
+
+
+def _special_id_a_list(d: dict) -> None:
+    d["post_processor"]["single"][0]["SpecialToken"]["id"] = ["<s>"]
+
+
+@pytest.mark.parametrize(
+    "form, change",
+    [
+        ("qwen2", lambda d: d["model"].update(type={"BPE": 1})),
+        ("qwen2", lambda d: d.update(pre_tokenizer="Split")),
+        ("qwen2", lambda d: d["pre_tokenizer"]["pretokenizers"].__setitem__(0, [1])),
+        ("llama legacy", _special_id_a_list),
+        (
+            "llama3",
+            lambda d: d.update(
+                post_processor={"type": "Sequence", "processors": [d["post_processor"]]}
+            ),
+        ),
+        ("llama legacy", lambda d: d["added_tokens"].append({"content": ["x"], "id": 5})),
+        ("gpt2", lambda d: d["model"]["vocab"].update({"#": "x"})),
+    ],
+)
+def test_a_part_of_the_wrong_shape_is_refused_not_a_crash(form, change):
+    """Worker side, then the pipe and the server's checks: every odd value ends in an
+    UploadError (one line), never another exception."""
+    data = json.loads(FORMS[form][0]())
+    change(data)
+    with pytest.raises(UploadError):
+        spec = spec_from_json(json.dumps(data), NAME)
+        check_spec(from_wire(json.loads(json.dumps(to_wire(spec)))), FORMS[form][1], NAME)
