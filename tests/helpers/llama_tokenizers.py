@@ -14,7 +14,9 @@ its family's pipeline exactly as the published files (and transformers'
   runs of spaces as added tokens.
 
 Each returns the JSON string; ``vocab_size`` is the number of ids (the config's
-``vocab_size`` that fits it) and each tokenizer has exactly that many, ids ``0..n-1``.
+``vocab_size`` that fits it) and each tokenizer has exactly that many, ids ``0..n-1``
+(at least 320 for :func:`sentencepiece_bpe_json`, 270 for the others; fewer raise
+ValueError).
 """
 
 from __future__ import annotations
@@ -58,6 +60,10 @@ def _trained(pre, vocab_size: int, alphabet=(), normalizer=None) -> tuple[dict, 
     tok.train_from_iterator(TEXT, trainer)
     model = json.loads(tok.to_str())["model"]
     vocab = model["vocab"]
+    if len(vocab) > vocab_size:
+        raise ValueError(
+            f"vocab_size too small: {vocab_size} trained entries, alphabet {len(vocab)}"
+        )
     for i in range(vocab_size - len(vocab)):
         vocab[f"<unused {i}>"] = len(vocab)
     return vocab, [tuple(m) for m in model["merges"]]
