@@ -20,15 +20,9 @@ from operator import add, itemgetter
 
 from tokenizers import Encoding, Tokenizer, pre_tokenizers
 
+from models.bpe import SPACE, build_bpe
 from models.pieces import PIECE, paced, pieces
-from models.tokenizer import (
-    UNK,
-    bpe_tokenizer,
-    char_tokenizer,
-    split_words,
-    vocab_of,
-    wordpiece_tokenizer,
-)
+from models.tokenizer import UNK, char_tokenizer, split_words, vocab_of, wordpiece_tokenizer
 
 SUBSET_FROM = 16_384  # vocabularies of at least this many entries are built per text
 _PREFIX = "##"  # WordPiece's continuing-subword prefix (``models.tokenizer``'s builder)
@@ -37,14 +31,18 @@ _PREFIX = "##"  # WordPiece's continuing-subword prefix (``models.tokenizer``'s 
 class SubsetTokenizer:
     """A ``tokenizers.Tokenizer`` stand-in (``encode``, ``decode``, ``id_to_token``,
     ``token_to_id``, ``get_vocab``, ``get_added_tokens_decoder``, ``model``) over a spec of
-    ``upload.tokenizer_spec``: ``kind`` "wordpiece", "bpe" or "char", ``vocab`` token -> id.
+    ``upload.tokenizer_spec``: ``kind`` "wordpiece", "bpe", "sentencepiece" or "char",
+    ``vocab`` token -> id.
 
     Args:
-        kind: which builder of ``models.tokenizer`` makes the per-text tokenizers.
+        kind: which builder of ``models.tokenizer`` or ``models.bpe`` makes the per-text
+            tokenizers.
         vocab: token -> id; kept, not copied: do not modify it.
         merges: BPE merges (pairs of tokens) in priority order.
-        add_prefix_space, special: BPE's settings (``models.tokenizer.bpe_tokenizer``).
+        add_prefix_space, special: byte-level BPE's settings (``models.bpe.bpe_tokenizer``),
+            when ``settings`` is not given.
         max_input_chars_per_word: WordPiece's longest word before it gives ``[UNK]``.
+        settings: a BPE spec's other fields (``models.bpe.build_bpe``).
     """
 
     def __init__(
@@ -55,9 +53,18 @@ class SubsetTokenizer:
         add_prefix_space: bool = False,
         special=(),
         max_input_chars_per_word: int = 64,
+        settings: dict | None = None,
     ):
-        self.kind, self._vocab, self._special = kind, vocab, list(special)
-        self._prefix_space, self._max_chars = add_prefix_space, max_input_chars_per_word
+        if settings is None:
+            settings = {"add_prefix_space": add_prefix_space, "special": list(special)}
+        self.kind, self._vocab, self._settings = kind, vocab, settings
+        # added tokens (matched as literal strings) and, for SentencePiece, the tokens every
+        # per-text tokenizer needs: the unknown token and the 256 byte tokens
+        self._special = [*settings.get("special", ()), *settings.get("normalized", ())]
+        always = [settings.get("unk"), *(f"<0x{b:02X}>" for b in range(256))]
+        self._always = [t for t in always if kind == "sentencepiece" and t in vocab]
+        self._always += [t for t in (settings.get("bos"), settings.get("eos")) if t is not None]
+        self._max_chars = max_input_chars_per_word
         tokens, ids = list(vocab), list(vocab.values())
         self._token_of: dict[int, str] = {}  # id -> token
         for part_ids, part_tokens in pieces(ids, tokens):
@@ -81,10 +88,11 @@ class SubsetTokenizer:
             for rank, made in enumerate(map(add, self._firsts, self._seconds)):
                 if self._rank_of[made] != rank:
                     self._more_ranks.setdefault(made, []).append(rank)
-        self._probe = self._build({t: vocab[t] for t in self._special} or {UNK: 0}, [])
+        self._probe = self._build(self._required() or {UNK: 0}, [])
         if kind == "bpe":  # every byte as a token: encoding a text shows its byte-level words
             alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
-            self._words_probe = self._build({c: i for i, c in enumerate(alphabet)}, [])
+            plain = {**settings, "bos": None, "eos": None}  # no template over the alphabet
+            self._words_probe = build_bpe(kind, {c: i for i, c in enumerate(alphabet)}, [], plain)
         vocab_of.keep(self, vocab)
 
     @property
@@ -92,11 +100,21 @@ class SubsetTokenizer:
         """A model of this tokenizer's kind (``models.tokenizer.tokenizer_kind`` reads it)."""
         return self._probe.model
 
+    @property
+    def decoder(self):
+        """This tokenizer's decoder (``models.tokenizer.tokenizer_kind`` reads it)."""
+        return self._probe.decoder
+
+    def _required(self) -> dict[str, int]:
+        """The entries every per-text tokenizer holds: added tokens (and a post-processor's
+        bos / eos among them), SentencePiece's unknown and byte tokens."""
+        return {t: self._vocab[t] for t in (*self._special, *self._always)}
+
     def _build(self, vocab: dict[str, int], merges: list) -> Tokenizer:
         if self.kind == "char":
             return char_tokenizer(vocab)
-        if self.kind == "bpe":
-            return bpe_tokenizer(vocab, merges, self._prefix_space, self._special)
+        if self.kind in ("bpe", "sentencepiece"):
+            return build_bpe(self.kind, vocab, merges, self._settings)
         return wordpiece_tokenizer({UNK: self._vocab.get(UNK, 0), **vocab}, self._max_chars)
 
     def _words(self, text: str) -> set[str]:
@@ -105,6 +123,8 @@ class SubsetTokenizer:
             return set(text)
         if self.kind == "wordpiece":
             return {w for w in split_words(text) if len(w) <= self._max_chars}
+        if self.kind == "sentencepiece":
+            return _sentencepiece_words(text, self._special)
         enc = self._words_probe.encode(text, add_special_tokens=False)
         words, word, last = set(), [], None
         for token, index in zip(enc.tokens, enc.word_ids, strict=True):
@@ -133,7 +153,7 @@ class SubsetTokenizer:
     def _for_text(self, text: str) -> Tokenizer:
         entries = self._entries(self._words(text))
         merges = []
-        if self.kind == "bpe":
+        if self.kind in ("bpe", "sentencepiece"):
             ranks = sorted(
                 r
                 for piece in entries
@@ -142,7 +162,7 @@ class SubsetTokenizer:
                 if self._firsts[r] in entries and self._seconds[r] in entries
             )
             merges = [(self._firsts[r], self._seconds[r]) for r in ranks]
-        return self._build({**entries, **{t: self._vocab[t] for t in self._special}}, merges)
+        return self._build({**entries, **self._required()}, merges)
 
     def encode(self, text: str, add_special_tokens: bool = False) -> Encoding:
         """``text`` as the full tokenizer would encode it."""
@@ -151,7 +171,7 @@ class SubsetTokenizer:
     def decode(self, ids: list[int], skip_special_tokens: bool = False) -> str:
         """``ids`` as text, as the full tokenizer would decode them."""
         vocab = {self._token_of[i]: i for i in set(ids) if i in self._token_of}
-        return self._build({**vocab, **{t: self._vocab[t] for t in self._special}}, []).decode(
+        return self._build({**vocab, **self._required()}, []).decode(
             ids, skip_special_tokens=skip_special_tokens
         )
 
@@ -178,3 +198,14 @@ class SubsetTokenizer:
 
     def get_added_tokens_decoder(self) -> dict:
         return self._probe.get_added_tokens_decoder()
+
+
+def _sentencepiece_words(text: str, added: list[str]) -> set[str]:
+    """What SentencePiece's BPE model sees of ``text``, a superset: each piece between the
+    added tokens it holds, spaces as "▁", with and without a leading "▁" (the legacy
+    normalizer starts every piece with one, Metaspace only the first)."""
+    parts = [text]
+    for token in (t for t in added if t in text):
+        parts = [q for p in parts for q in p.split(token)]
+    marked = [p.replace(" ", SPACE) for p in parts]
+    return {*marked, *(SPACE + p for p in marked)}

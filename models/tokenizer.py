@@ -1,4 +1,4 @@
-"""Tokenizers, built on the ``tokenizers`` library: three kinds, each built by our code.
+"""Tokenizers, built on the ``tokenizers`` library: four kinds, each built by our code.
 
 * ``wordpiece``: this project's word-level tokenizer with character fallback. Known
   words are single tokens. An unknown word is split into WordPiece character pieces
@@ -8,8 +8,11 @@
 * ``char``: a character vocabulary (nanoGPT's ``meta.pkl``): every character is a
   token, and there is no ``[UNK]``: :func:`encode` leaves out the characters the
   vocabulary lacks and lists them.
-* ``bpe``: GPT-2's byte-level BPE (Radford et al. 2019; its published
-  ``tokenizer.json``): every byte of any text has a token, so nothing is unknown.
+* ``bpe``: byte-level BPE (Radford et al. 2019), GPT-2's and its successors' (GPT-NeoX,
+  Qwen2, Llama-3; ``models/bpe.py``): every byte of any text has a token, so nothing is
+  unknown.
+* ``sentencepiece``: SentencePiece-style BPE with byte fallback (Llama 1/2, Mistral;
+  ``models/bpe.py``): a space is "▁", a character the vocabulary lacks is its UTF-8 bytes.
 
 A tokenizer is one JSON string (``exported/tokenizer.json``, checkpoint and graph
 metadata).
@@ -25,6 +28,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
+
+from models.bpe import sentencepiece_text
 
 UNK = "[UNK]"
 # Words keep an inner apostrophe ("didn't"); every other symbol stands alone.
@@ -99,41 +104,13 @@ def char_tokenizer(stoi: dict[str, int]) -> Tokenizer:
     return tokenizer
 
 
-def bpe_tokenizer(
-    vocab: dict[str, int],
-    merges: list[tuple[str, str]],
-    add_prefix_space: bool = False,
-    special: list[str] = (),
-) -> Tokenizer:
-    """GPT-2's byte-level BPE over ``vocab`` (byte-level token -> id) and ``merges`` (pairs
-    in priority order): GPT-2's own pre-tokenizer regex (built into the library, never a
-    user's), no normalizer, byte-level decoding (Radford et al. 2019, section 2.2).
-    ``special`` tokens (``<|endoftext|>``, each in ``vocab``) are matched in a text as
-    literal strings, as GPT-2's tokenizer does.
-
-    Raises:
-        ValueError: if a merge names a token the vocabulary lacks (the library refuses it).
-    """
-    try:
-        model = models.BPE(vocab, [tuple(m) for m in merges], fuse_unk=False)
-    except BaseException as exc:  # noqa: BLE001 - the Rust side may panic (a BaseException)
-        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-            raise
-        raise ValueError(f"not a valid BPE vocabulary: {str(exc)[:200]}") from None
-    tokenizer = Tokenizer(model)
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(
-        add_prefix_space=add_prefix_space, use_regex=True
-    )
-    tokenizer.decoder = decoders.ByteLevel()
-    tokenizer.add_special_tokens(list(special))
-    return tokenizer
-
-
 def tokenizer_kind(tokenizer: Tokenizer) -> str:
-    """``"wordpiece"``, ``"char"`` or ``"bpe"``: which of this module's builders made it."""
+    """``"wordpiece"``, ``"char"``, ``"bpe"`` (byte-level) or ``"sentencepiece"``: which of
+    this module's or ``models.bpe``'s builders made it (a BPE model with a ``ByteLevel``
+    decoder is byte-level)."""
     model = tokenizer.model
     if isinstance(model, models.BPE):
-        return "bpe"
+        return "bpe" if isinstance(tokenizer.decoder, decoders.ByteLevel) else "sentencepiece"
     return "char" if isinstance(model, models.WordLevel) else "wordpiece"
 
 
@@ -162,8 +139,12 @@ def byte_level_text(token: str) -> str:
 
 def token_text(tokenizer: Tokenizer, token: str) -> str:
     """The text a vocabulary entry stands for: byte-level BPE tokens decoded to text
-    (:func:`byte_level_text`), every other kind's tokens as they are."""
-    return byte_level_text(token) if tokenizer_kind(tokenizer) == "bpe" else token
+    (:func:`byte_level_text`), SentencePiece's with "▁" as a space and byte tokens as their
+    byte (``models.bpe.sentencepiece_text``), every other kind's tokens as they are."""
+    kind = tokenizer_kind(tokenizer)
+    if kind == "sentencepiece":
+        return sentencepiece_text(token)
+    return byte_level_text(token) if kind == "bpe" else token
 
 
 class PerTokenizer:
@@ -257,8 +238,9 @@ class Encoded:
 
 
 def encode(tokenizer: Tokenizer, text: str) -> Encoded:
-    """Tokenize any string. Empty or whitespace-only text gives zero tokens from a
-    word-level tokenizer; a character or BPE tokenizer keeps every whitespace character.
+    """Tokenize any string, without a post-processor's BOS / EOS. Empty or whitespace-only
+    text gives zero tokens from a word-level tokenizer; a character or BPE tokenizer keeps
+    every whitespace character.
     A character tokenizer leaves out the characters its vocabulary lacks
     (``Encoded.left_out``)."""
     kind = tokenizer_kind(tokenizer)

@@ -31,13 +31,19 @@ def _extend_text(new_text: str) -> None:
 def new_token_texts(tokenizer, new: list[int]) -> list[str]:
     """The text each generated token adds. A byte-level BPE token can end inside a UTF-8
     character (its text alone is U+FFFD): the character is shown with the token that
-    completes it, the tokens before it as :data:`PARTIAL`. Other tokenizers' tokens are
-    shown as they are."""
-    if tokenizer_kind(tokenizer) != "bpe":
+    completes it, the tokens before it as :data:`PARTIAL`; a SentencePiece byte token
+    likewise, and its first token's space kept (decoding drops a text's first space).
+    Other tokenizers' tokens are shown as they are."""
+    kind = tokenizer_kind(tokenizer)
+    if kind not in ("bpe", "sentencepiece"):
         return [token_text(tokenizer, tokenizer.id_to_token(t) or "") for t in new]
+    lead = ""
+    if kind == "sentencepiece" and new:
+        first = token_text(tokenizer, tokenizer.id_to_token(new[0]) or "")
+        lead = " " if first.startswith(" ") else ""
     out, shown = [], ""  # shown: the complete characters of the tokens so far
     for i in range(len(new)):
-        text = decode(tokenizer, new[: i + 1])
+        text = lead + decode(tokenizer, new[: i + 1])
         if i < len(new) - 1:  # a partial character at the end waits for the next token
             text = text.rstrip("\ufffd")
         out.append(text[len(shown) :] if len(text) > len(shown) else PARTIAL)

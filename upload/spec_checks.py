@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from operator import add, gt, itemgetter
 
+from models.bpe import DECODERS, PIPELINES, PRE_TOKENIZERS
 from models.pieces import pieces
 from models.tokenizer import UNK
 from upload.errors import UploadError
@@ -17,8 +18,8 @@ from upload.limits import MAX_TOKEN_CHARS, MAX_VOCAB
 from upload.token_rows import check_rows
 
 MAX_WORD_CHARS = 1000  # WordPiece's longest word before it gives [UNK]
-KINDS = ("wordpiece", "char", "bpe")
-MAX_SPECIAL = 1024  # special tokens of a BPE tokenizer (GPT-2 has one)
+KINDS = ("wordpiece", "char", "bpe", "sentencepiece")
+MAX_SPECIAL = 1024  # added tokens of a BPE tokenizer (GPT-2 has one, Mistral v0.3 771)
 
 
 def check_spec(spec: object, vocab_size: int, source: str) -> dict:
@@ -51,8 +52,9 @@ def check_spec(spec: object, vocab_size: int, source: str) -> dict:
         width = spec.get("max_input_chars_per_word")
         if type(width) is not int or not 0 < width <= MAX_WORD_CHARS or UNK not in vocab:
             raise UploadError(f"{source}: the tokenizer's settings are out of range")
-    if spec["kind"] == "bpe":
+    if spec["kind"] in ("bpe", "sentencepiece"):
         _check_merges(spec, vocab, source)
+        _check_settings(spec, vocab, source)
     if "word_index" in spec and not _words_of(spec["word_index"], vocab):
         raise UploadError(f"{source}: the tokenizer's word index is not words of its vocabulary")
     return spec
@@ -135,13 +137,34 @@ def _check_merges(spec: dict, vocab: dict, source: str) -> None:
                 raise UploadError(
                     f"{source}: the BPE merge {str(pair)[:60]} joins tokens the vocabulary lacks"
                 )
-    special = spec.get("special")
-    if (
-        type(spec.get("add_prefix_space")) is not bool
-        or not isinstance(special, list)
-        or len(special) > MAX_SPECIAL
-        or not all(isinstance(t, str) and t in vocab for t in special)
-    ):
+
+
+def _tokens(value: object, vocab: dict, most: int) -> bool:
+    """``value`` a list of at most ``most`` vocabulary tokens."""
+    return (
+        isinstance(value, list)
+        and len(value) <= most
+        and all(isinstance(t, str) and t in vocab for t in value)
+    )
+
+
+def _check_settings(spec: dict, vocab: dict, source: str) -> None:
+    """A BPE spec's other fields (``upload/bpe_spec.py``), each a known value; fields a spec
+    written before they existed lacks take the builders' defaults (``models.bpe``)."""
+    if spec["kind"] == "bpe":
+        ok = type(spec.get("add_prefix_space")) is bool
+        ok = ok and spec.get("pre", "gpt2") in PRE_TOKENIZERS
+        flags = ("nfc", "ignore_merges")
+    else:
+        unk = spec.get("unk")
+        ok = unk is None or (isinstance(unk, str) and unk in vocab)
+        ok = ok and spec.get("pipeline") in PIPELINES and spec.get("decoder") in DECODERS
+        flags = ("byte_fallback", "fuse_unk", "ignore_merges")
+    ok = ok and all(type(spec.get(flag, False)) is bool for flag in flags)
+    added = spec.get("special"), spec.get("normalized", [])
+    ok = ok and all(_tokens(part, vocab, MAX_SPECIAL) for part in added)
+    ok = ok and all(spec.get(t) is None or _tokens([spec[t]], vocab, 1) for t in ("bos", "eos"))
+    if not ok or len(added[0]) + len(added[1]) > MAX_SPECIAL:
         raise UploadError(
             f"{source}: the tokenizer's settings are out of range (special tokens must be "
             f"at most {MAX_SPECIAL} vocabulary entries)"

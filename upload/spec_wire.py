@@ -90,7 +90,7 @@ def to_wire(spec: object) -> object:
     if isinstance(vocab, dict) and "word_index" not in spec:
         try:
             wire["word_index"] = index_words(vocab)
-        except (TypeError, AttributeError):  # not a map of strings: check_spec refuses it
+        except (TypeError, AttributeError, ValueError):  # not tokens to ids: check_spec refuses it
             pass
     for field in _LARGE:
         value = wire.pop(field, None)

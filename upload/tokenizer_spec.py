@@ -12,11 +12,18 @@ our own builders need, as a *spec*:
 * ``{"kind": "char", "stoi": {character: id}}``: a character vocabulary (nanoGPT's
   ``meta.pkl``; ``models.tokenizer.char_tokenizer``);
 * ``{"kind": "bpe", "vocab": {token: id}, "merges": [[a, b], ...], "add_prefix_space":
-  bool, "special": [token, ...]}``: GPT-2's byte-level BPE (its published
-  ``tokenizer.json``; ``models.tokenizer.bpe_tokenizer``), accepted only with GPT-2's
-  byte-level pipeline; the pre-tokenizer regex is the library's built-in GPT-2 one, never
-  the file's. ``special`` are its special tokens (``<|endoftext|>``), each a vocabulary
-  entry, matched in a text as literal strings.
+  bool, "special": [token, ...], "pre": "gpt2" | "qwen2" | "llama3", "nfc": bool,
+  "ignore_merges": bool, "bos": token | None, "eos": token | None}``: byte-level BPE
+  (GPT-2's, GPT-NeoX's, Qwen2's and Llama-3's published ``tokenizer.json``;
+  ``models.bpe.bpe_tokenizer``); the pre-tokenizer regex is one of our constants, matched
+  by exact equality with the file's, never the file's. ``special`` are its added tokens
+  (``<|endoftext|>``), each a vocabulary entry, matched in a text as literal strings;
+* ``{"kind": "sentencepiece", "vocab", "merges", "unk", "byte_fallback", "fuse_unk",
+  "ignore_merges", "pipeline": "legacy" | "metaspace", "decoder": "fallback" |
+  "metaspace", "special", "bos", "eos"}``: SentencePiece-style BPE as Llama 1/2, Mistral
+  and TinyLlama ship it (``models.bpe.sentencepiece_tokenizer``).
+
+``upload/bpe_spec.py`` reads both BPE families and names the part of a file it refuses.
 
 A model's token rows must match its tokenizer (``upload.token_rows.check_rows``): as many rows as
 tokens, or a padded vocabulary (nanoGPT rounds 50,257 up to 50,304, a multiple of 64)
@@ -33,9 +40,11 @@ import json
 
 from tokenizers import Tokenizer
 
+from models.bpe import BPE_SETTINGS, SENTENCEPIECE_SETTINGS, build_bpe
 from models.subset_tokenizer import SUBSET_FROM, SubsetTokenizer
-from models.tokenizer import UNK, bpe_tokenizer, char_tokenizer, vocab_of, wordpiece_tokenizer
+from models.tokenizer import UNK, char_tokenizer, vocab_of, wordpiece_tokenizer
 from models.word_index import WordIndex, word_index
+from upload.bpe_spec import ACCEPTED, bpe_spec
 from upload.errors import UploadError
 from upload.limits import MAX_JSON_BYTES
 from upload.spec_checks import check_spec
@@ -79,8 +88,8 @@ def spec_from_json(text: str, source: str) -> dict:
     if not isinstance(model, dict):
         raise UploadError(f"{source}: the tokenizer JSON has no 'model'")
     if model.get("type") == "BPE":
-        return _bpe_spec(data, model, source)
-    kind = {"WordPiece": "wordpiece", "WordLevel": "char"}.get(model.get("type"))
+        return bpe_spec(data, source)
+    kind = {"WordPiece": "wordpiece", "WordLevel": "char"}.get(str(model.get("type")))
     if kind is None or {p: data.get(p) for p in _PIPELINE_PARTS} != _reference(kind):
         raise UploadError(_FOREIGN.format(source=source))
     vocab = model.get("vocab")
@@ -95,63 +104,10 @@ def spec_from_json(text: str, source: str) -> dict:
 
 
 _FOREIGN = (
-    "{source}: refused: its tokenizer is not one this app builds (a word-level tokenizer "
-    "from training.train, a character vocabulary, or GPT-2's byte-level BPE); its own "
-    "normalizer, pre-tokenizer, regex, padding or truncation would run on the server. "
-    "Retrain with training.train"
+    "{source}: refused: its tokenizer is not one this app builds; "
+    + ACCEPTED
+    + ". Retrain with training.train"
 )
-
-
-def _byte_level(part: object) -> bool:
-    """A pre-tokenizer or decoder entry that is GPT-2's ``ByteLevel`` with its own regex."""
-    return (
-        isinstance(part, dict)
-        and part.get("type") == "ByteLevel"
-        and part.get("use_regex", True) in (True, None)
-    )
-
-
-def _bpe_spec(data: dict, model: dict, source: str) -> dict:
-    """The spec of a byte-level BPE tokenizer JSON (GPT-2's published ``tokenizer.json``
-    and its fine-tunes'): vocabulary, merges as pairs, ``add_prefix_space``. Padding and
-    truncation are not kept (the app cuts at the model's context itself).
-
-    Raises:
-        UploadError: another pipeline (a normalizer, a non-byte-level pre-tokenizer or
-            decoder, dropout, subword prefixes or suffixes, byte fallback) or merges that
-            are not pairs.
-    """
-    pre, decoder = data.get("pre_tokenizer"), data.get("decoder")
-    plain_bpe = (
-        data.get("normalizer") is None
-        and _byte_level(pre)
-        and _byte_level(decoder)
-        and model.get("dropout") in (None, 0, 0.0)
-        and model.get("continuing_subword_prefix") in (None, "")
-        and model.get("end_of_word_suffix") in (None, "")
-        and not model.get("byte_fallback", False)
-    )
-    if not plain_bpe:
-        raise UploadError(_FOREIGN.format(source=source))
-    merges = model.get("merges")
-    if not isinstance(merges, list):
-        raise UploadError(f"{source}: the BPE tokenizer has no list of merges")
-    pairs = []
-    for merge in merges:
-        pair = merge.split(" ") if isinstance(merge, str) else merge
-        if not isinstance(pair, list) or len(pair) != 2:
-            raise UploadError(f"{source}: a BPE merge is not a pair of tokens: {str(merge)[:40]!r}")
-        pairs.append(pair)
-    added = data.get("added_tokens") or []
-    if not isinstance(added, list) or not all(isinstance(a, dict) for a in added):
-        raise UploadError(f"{source}: the tokenizer's added_tokens must be a list of objects")
-    return {
-        "kind": "bpe",
-        "vocab": model.get("vocab"),
-        "merges": pairs,
-        "add_prefix_space": bool(pre.get("add_prefix_space", False)),
-        "special": [a.get("content") for a in added if a.get("special")],
-    }
 
 
 def read_metadata(config_json: str, tokenizer_json: str, source: str, limits=None):
@@ -209,22 +165,20 @@ def for_export(spec: dict) -> dict:
 
 def _tokenizer(spec: dict) -> Tokenizer | SubsetTokenizer:
     vocab = spec["stoi"] if spec["kind"] == "char" else spec["vocab"]
+    settings = {k: spec[k] for k in (*BPE_SETTINGS, *SENTENCEPIECE_SETTINGS) if k in spec}
     if len(vocab) >= SUBSET_FROM:
         return SubsetTokenizer(
             spec["kind"],
             vocab,
             spec.get("merges", ()),
-            spec.get("add_prefix_space", False),
-            spec.get("special", ()),
-            spec.get("max_input_chars_per_word", 64),
+            max_input_chars_per_word=spec.get("max_input_chars_per_word", 64),
+            settings=settings,
         )
     if spec["kind"] == "char":
         tokenizer = char_tokenizer(vocab)
-    elif spec["kind"] == "bpe":
+    elif spec["kind"] in ("bpe", "sentencepiece"):
         try:
-            tokenizer = bpe_tokenizer(
-                vocab, spec["merges"], spec["add_prefix_space"], spec["special"]
-            )
+            tokenizer = build_bpe(spec["kind"], vocab, spec["merges"], settings)
         except ValueError as exc:
             raise UploadError(str(exc)) from None
     else:

@@ -6,11 +6,11 @@ import string
 
 import pytest
 
+from models.bpe import bpe_tokenizer
 from models.subset_tokenizer import SubsetTokenizer
 from models.tokenizer import (
     ALPHABET,
     UNK,
-    bpe_tokenizer,
     char_tokenizer,
     decode,
     encode,

@@ -61,3 +61,14 @@ def test_use_as_the_sentence_keeps_the_generated_ids_or_says_where_they_differ()
     at.text_area(key="text").set_value("the cats").run()
     notice = [i.value for i in at.info if "Tokenized again" in i.value]
     assert notice and "from position 1 on" in notice[0], notice
+
+
+def test_a_sentencepiece_token_keeps_its_space_and_its_bytes_make_one_character():
+    """Llama's tokens: the first new token's "▁" is its space (decoding would drop it), and
+    the byte tokens of a character the vocabulary lacks show it with the last of them."""
+    from tests.helpers.llama_tokenizers import sentencepiece_bpe_json
+    from upload.tokenizer_spec import build, spec_from_json
+
+    tok = build(spec_from_json(sentencepiece_bpe_json(), "tokenizer.json"))
+    ids = tok.encode("the cat 東", add_special_tokens=False).ids
+    assert new_token_texts(tok, ids) == [" the", " c", "at", " ", PARTIAL, PARTIAL, "東"]
