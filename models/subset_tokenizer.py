@@ -101,6 +101,11 @@ class SubsetTokenizer:
         return self._probe.model
 
     @property
+    def post_processor(self):
+        """This tokenizer's post-processor (its BOS: ``models.tokenizer.leading_special``)."""
+        return self._probe.post_processor
+
+    @property
     def decoder(self):
         """This tokenizer's decoder (``models.tokenizer.tokenizer_kind`` reads it)."""
         return self._probe.decoder

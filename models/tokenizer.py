@@ -237,8 +237,19 @@ class Encoded:
         return [w for w, i in zip(self.unknown_words, self.unknown_starts, strict=True) if i < T]
 
 
+def leading_special(tokenizer: Tokenizer, ids: list[int]) -> list[int]:
+    """The ids a BPE tokenizer's post-processor puts before a text's ``ids`` (Llama's
+    ``<s>``, Llama-3's ``<|begin_of_text|>``: what its model always saw first), or []."""
+    if not ids or tokenizer.post_processor is None:
+        return []
+    framed = tokenizer.post_processor.process(tokenizer.encode(""), add_special_tokens=True).ids
+    return list(framed[:1]) if framed and tokenizer.id_to_token(framed[0]) else []
+
+
 def encode(tokenizer: Tokenizer, text: str) -> Encoded:
-    """Tokenize any string, without a post-processor's BOS / EOS. Empty or whitespace-only
+    """Tokenize any string, without a post-processor's EOS; a BPE tokenizer whose
+    post-processor puts a BOS first (Llama's ``<s>``) gets it first, as ``transformers``
+    gives it to the model. Empty or whitespace-only
     text gives zero tokens from a word-level tokenizer; a character or BPE tokenizer keeps
     every whitespace character.
     A character tokenizer leaves out the characters its vocabulary lacks
@@ -251,8 +262,11 @@ def encode(tokenizer: Tokenizer, text: str) -> Encoded:
         text = "".join(ch for ch in text if ch in known)
     enc = tokenizer.encode(text, add_special_tokens=False)
     if kind != "wordpiece":
-        tokens = [token_text(tokenizer, t) for t in enc.tokens]
-        return Encoded(list(enc.ids), tokens, [False] * len(tokens), [], left_out)
+        bos = leading_special(tokenizer, enc.ids) if kind in ("bpe", "sentencepiece") else []
+        ids = bos + list(enc.ids)  # (T,)
+        tokens = [token_text(tokenizer, tokenizer.id_to_token(i)) for i in bos]
+        tokens += [token_text(tokenizer, t) for t in enc.tokens]
+        return Encoded(ids, tokens, [False] * len(tokens), [], left_out)
     word_ids = enc.word_ids  # each read of the property builds a new list (T,)
     pieces_per_word = Counter(word_ids)
     word_end = {w: end for w, (_, end) in zip(word_ids, enc.offsets, strict=True)}
@@ -271,6 +285,16 @@ def encode(tokenizer: Tokenizer, text: str) -> Encoded:
 def decode(tokenizer: Tokenizer, ids: list[int]) -> str:
     """Token ids back to text (WordPiece pieces joined, punctuation spacing cleaned)."""
     return tokenizer.decode(ids, skip_special_tokens=False)
+
+
+def sentence_text(tokenizer: Tokenizer, ids: list[int]) -> str:
+    """The text of ids that :func:`encode` made (a sentence and, say, its continuation):
+    :func:`decode` without the BOS ``encode`` put first, so the text encodes to ``ids``."""
+    if tokenizer_kind(tokenizer) in ("bpe", "sentencepiece"):
+        bos = leading_special(tokenizer, ids)
+        if bos and list(ids[:1]) == bos:
+            ids = ids[1:]
+    return decode(tokenizer, ids)
 
 
 def known_words(tokenizer: Tokenizer) -> list[str]:

@@ -9,7 +9,7 @@ import streamlit as st
 
 from inference.sampling import MAX_SEED, Sampling, distribution
 from inference.text_input import visible
-from models.tokenizer import decode, token_text, tokenizer_kind
+from models.tokenizer import decode, sentence_text, token_text, tokenizer_kind
 from ui import loaders, presenter
 from ui.notices import say
 from ui.selection import Selection
@@ -131,7 +131,7 @@ def generation_panel(sel: Selection, sampling: Sampling) -> None:
             {"position": result.T + i, "id": t, "token": visible(s) if s != PARTIAL else s, "p": p}
             for i, (t, s, p) in enumerate(zip(new, texts, probs, strict=True))
         ]
-        text = decode(model.tokenizer, result.ids + new)
+        text = sentence_text(model.tokenizer, result.ids + new)  # no BOS: it encodes back
         st.session_state["generated"] = (result.text, text, how, sampling.describe(), rows, n)
         st.session_state["generated_ids"] = (text, [*result.ids, *new])
     generated = st.session_state.get("generated")

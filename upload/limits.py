@@ -55,6 +55,7 @@ MAX_ONNX_NODES = 20_000  # nodes in an ONNX graph, counted on the wire before pa
 MAX_ONNX_PARTS = 100_000  # protobuf messages of any kind (the shipped inspect graph: ~2,800)
 MAX_JSON_BYTES = 16 * 2**20  # a tokenizer or config JSON string
 MAX_VOCAB = 262_144  # tokens in an uploaded vocabulary
+MAX_MERGES = 524_288  # merges of a BPE tokenizer (Llama-3's: 280,147)
 MAX_TOKEN_CHARS = 256  # characters in one vocabulary entry
 
 # The worker process (stdlib ``resource`` limits, plus a wall-clock deadline kept by the server).

@@ -14,7 +14,7 @@ from models.bpe import DECODERS, PIPELINES, PRE_TOKENIZERS
 from models.pieces import pieces
 from models.tokenizer import UNK
 from upload.errors import UploadError
-from upload.limits import MAX_TOKEN_CHARS, MAX_VOCAB
+from upload.limits import MAX_MERGES, MAX_TOKEN_CHARS, MAX_VOCAB
 from upload.token_rows import check_rows
 
 MAX_WORD_CHARS = 1000  # WordPiece's longest word before it gives [UNK]
@@ -124,8 +124,8 @@ def _pairs_of(merges: list, vocab: dict) -> bool:
 
 def _check_merges(spec: dict, vocab: dict, source: str) -> None:
     merges = spec.get("merges")
-    if not isinstance(merges, list) or len(merges) > MAX_VOCAB:
-        raise UploadError(f"{source}: a BPE tokenizer needs at most {MAX_VOCAB:,} merges")
+    if not isinstance(merges, list) or len(merges) > MAX_MERGES:
+        raise UploadError(f"{source}: a BPE tokenizer needs at most {MAX_MERGES:,} merges")
     if not _pairs_of(merges, vocab):
         for pair in merges:  # name the first merge refused
             if (

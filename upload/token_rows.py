@@ -33,11 +33,18 @@ def check_rows(n_tokens: int, top_id: int, vocab_size: int, source: str) -> None
 def padding_rows(n_ids: int, vocab_size: int) -> int | None:
     """How many of ``vocab_size`` rows are padding after ``n_ids`` token ids: 0 when they
     match, ``vocab_size - n_ids`` when the rows are ``n_ids`` rounded up to the next
-    multiple of ``PAD_MULTIPLE`` (nanoGPT's 50,304 for GPT-2's 50,257), else None."""
+    multiple of ``PAD_MULTIPLE`` (nanoGPT's 50,304 for GPT-2's 50,257) or to a larger
+    multiple of it at most 1 % above ``n_ids`` (Qwen2's 151,936 rows for 151,646 ids),
+    else None."""
     if vocab_size == n_ids:
         return 0
     padded = -(-n_ids // PAD_MULTIPLE) * PAD_MULTIPLE
-    return vocab_size - n_ids if vocab_size == padded else None
+    if vocab_size == padded:
+        return vocab_size - n_ids
+    # a larger multiple, within 1 % (Qwen2: 151,646 ids in 151,936 rows, a multiple of 128)
+    extra = vocab_size - n_ids
+    wider = vocab_size % PAD_MULTIPLE == 0 and 0 < extra <= n_ids // 100
+    return extra if wider else None
 
 
 def vocab_note(spec: dict, vocab_size: int) -> str | None:

@@ -13,7 +13,7 @@ from tokenizers import Tokenizer
 
 from models.bpe import build_bpe
 from models.subset_tokenizer import SUBSET_FROM, SubsetTokenizer
-from models.tokenizer import decode, encode, tokenizer_kind
+from models.tokenizer import decode, encode, sentence_text, tokenizer_kind
 from tests.helpers.gpt2_tokenizer import gpt2_style_tokenizer
 from tests.helpers.llama_tokenizers import (
     gpt_neox_json,
@@ -68,8 +68,9 @@ def test_our_tokenizer_gives_the_library_s_ids_for_the_whole_file(form):
     text, spec = _spec(form)
     reference, ours = Tokenizer.from_str(text), build(spec)
     for t in TEXTS:
-        ids = reference.encode(t, add_special_tokens=False).ids
-        assert encode(ours, t).ids == ids, (form, t)
+        ids, full = reference.encode(t, add_special_tokens=False).ids, reference.encode(t).ids
+        bos = full[:1] if ids and full[1 : len(ids) + 1] == ids else []  # the post-processor's BOS
+        assert encode(ours, t).ids == bos + ids, (form, t)
         assert ours.encode(t).ids == reference.encode(t).ids, (form, t)  # BOS / EOS too
         assert decode(ours, ids) == reference.decode(ids, skip_special_tokens=False), (form, t)
 
@@ -82,7 +83,7 @@ def test_decoding_gives_the_text_back(form):
     _, spec = _spec(form)
     ours = build(spec)
     for t in TEXTS:
-        back = decode(ours, encode(ours, t).ids)
+        back = sentence_text(ours, encode(ours, t).ids)  # encode's BOS left out
         expected = unicodedata.normalize("NFC", t) if spec.get("nfc") else t
         if spec.get("pipeline") == "legacy" and "</s>" in t:
             expected = t.replace("<s>", "<s> ").replace("</s> ", "</s>  ")
@@ -282,3 +283,15 @@ def test_a_part_of_the_wrong_shape_is_refused_not_a_crash(form, change):
     with pytest.raises(UploadError):
         spec = spec_from_json(json.dumps(data), NAME)
         check_spec(from_wire(json.loads(json.dumps(to_wire(spec)))), FORMS[form][1], NAME)
+
+
+@pytest.mark.parametrize("make", [lambda: sentencepiece_bpe_json(True), llama3_json, qwen2_json])
+def test_the_app_encodes_as_the_model_was_fed_bos_first(make):
+    """Llama's and Llama-3's post-processor puts a BOS first (Qwen2's none): the app's
+    ids are the library's with add_special_tokens (what transformers gives the model), and
+    decoding them gives back a text that encodes to the same ids."""
+    text = "the cat sat  naïve ✓"
+    ours = build(spec_from_json(make(), "t.json"))
+    ids = encode(ours, text).ids
+    assert ids == Tokenizer.from_str(make()).encode(text).ids
+    assert encode(ours, sentence_text(ours, ids)).ids == ids

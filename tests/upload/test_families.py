@@ -111,3 +111,28 @@ def test_a_rotary_context_past_what_the_app_analyses_is_taken_as_that(tmp_path):
     )
     cfg, _, _ = read_folder(folder, local_file_limits(10**6))
     assert cfg.context_length == 65536
+
+
+@pytest.mark.parametrize("legacy", [True, False])
+def test_a_llama_folder_with_its_sentencepiece_tokenizer_reads_as_transformers(tmp_path, legacy):
+    """A Llama folder as people have it: a SentencePiece BPE tokenizer.json (byte fallback,
+    BOS by its template). The app's ids are the tokenizer's, BOS first, and the logits on
+    them transformers'."""
+    from tokenizers import Tokenizer
+
+    from models.tokenizer import encode
+    from tests.helpers.llama_tokenizers import sentencepiece_bpe_json
+    from upload.tokenizer_spec import build
+
+    text = sentencepiece_bpe_json(legacy=legacy, vocab_size=400)
+    model = family_model("llama", vocab_size=400)
+    folder = save_family_folder(model, tmp_path / "llama", tokenizer_json=text)
+    cfg, spec, state = read_folder(folder, local_file_limits(10**6))
+    ours = Transformer(cfg).eval()
+    ours.load_state_dict(state)
+    sentence = "the cat sat on the mat, naïve 東"
+    ids = encode(build(spec), sentence).ids
+    assert ids == Tokenizer.from_str(text).encode(sentence).ids and ids[0] == 1  # <s> first
+    with torch.no_grad():
+        want, got = model(torch.tensor([ids])).logits, ours(torch.tensor([ids]))
+    assert (got - want).abs().max() <= 1e-4 * want.abs().max()

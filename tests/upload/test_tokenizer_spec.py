@@ -130,6 +130,8 @@ def test_token_rows_match_the_tokenizer_or_are_its_padding():
     assert padding_rows(50257, 50257) == 0 and padding_rows(50257, 50304) == 47
     assert padding_rows(65, 128) == 63  # the next multiple of 64
     assert padding_rows(65, 192) is None and padding_rows(65, 50304) is None
+    assert padding_rows(151646, 151936) == 290  # Qwen2: a multiple of 128, 0.2 % more
+    assert padding_rows(151646, 160000) is None  # 5 % more: another model's rows
     check_rows(50257, 50256, 50304, "ckpt.pt")  # nanoGPT's padded GPT-2 vocabulary
     with refused(
         r"ckpt.pt: the tokenizer has 65 tokens \(largest id 64\) but the model has 50,304 "
