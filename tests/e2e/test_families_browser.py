@@ -9,6 +9,7 @@ import contextlib
 import io
 import re
 
+import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.test_browser import upload_files
@@ -49,3 +50,17 @@ def test_an_uploaded_llama_shows_its_shared_heads_and_rotary_positions(page, ser
     moved, differ = map(float, re.findall(r"(\d\.\de[+-]\d+)", caption.inner_text())[:2])
     assert moved < 1e-4 and differ < 1e-4, caption.inner_text()
     assert not page.locator('[data-testid="stException"]').count()
+
+
+@pytest.mark.parametrize("family", ["mistral", "qwen2", "gpt_neox", "gpt_neo"])
+def test_each_family_s_converted_folder_uploads_in_the_browser(page, server_url, tmp_path, family):
+    """A random 2-layer folder of each other family converts by the command line (it
+    returns only when it wrote the file) and its file loads through the uploader; the
+    attention view draws with no error."""
+    folder = save_family_folder(family_model(family), tmp_path / f"tiny-{family}")
+    with contextlib.redirect_stdout(io.StringIO()):
+        main([str(folder), "--out", str(tmp_path / "out")])
+    upload_files(page, server_url, [tmp_path / "out" / f"tiny-{family}.safetensors"])
+    wait_plot(page, "attn_big")
+    assert not page.locator('[data-testid="stException"]').count()
+    assert not page.locator('[data-testid="stAlertContentError"]').count()
