@@ -60,7 +60,8 @@ FIGURES.forEach((item, i) => {
 """
 _STYLE = (
     "body { font-family: system-ui, sans-serif; color: #111; margin: 24px auto;"
-    " max-width: 1400px; padding: 0 16px; } .figure { margin: 16px 0 32px; }"
+    " max-width: 1400px; padding: 0 16px; }"
+    " .figure { margin: 16px 0 32px; max-width: 1000px; }"
     " p { margin: 4px 0; }"
 )
 
