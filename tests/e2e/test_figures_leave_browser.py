@@ -1,7 +1,8 @@
 """Figures that leave the app (#48 item 3), in headless Chromium: the attention view's HTML
 file, as its download button makes it, opened from disk with every request but file://
-refused, draws its figures with hover and ▶ play, and its toolbar's SVG is an SVG; in the
-app, each chart's toolbar downloads the figure as SVG (parsed) and as PNG."""
+refused, draws its figures with hover, a cell click's row and ▶ play, and its toolbar's
+SVG is an SVG; in the app, each chart's toolbar downloads the figure as SVG (parsed) and
+as PNG."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ CELL_JS = """([sel, row, col]) => {
   return [box.left + full.xaxis._offset + full.xaxis.l2p(col),
           box.top + full.yaxis._offset + full.yaxis.l2p(row)];
 }"""
+
+OUTLINE_JS = "() => document.querySelector('#figure-0').layout.shapes[0].y0 + 0.5"
 
 
 def downloaded_svg(page, button) -> tuple[str, ET.Element]:
@@ -48,13 +51,14 @@ def test_a_views_html_file_draws_offline_with_hover(page, tmp_path, monkeypatch)
     page.goto(path.as_uri())
     page.wait_for_function("document.querySelector('#figure-1')?._fullLayout?.xaxis")
     assert page.locator("#figure-0 .heatmaplayer image").count() == 1  # the heatmap drawn
-    page.mouse.move(*page.evaluate(CELL_JS, ["#figure-0", 5, 2]))
+    x, y = page.evaluate(CELL_JS, ["#figure-0", 5, 2])
+    page.mouse.move(x, y)
     hover = page.locator("#figure-0 .hoverlayer .hovertext")
     expect(hover).to_contain_text(re.compile(r"query: 5·.*key: 2·.*weight: 0\.\d{3}"))
-    page.locator("#figure-0 .updatemenu-button").first.click()  # ▶ play: the outline moves
-    page.wait_for_function(
-        "() => document.querySelector('#figure-0').layout.shapes[0].y0 + 0.5 < 4", polling=100
-    )
+    page.mouse.click(x, y)  # the cell's row outlined, from the figure's own frames
+    page.wait_for_function(f"({OUTLINE_JS})() === 5", polling=100)
+    page.locator("#figure-0 .updatemenu-button").first.click()  # ▶ play: on from row 6
+    page.wait_for_function(f"({OUTLINE_JS})() >= 7", polling=100)
     name, root = downloaded_svg(page, page.locator('#figure-0 .modebar-btn[data-title*="SVG"]'))
     assert name == "attnviz_attn_big.svg" and root.tag == SVG
     assert [u for u in asked if not u.startswith(("file:", "data:"))] == [] and not errors
