@@ -48,7 +48,6 @@ def attention_view(sel: Selection) -> None:
     under it, and all heads."""
     name, result, layer, head = sel.name, sel.result, sel.layer, sel.head
     mode, q = sel.options["mode"], sel.options["query"]
-    attn = result.outputs["attn"]  # (L, H, T, T)
     one = head if mode == "selected head" else None  # mean and max: the same for every head
     presenting = presenter.is_on()
     # the heatmap across the page, its notes under it: in a column beside them its square
@@ -80,7 +79,9 @@ def attention_view(sel: Selection) -> None:
             )
             + " Tokens marked * are pieces of unknown words."
         )
-        downloads.arrays("attention", {"attn": attn}, result.display_tokens, layer, head)
+        shown = {k: result.outputs[k] for k in ("attn", "scores") if k in result.outputs}
+        about = downloads.about(name, result, layer, head, "attention", mode=mode, query=q)
+        downloads.arrays("attention", shown, result.display_tokens, layer, head, about)
     if mode == "selected head":
         walkthrough.section(sel, q)
     st.subheader("All layers and heads")

@@ -13,7 +13,7 @@ import streamlit as st
 from inference import view_specs as figs
 from inference.analysis import Analysis
 from inference.block import BlockNumbers, block_numbers, block_outputs, has_block_outputs
-from ui import click, loaders, presenter, specs
+from ui import click, downloads, loaders, presenter, specs
 from ui.figures import plot
 from ui.notices import say
 from ui.selection import Selection
@@ -63,13 +63,13 @@ def chosen_token(result: Analysis) -> int:
     return t if t is not None and 0 <= t < result.T else result.T - 1
 
 
-def draw(sel: Selection, flow_too: bool = True) -> bool:
-    """The block view of ``sel``'s layer; False (and a one-line note) when the model's
-    graph has no block outputs."""
+def draw(sel: Selection, flow_too: bool = True) -> BlockNumbers | None:
+    """The block view of ``sel``'s layer and the numbers it drew; None (and a one-line
+    note) when the model's graph has no block outputs."""
     model, result, layer = sel.model, sel.result, sel.layer
     if not has_block_outputs(model):
         say("info", f"{sel.name}: its graph has no block outputs (blocks.{{l}}.resid_pre, ...).")
-        return False
+        return None
     t = chosen_token(result)
     picked = click.on_click(CHART, tuple(result.tokens))
     plot(specs.shown(contributions, sel.name, result, layer, t), key=CHART, on_select=picked)
@@ -89,7 +89,7 @@ def draw(sel: Selection, flow_too: bool = True) -> bool:
     plot(specs.shown(token_sum, sel.name, result, layer, t), key="block_token_sum")
     if flow_too:
         plot(specs.shown(flow, sel.name, result, layer, t), key="block_flow")
-    return True
+    return nums
 
 
 def block_numbers_view(sel: Selection) -> None:
@@ -102,4 +102,9 @@ def block_numbers_view(sel: Selection) -> None:
             "residual stream keeps its shape (B, T, d_model); attention and the MLP only add "
             "to it. Every number is the exported graph's own block output for this sentence."
         )
-    draw(sel)
+    if nums := draw(sel):
+        result, layer = sel.result, sel.layer
+        axes = {h: ("token", "d_mlp" if h == "mlp.hidden" else "d_model") for h in nums.tensors}
+        about = downloads.about(sel.name, result, layer, sel.head, "block", axes=axes,
+                                token=chosen_token(result))  # fmt: skip
+        downloads.arrays("block", nums.tensors, result.display_tokens, layer, sel.head, about)

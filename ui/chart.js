@@ -50,6 +50,24 @@ function fullscreenButton(host, gd, P) {
   };
 }
 
+// SVG beside the camera's PNG (#48 item 3): the figure as drawn (its fitted size), as a
+// vector file for a paper. plotly.js draws a heatmap's cells as one image inside the SVG;
+// text, axes, bars and lines are vectors. Offline: plotly.js writes the file itself.
+const DOWNLOAD = "M5 20h14v-2H5v2zm7-3 6-6h-4V3h-4v8H6l6 6z";
+function svgButton(gd, P, config) {
+  const options = config.toImageButtonOptions || {};
+  return {
+    name: "downloadSvg",
+    title: "Download plot as an SVG (vector)",
+    icon: { width: 24, height: 24, path: DOWNLOAD },
+    click: () => {
+      const fl = gd._fullLayout || {};
+      const size = { width: fl.width, height: fl.height };
+      P.downloadImage(gd, { format: "svg", filename: options.filename || "newplot", ...size });
+    },
+  };
+}
+
 // Square cells (#44 item 1): a heatmap whose y axis is tied to its x axis (scaleanchor,
 // viz.spec.square_cells) is drawn as large as its column's width and the screen allow.
 // The figure's height is set so that the heatmap's rows are as tall as its columns are
@@ -242,7 +260,8 @@ export default function ({ data, parentElement, setTriggerValue }) {
     const configJSON = JSON.stringify(config);
     if (gd.__configJSON !== configJSON) {
       gd.__configJSON = configJSON;
-      gd.__config = { ...config, modeBarButtonsToAdd: [fullscreenButton(parentElement, gd, P)] };
+      const buttons = [svgButton(gd, P, config), fullscreenButton(parentElement, gd, P)];
+      gd.__config = { ...config, modeBarButtonsToAdd: buttons };
     }
     gd.__figure = figure;
     const drawn = P.react(gd, { data: figure.data, layout, frames: figure.frames || [], config: gd.__config });

@@ -23,11 +23,13 @@ def _state(matrix, title: str) -> dict:
     return vt.matrix_heatmap(matrix, None, None, title, *STATE_AXES)
 
 
-def section(result: Analysis, layer: int, head: int, slider: Callable[[], int]) -> int:
-    """One token of one head of a delta model (``result`` with its recurrent form): the
-    state before, the rank-1 write, the state after; what the state recalled for k_i
-    against v_i, and the error it wrote. ``slider`` draws the token control under the
-    heading; returns the token it gave."""
+def section(
+    result: Analysis, layer: int, head: int, slider: Callable[[], int], name: str = "delta"
+) -> int:
+    """One token of one head of a delta model (``result`` with its recurrent form, the
+    model ``name``): the state before, the rank-1 write, the state after; what the state
+    recalled for k_i against v_i, and the error it wrote. ``slider`` draws the token
+    control under the heading; returns the token it gave."""
     st.subheader(f"The delta rule as an RNN: erase, then write (layer {layer}, head {head})")
     i = slider()
     step = delta_step(result, layer, head, i)
@@ -75,5 +77,6 @@ def section(result: Analysis, layer: int, head: int, slider: Callable[[], int]) 
         result.display_tokens,
         layer,
         head,
+        downloads.about(name, result, layer, head, "mask", step=i),
     )
     return i

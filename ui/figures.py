@@ -15,7 +15,9 @@ Arrow datasets, which is what ``st.altair_chart`` would build on every call.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import orjson
@@ -104,8 +106,50 @@ def _escaped(piece: bytes) -> bytes:
     return piece
 
 
-# Toolbar: the camera button downloads a PNG at 2x resolution (sharp on projectors and slides).
+# Toolbar: the camera button downloads a PNG at 2x resolution (sharp on projectors and slides);
+# beside it ui/chart.js adds an SVG download. A keyed chart's files are named by its key.
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+
+
+def plot_config(key: str | None) -> dict:
+    """plotly.js's config for the chart keyed ``key``: :data:`PLOT_CONFIG`, its image
+    files named ``attnviz_<key>`` (``newplot`` without a key, plotly's own name)."""
+    if key is None:
+        return PLOT_CONFIG
+    image = {**PLOT_CONFIG["toImageButtonOptions"], "filename": f"attnviz_{key}"}
+    return {**PLOT_CONFIG, "toImageButtonOptions": image}
+
+
+@dataclass(frozen=True, slots=True)
+class Drawn:
+    """A figure a run drew: its chart key and either a plotly figure (``plotly``, as
+    sent) or a Vega-Lite spec with Arrow datasets (``vega``)."""
+
+    key: str | None
+    plotly: Encoded | None = None
+    vega: dict | None = None
+
+
+_DRAWN: ContextVar[list[Drawn] | None] = ContextVar("attnviz_drawn", default=None)
+
+
+@contextmanager
+def collecting() -> Iterator[list[Drawn]]:
+    """The figures :func:`plot` and :func:`vega_lite` draw inside the block, in page
+    order (a view's own, for its HTML file: ``ui.downloads.view_files``). Only kept
+    references: the figures are encoded for the page anyway."""
+    drawn: list[Drawn] = []
+    token = _DRAWN.set(drawn)
+    try:
+        yield drawn
+    finally:
+        _DRAWN.reset(token)
+
+
+def _keep(item: Drawn) -> None:
+    drawn = _DRAWN.get()
+    if drawn is not None:
+        drawn.append(item)
 
 
 def plot(fig, key: str | None = None, on_select=None, instant_row: bool = False) -> None:
@@ -136,7 +180,8 @@ def plot(fig, key: str | None = None, on_select=None, instant_row: bool = False)
         fig = enlarged(spec, max_height=fold - chart.STRIP_PX if fold else None)
     if not isinstance(fig, Encoded):
         fig = encode(vspec.wired(fig))
-    chart.show(fig.json, PLOT_CONFIG, key=key, on_click=on_select, instant=instant_row)
+    _keep(Drawn(key, plotly=fig))
+    chart.show(fig.json, plot_config(key), key=key, on_click=on_select, instant=instant_row)
 
 
 def vega_lite(spec: dict) -> None:
@@ -149,5 +194,6 @@ def vega_lite(spec: dict) -> None:
     lanes.make_way()
     if presenter.is_on():  # projector-sized text (the cached spec is not changed)
         spec = vega_enlarged(spec)
+    _keep(Drawn(None, vega={**spec, "datasets": dict(spec.get("datasets", {}))}))
     spec = {**spec, "datasets": dict(spec.get("datasets", {}))}
     st.vega_lite_chart(spec=spec, width="stretch")

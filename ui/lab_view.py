@@ -13,7 +13,7 @@ import streamlit as st
 
 from inference import lab
 from inference.text_input import visible
-from ui import chart, lab_loaders, loaders, presenter
+from ui import chart, downloads, lab_loaders, loaders, presenter
 from ui.figures import plot
 from ui.notices import say
 from ui.selection import Selection
@@ -24,6 +24,10 @@ NO_LAB = ("This model has no hand on its heads here (an ONNX upload runs its gra
           "isolated worker, and a graph this app did not export has no such inputs): "
           "ablation, patching and the logit lens need a checkpoint this app converts (ours, "
           "nanoGPT, a GPT-2 folder) or a shipped model.")  # fmt: skip
+RUNS = "run (0 as trained, 1 ablated)"
+ABLATE_AXES = {"losses": (RUNS, "position (nats predicting the next token)"),
+               "top": (RUNS, "position (top next-token id)"), "top_prob": (RUNS, "position"),
+               "importance": ("layer", "head"), "importance_probe": ("layer", "head")}  # fmt: skip
 MODE_HELP = (
     "zero: the head's output is replaced by zeros. mean: by its mean output over "
     "4,096 tokens of validation text. The two can disagree about which head matters."
@@ -114,12 +118,18 @@ def ablate_view(sel: Selection) -> None:
     if line := lab.too_long(model.config, result.T):
         say("warning", line)
         return
+    named = {}
     if heads:
-        _before_after(sel, lab.ablate(model, result.ids, heads, mode, means))
+        ab = lab.ablate(model, result.ids, heads, mode, means)
+        _before_after(sel, ab)
+        named = {"losses": ab.losses, "top": ab.top, "top_prob": ab.top_prob}
     else:
         say("info", "Pick heads to ablate above, or click a cell of a grid below.",
             icon=":material/touch_app:")  # fmt: skip
-    _grids(sel, heads, mode)
+    named |= _grids(sel, heads, mode)
+    about = downloads.about(sel.name, result, sel.layer, sel.head, "ablate", axes=ABLATE_AXES,
+                            ablated=[list(h) for h in heads], mode=mode)  # fmt: skip
+    downloads.arrays("ablation", named, None, manifest=about)
 
 
 def _before_after(sel: Selection, ab: lab.Ablation) -> None:
@@ -149,7 +159,7 @@ def _before_after(sel: Selection, ab: lab.Ablation) -> None:
                                    for c in ("p before", "p after")})  # fmt: skip
 
 
-def _grids(sel: Selection, heads, mode: str) -> None:
+def _grids(sel: Selection, heads, mode: str) -> dict[str, np.ndarray]:
     model, ids, H = sel.model, sel.result.ids, sel.model.config.n_head
     probe = lab_loaders.probe_ids(model)
     period = len(probe) // 2
@@ -171,3 +181,4 @@ def _grids(sel: Selection, heads, mode: str) -> None:
     top = np.argsort(grids[1][1], axis=None)[::-1][:3]
     named = ", ".join(f"L{i // H} H{i % H} ({grids[1][1].flat[i]:+.2f})" for i in top)
     st.caption(f"On the induction probe the three heads that raise the loss most: {named}.")
+    return {"importance": grids[0][1], "importance_probe": grids[1][1]}  # (L, H) each

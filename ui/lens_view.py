@@ -10,7 +10,7 @@ import streamlit as st
 
 from inference import lab
 from inference.text_input import visible
-from ui import loaders, presenter
+from ui import downloads, loaders, presenter
 from ui.figures import plot
 from ui.lab_view import has_lab
 from ui.notices import say
@@ -18,6 +18,13 @@ from ui.predictions import opening_position
 from ui.selection import Selection
 from ui.text import plain
 from viz import lab as figs
+
+DEPTH = "depth (embedding, then after each block)"
+LENS_AXES = {"lens_top": (DEPTH, "position (top token id)"), "lens_top_prob": (DEPTH, "position"),
+             "lens_target_prob": (DEPTH, "position (p of the next token)"),
+             "target": ("position (next token id)",), "dla_heads": ("layer", "head", "position"),
+             "dla_mlp": ("layer", "position"), "dla_embed": ("position",),
+             "dla_bias": ("position",)}  # fmt: skip
 
 
 def lens_options(sel: Selection) -> dict:
@@ -72,3 +79,7 @@ def lens_view(sel: Selection) -> None:
                         "logit"), key="lens_dla")  # fmt: skip
     st.dataframe({"component": list(parts), "logit": np.round(list(parts.values()), 3)},
                  hide_index=True)  # fmt: skip
+    named = {k: out[k] for k in LENS_AXES if k in out}
+    about = downloads.about(sel.name, sel.result, sel.layer, sel.head, "lens", position=pos,
+                            axes=LENS_AXES, depth=lens_rows(L))  # fmt: skip
+    downloads.arrays("lens", named, None, manifest=about)

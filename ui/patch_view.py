@@ -12,7 +12,7 @@ import streamlit as st
 from inference import lab, patching
 from inference.text_input import visible
 from models.tokenizer import encode
-from ui import presenter
+from ui import downloads, presenter
 from ui.figures import plot
 from ui.lab_view import has_lab
 from ui.notices import say
@@ -123,3 +123,13 @@ def patch_view(sel: Selection) -> None:
     rows = [f"into block {i}" for i in range(L)] + ["after the last"]
     plot(figs.position_grid(resid.grid, tokens, "Each residual cell patched (layer × position)",
                             "0 corrupted · 1 clean", signed=True, rows=rows), key="patch_resid")  # fmt: skip
+    about = {"model": sel.name, "view": "patch", "clean": o["clean"], "corrupted": o["corrupted"],
+             "clean_ids": clean, "corrupted_ids": corrupted, "tokens": tokens,
+             "answer": o["answer"], "answer_id": correct, "wrong": o["wrong"], "wrong_id": wrong,
+             "direction": o["direction"], "metric_clean": heads.clean,
+             "metric_corrupted": heads.corrupted, "scale": "0 corrupted, 1 clean",
+             "axes": {"heads": ("layer", "head"),
+                      "residual": ("boundary (into block i; last: after the last)",
+                                   "position")}}  # fmt: skip
+    downloads.arrays("patching", {"heads": heads.grid, "residual": resid.grid}, None,
+                     manifest=about)  # fmt: skip

@@ -63,4 +63,5 @@ def positional_view(sel: Selection) -> None:
         vega_lite(specs.get(figs.pe_heatmap, name, result))
     with c2:
         vega_lite(specs.get(figs.pe_similarity, name, result))
-    downloads.arrays("pos_enc", {"pos_enc": pe}, None)
+    about = downloads.about(name, result, sel.layer, sel.head, "positional")
+    downloads.arrays("pos_enc", {"pos_enc": pe}, None, manifest=about)

@@ -7,7 +7,7 @@ import streamlit as st
 
 from inference import view_specs as figs
 from inference.text_input import visible
-from ui import presenter, specs
+from ui import downloads, presenter, specs
 from ui.figures import plot
 from ui.generation import generation_panel, sampled_bars, sampling_controls
 from ui.selection import Selection
@@ -66,4 +66,9 @@ def predict_view(sel: Selection) -> None:
     st.caption(f"Top {k} next tokens at every position, with their probabilities.")
     presenter.table(table, height="content" if table.num_rows <= 48 else 900,
                     column_config=_percent_columns(k), float_format="{:.2%}")  # fmt: skip
+    named = {"probs": result.probs}  # (T, V)
+    if "logits" in result.outputs:  # (1, T, V); a served model's lean analysis keeps none
+        named["logits"] = result.outputs["logits"][0]
+    about = downloads.about(name, result, sel.layer, sel.head, "predict", position=pos)
+    downloads.arrays("predictions", named, result.display_tokens, manifest=about)
     generation_panel(sel, sampling)

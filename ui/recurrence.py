@@ -62,6 +62,7 @@ def _scores_and_mask(sel: Selection) -> None:
     st.markdown(f"**{kind.capitalize()} model, layer {layer}, head {head}.** " + note)
     panels = specs.shown(figs.mask_panels, sel.name, sel.result, layer, head)
     _clickable(_outlined(panels, sel.result), sel.result)
+    _arrays(sel, ("scores", "attn"))
 
 
 def _clickable(panels: Encoded, result: Analysis) -> None:
@@ -106,6 +107,16 @@ def _foreign_mask(sel: Selection) -> None:
     )
     panels = specs.shown(figs.softmax_input_panels, sel.name, sel.result, layer, head)
     _clickable(_outlined(panels, sel.result), sel.result)
+    _arrays(sel, ("masked_scores", "attn"))
+
+
+def _arrays(sel: Selection, names: tuple[str, ...]) -> None:
+    """The panels' arrays that the analysis holds (a served model's lean analysis keeps
+    no ``scores``: its panels compute the one head's from q and k)."""
+    result = sel.result
+    shown = {n: result.outputs[n] for n in names if n in result.outputs}
+    about = downloads.about(sel.name, result, sel.layer, sel.head, "mask")
+    downloads.arrays("mask", shown, result.display_tokens, sel.layer, sel.head, about)
 
 
 def mask_view(sel: Selection) -> None:
@@ -120,7 +131,7 @@ def mask_view(sel: Selection) -> None:
     lin_name, lin = _linear(sel)  # the recurrent view needs a linear model
     i = None  # the slider is drawn under the first recurrent section's heading
     if sel.model.config.attention == "delta" and lin_name == sel.name:
-        i = delta_view.section(lin, sel.layer, sel.head, lambda: step_slider(lin))
+        i = delta_view.section(lin, sel.layer, sel.head, lambda: step_slider(lin), sel.name)
         lin_name = "linear"
         lin = loaders.get_recurrent("linear", loaders.get_analysis("linear", sel.text))
         i = min(i, lin.T - 1)
@@ -190,4 +201,5 @@ def _linear_section(sel: Selection, lin_name: str, lin: Analysis, i: int | None)
         lin.display_tokens,
         lay,
         hd,
+        downloads.about(lin_name, lin, lay, hd, "mask", step=i),
     )

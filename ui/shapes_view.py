@@ -38,4 +38,5 @@ def shapes_view(sel: Selection) -> None:
     which = sel.options["tensor"]
     plot(specs.shown(figs.qkv, name, result, sel.layer, sel.head, which), key="qkv")
     tensors = {n: result.outputs[n] for n in QKV}
-    downloads.arrays("qkv", tensors, result.display_tokens, sel.layer, sel.head)
+    about = downloads.about(name, result, sel.layer, sel.head, "shapes", tensor=which)
+    downloads.arrays("qkv", tensors, result.display_tokens, sel.layer, sel.head, about)

@@ -8,13 +8,15 @@ teacher can share a link that opens the exact view.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import streamlit as st
 
 from inference.sessions import ModelRunError
 from inference.text_input import EmptyInput
-from ui import lanes, link, loaders, presenter, sidebar, views
+from ui import downloads, lanes, link, loaders, presenter, sidebar, views
+from ui.figures import collecting
 from ui.notices import say
 from ui.selection import Selection
 
@@ -145,6 +147,25 @@ def heads(sel: Selection) -> None:
             st.header(VIEWS[view])  # h2 under the page title (h1): no level skipped
         try:
             sel = sel.on_view(view, views.OPTIONS.get(view, views.no_options)(sel))
-            views.RENDERERS[view](sel)
+            with collecting() as drawn:
+                views.RENDERERS[view](sel)
+            downloads.view_files(drawn, VIEWS[view], view_lines(sel), file_stem(sel.name, view))
         except ModelRunError as exc:  # e.g. generation or the induction probe of an upload
             model_failed(exc)
+
+
+def view_lines(sel: Selection) -> list[str]:
+    """What a view's HTML file shows, one line each: the model, the sentence, the layer
+    and head (``ui.downloads.view_files``)."""
+    cfg = sel.model.config
+    return [
+        f"Model: {sel.name} ({cfg.attention} attention, {cfg.n_layer} layers x {cfg.n_head} heads)",
+        f"Sentence: {sel.result.text}",
+        f"Layer {sel.layer}, head {sel.head}",
+        "From the attention visualizer; each figure is the one the app drew.",
+    ]
+
+
+def file_stem(name: str, view: str) -> str:
+    """``attnviz_<view>_<model>``, any character outside [A-Za-z0-9_.-] as ``_``."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", f"attnviz_{view}_{name}")

@@ -1,14 +1,16 @@
-"""Download payloads: NPY round trips exactly, CSV holds the selected head with labels."""
+"""Download payloads: NPY round trips exactly, CSV holds the selected head with labels, an
+NPZ holds every array and a manifest of their names, shapes and axes."""
 
 from __future__ import annotations
 
 import io
+import json
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from ui.downloads import _csv_slice, csv_bytes, npy_bytes
+from ui.downloads import AXES, MANIFEST, _csv_slice, csv_bytes, npy_bytes, npz_bytes
 
 
 def test_npy_round_trips_without_pickle():
@@ -45,3 +47,22 @@ def test_csv_of_per_head_vectors_and_plain_matrices():
     assert _csv_slice("state", np.zeros((1, 1, 3, 2, 2)), 0, 0, None) is None  # NPY only
     with pytest.raises(ValueError):
         csv_bytes(np.zeros((2, 2, 2)))
+
+
+def test_npz_holds_every_array_and_a_manifest_of_their_shapes():
+    named = {"attn": np.random.default_rng(2).random((2, 3, 4, 4)).astype(np.float32),
+             "grid": np.arange(6, dtype=np.int64).reshape(2, 3)}  # fmt: skip
+    about = {"model": "softmax", "sentence": "a b", "layer": 1, "head": 2,
+             "axes": {"grid": ("layer", "head")}}  # fmt: skip
+    archive = np.load(io.BytesIO(npz_bytes(named, about)), allow_pickle=False)
+    assert sorted(archive.files) == ["attn", "grid", MANIFEST]
+    for name, array in named.items():
+        np.testing.assert_array_equal(archive[name], array)
+    manifest = json.loads(archive[MANIFEST])
+    assert manifest["model"] == "softmax" and (manifest["layer"], manifest["head"]) == (1, 2)
+    assert "axes" not in manifest  # folded into each array's entry
+    assert manifest["arrays"] == {
+        "attn": {"shape": [2, 3, 4, 4], "dtype": "float32", "axes": list(AXES["attn"])},
+        "grid": {"shape": [2, 3], "dtype": "int64", "axes": ["layer", "head"]},
+    }
+    assert archive["grid"].dtype == np.int64
