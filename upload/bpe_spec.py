@@ -208,7 +208,7 @@ def _added(data: dict, vocab: dict, has_normalizer: bool, source: str) -> tuple[
 
     Raises:
         UploadError: not a list of objects, a token with lstrip / rstrip / single_word, or
-            one whose id another token has.
+            one not in the vocabulary whose id another token has.
     """
     added = data.get("added_tokens") or []
     if not isinstance(added, list) or not all(isinstance(a, dict) for a in added):
@@ -220,8 +220,8 @@ def _added(data: dict, vocab: dict, has_normalizer: bool, source: str) -> tuple[
             raise UploadError(f"{source}: an added token is not a string with an id")
         if any(entry.get(flag) for flag in ("lstrip", "rstrip", "single_word")):
             raise refuse(source, "added_tokens", f"{token[:40]!r} strips spaces or is a word")
-        if vocab.get(token, i) != i:
-            raise UploadError(f"{source}: the added token {token[:40]!r} has two ids")
+        # a token the model's vocabulary holds keeps the vocabulary's id, as the library
+        # reads such a file (an added_tokens id that differs is not used)
         if token not in vocab:
             ids = {v for v in vocab.values() if type(v) is int} if ids is None else ids
             if i in ids:

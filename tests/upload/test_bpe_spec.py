@@ -225,11 +225,17 @@ def test_a_pipeline_not_ours_is_refused_in_one_line_naming_the_part(case):
     assert f"({part}:" in message and "\n" not in message
 
 
-def test_an_added_token_with_another_id_is_refused():
-    data = json.loads(qwen2_json())
-    data["model"]["vocab"]["<|endoftext|>"] = 5  # also in added_tokens, as id 397
-    with pytest.raises(UploadError, match="the added token '<.endoftext.>' has two ids"):
-        spec_from_json(json.dumps(data), NAME)
+def test_an_added_token_keeps_the_vocabulary_s_id_and_a_taken_id_is_refused():
+    """A file whose added_tokens id differs from its vocabulary's (the library encodes the
+    vocabulary's: 50,256 here, not 337) reads as the library reads it."""
+    text = gpt2_style_tokenizer(50257)
+    assert json.loads(text)["added_tokens"][0]["id"] == 337
+    ours = build(spec_from_json(text, NAME))
+    assert (
+        encode(ours, "a <|endoftext|>").ids
+        == Tokenizer.from_str(text).encode("a <|endoftext|>").ids
+    )
+    assert encode(ours, "a <|endoftext|>").ids[-1] == 50256
     data = json.loads(qwen2_json())
     data["added_tokens"][0]["id"] = 7  # another token's id
     with pytest.raises(UploadError, match="takes another's id"):
