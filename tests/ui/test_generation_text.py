@@ -4,11 +4,13 @@ goes with the token that completes it."""
 
 from __future__ import annotations
 
+import pytest
 from tokenizers import Tokenizer
 
 from models.tokenizer import decode, token_text
+from tests.helpers.charts import plotly_charts
 from tests.helpers.gpt2_tokenizer import gpt2_style_tokenizer
-from ui import loaders
+from ui import loaders, sentence_ids
 from ui.generation import PARTIAL, new_token_texts
 
 
@@ -41,26 +43,42 @@ def test_word_level_tokens_are_shown_as_they_are():
     assert new_token_texts(tok, ids) == ["the", "cat", "sat"]
 
 
-def test_use_as_the_sentence_keeps_the_generated_ids_or_says_where_they_differ():
-    """After Generate, "Use as the sentence" makes the text the sentence: a word-level
-    model's generated ids read back as the same tokens. Ids whose text tokenizes
-    otherwise (the piece ``##s`` after ``cat`` reads back as the word ``cats``) are said."""
+def test_use_as_the_sentence_keeps_the_generated_ids_until_another_sentence_is_typed():
+    """After Generate, "Use as the sentence" makes the text the sentence and every view
+    analyses the ids as generated (kept for this model and text); typing another sentence
+    lets them go."""
     from tests.ui.test_app import new_app
 
     at = new_app(model="softmax", view="predict", text="the cat")
     at.button(key="generate").click().run()
-    text, ids = at.session_state["generated_ids"]
+    text, ids = at.session_state["generated"][1], at.session_state["generated"][6]
     at.button(key="use_gen").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.text_area(key="text").value == text
-    assert list(loaders.get_analysis("softmax", text).ids) == ids  # the generated ids
-    assert not [i for i in at.info if "Tokenized again" in i.value]
-    vocab = loaders.get_model("softmax").tokenizer.get_vocab()
+    assert at.session_state[sentence_ids.KEY] == ("softmax", text, ids)
+    at.segmented_control(key="view").set_value("attention").run()
+    assert len(plotly_charts(at)[0].spec["data"][0]["x"]) == len(ids)  # T + 10 tokens
+    at.text_area(key="text").set_value("the dog").run()
+    assert sentence_ids.KEY not in at.session_state
+
+
+def test_given_ids_are_analysed_as_they_are_and_the_notice_says_where_text_differs():
+    """The piece ``##s`` after ``cat`` (as a generation can make it) reads back from its
+    text as the word ``cats``: the analysis keeps the pieces and says so."""
+    from inference.analysis import analyze, sentence_key
+
+    model = loaders.get_model("softmax")
+    vocab = model.tokenizer.get_vocab()
     pieces = [vocab["the"], vocab["cat"], vocab["##s"]]
-    at.session_state["generated_ids"] = ("the cats", pieces)  # as a generation made them
-    at.text_area(key="text").set_value("the cats").run()
-    notice = [i.value for i in at.info if "Tokenized again" in i.value]
-    assert notice and "from position 1 on" in notice[0], notice
+    result = analyze(model, "the cats", recurrent=False, ids=pieces)
+    assert result.ids == pieces and result.tokens == ["the", "cat", "##s"]
+    assert result.outputs["attn"].shape[-1] == 3
+    typed = analyze(model, "the cats", recurrent=False)
+    assert typed.T == 2 and sentence_key(typed) != sentence_key(result)
+    (notice,) = [n for n in result.notices if "as generated" in n]
+    assert "2 tokens that differ from position 1 on" in notice, notice
+    with pytest.raises(ValueError, match="outside the model's vocabulary"):
+        analyze(model, "the cats", ids=[0, model.config.vocab_size])
 
 
 def test_a_sentencepiece_token_keeps_its_space_and_its_bytes_make_one_character():
