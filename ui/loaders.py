@@ -34,16 +34,17 @@ from inference.text_input import visible
 from models.config import SHIPPED_KINDS
 from ui import sentence_ids, served
 from ui.shared import SharedCache
+from ui.upload_slots import UPLOAD_CACHE as UPLOAD_CACHE
+from ui.upload_slots import UPLOAD_KEY as UPLOAD_KEY
+from ui.upload_slots import UPLOAD_SLOTS as UPLOAD_SLOTS
+from ui.upload_slots import forget_upload as forget_upload
+from ui.upload_slots import upload_cache, uploaded
 from upload import memory
 from upload.limits import SERVER_ANALYSIS_VALUES
 from upload.sizes import largest_T
 
 EXPORTED = Path(__file__).resolve().parents[1] / "exported"
 MODELS_DIR_VARIABLE = "ATTNVIZ_MODELS_DIR"  # serve the shipped models from another folder
-UPLOAD_KEY = "uploaded_model"
-# A session holds at most two uploads (two checkpoints of one run, compared side by side):
-# model key -> where its model is kept in st.session_state.
-UPLOAD_SLOTS = {"upload": UPLOAD_KEY, "upload2": "uploaded_model_2"}
 
 
 def models_dir() -> Path:
@@ -79,12 +80,6 @@ def is_served(name: str) -> bool:
 def is_shared(name: str) -> bool:
     """Whether ``name``'s results are kept for every session (shipped or served)."""
     return name in SHIPPED_KINDS or is_served(name)
-
-
-def uploaded(name: str) -> OnnxModel | None:
-    """This session's model in upload slot ``name`` (``upload``, ``upload2``), or None."""
-    key = UPLOAD_SLOTS.get(name)
-    return None if key is None else st.session_state.get(key)
 
 
 def model_names() -> list[str]:
@@ -246,27 +241,6 @@ def _kept(cache: dict, kind: str, text, compute) -> Analysis:
 @st.cache_resource(max_entries=8, show_spinner=False)
 def _shipped_pos_enc(kind: str) -> np.ndarray:
     return positional_encoding(server_model(kind))
-
-
-UPLOAD_CACHE = "upload_cache"  # this session's results for its uploaded models
-
-
-def upload_cache(name: str) -> dict:
-    """This session's results of upload slot ``name`` (analyses, per-model values),
-    emptied when another model is loaded into the slot (:func:`forget_upload`)."""
-    return st.session_state.setdefault(UPLOAD_CACHE, {}).setdefault(name, {})
-
-
-def forget_upload(name: str) -> None:
-    """Drop what this session kept of upload slot ``name``: its results, its figures
-    (``ui.specs`` keeps them by model key), the ids kept for it (``ui.sentence_ids``)."""
-    mine = st.session_state.get(UPLOAD_CACHE, {})
-    mine.pop(name, None)
-    specs, sizes = mine.get("specs", {}), mine.get("spec_bytes", {})
-    for key in [k for k in specs if k[1] == name]:
-        specs.pop(key)
-        sizes.pop(key, None)
-    sentence_ids.forget_model(name)
 
 
 def _per_model(name: str, shipped, compute):
