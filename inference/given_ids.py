@@ -44,6 +44,6 @@ def retokenized_notice(tokenizer, text: str, ids: Sequence[int]) -> str | None:
               min(len(again), len(ids)))  # fmt: skip
     return (
         f"These are the {len(ids)} token ids as generated. Typed again, this text "
-        f"tokenizes to {len(again)} tokens that differ from position {at} on; type the "
-        "sentence anew to see those."
+        f"tokenizes to {len(again)} token{'s' if len(again) != 1 else ''}, other ids "
+        f"from position {at} on; type the sentence anew to see those."
     )

@@ -4,7 +4,6 @@ goes with the token that completes it."""
 
 from __future__ import annotations
 
-import pytest
 from tokenizers import Tokenizer
 
 from models.tokenizer import decode, token_text
@@ -60,25 +59,6 @@ def test_use_as_the_sentence_keeps_the_generated_ids_until_another_sentence_is_t
     assert len(plotly_charts(at)[0].spec["data"][0]["x"]) == len(ids)  # T + 10 tokens
     at.text_area(key="text").set_value("the dog").run()
     assert sentence_ids.KEY not in at.session_state
-
-
-def test_given_ids_are_analysed_as_they_are_and_the_notice_says_where_text_differs():
-    """The piece ``##s`` after ``cat`` (as a generation can make it) reads back from its
-    text as the word ``cats``: the analysis keeps the pieces and says so."""
-    from inference.analysis import analyze, sentence_key
-
-    model = loaders.get_model("softmax")
-    vocab = model.tokenizer.get_vocab()
-    pieces = [vocab["the"], vocab["cat"], vocab["##s"]]
-    result = analyze(model, "the cats", recurrent=False, ids=pieces)
-    assert result.ids == pieces and result.tokens == ["the", "cat", "##s"]
-    assert result.outputs["attn"].shape[-1] == 3
-    typed = analyze(model, "the cats", recurrent=False)
-    assert typed.T == 2 and sentence_key(typed) != sentence_key(result)
-    (notice,) = [n for n in result.notices if "as generated" in n]
-    assert "2 tokens that differ from position 1 on" in notice, notice
-    with pytest.raises(ValueError, match="outside the model's vocabulary"):
-        analyze(model, "the cats", ids=[0, model.config.vocab_size])
 
 
 def test_a_sentencepiece_token_keeps_its_space_and_its_bytes_make_one_character():
