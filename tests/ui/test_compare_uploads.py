@@ -59,6 +59,8 @@ def test_two_checkpoints_side_by_side_with_their_difference(checkpoints):
     model_a, model_b = at.session_state[first], at.session_state[second]
     assert "step1000" in model_a.name and "step2000" in model_b.name  # both kept
     assert at.radio(key="model").value == "upload"
+    other = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    assert not {"upload", "upload2"} & set(other.radio(key="model").options)  # this session's
     at.text_area(key="text").set_value(TEXT).run()
     at.segmented_control(key="view").set_value("compare").run()
     at.selectbox(key="layer").set_value(1).run()
