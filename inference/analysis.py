@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from inference import behaviour, head_stats
+from inference.given_ids import given_encoding, retokenized_notice
 from inference.runtime import OnnxModel
 from inference.text_input import EmptyInput, clean_text, left_out_notice, suggest, visible
 from models.tokenizer import UNK, encode, vocab_of
@@ -43,6 +44,8 @@ class Analysis:
             step graph.
         recurrent_max_diff: linear only: max |recurrent - parallel| over y, state,
             normalizer and logits.
+        given_ids: the ids were handed in (a generated continuation's), not made by
+            tokenizing ``text`` (:func:`sentence_key`).
     """
 
     text: str
@@ -55,6 +58,7 @@ class Analysis:
     probs: np.ndarray
     recurrent: dict[str, np.ndarray] | None = None
     recurrent_max_diff: float | None = None
+    given_ids: bool = False
 
     @property
     def T(self) -> int:
@@ -66,6 +70,13 @@ class Analysis:
         characters are made visible (:func:`visible`: ``␣``, ``⏎``, ``⇥``, ``\\xNN``)."""
         shown = [visible(t) for t in self.tokens]
         return [t + ("*" if u else "") for t, u in zip(shown, self.unknown, strict=True)]
+
+
+def sentence_key(result: Analysis) -> str | tuple[str, tuple[int, ...]]:
+    """What a cache of results derived from ``result`` keys the sentence by: its text,
+    or, for ids handed in, the text and the ids (the same text tokenized is another
+    sentence)."""
+    return (result.text, tuple(result.ids)) if result.given_ids else result.text
 
 
 def softmax(logits: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -94,6 +105,7 @@ def analyze(
     recurrent: bool = True,
     keep: tuple[str, ...] | None = None,
     max_tokens: int | None = None,
+    ids: list[int] | None = None,
 ) -> Analysis:
     """Tokenize ``text`` and compute every view's arrays on ``model``.
 
@@ -111,12 +123,22 @@ def analyze(
             logits (T, V) beside ``probs``: GPT-2 small at T = 1024, 604 MB and 206 MB.
         max_tokens: analyse at most this many tokens, fewer than the context (the
             server's budget for an uploaded model's analysis); a notice says so.
+        ids: the token ids (T,) to analyse instead of tokenizing ``text``, which then
+            only names the sentence (a generated continuation: its ids as generated,
+            ``inference.given_ids``); a notice says where the text tokenizes otherwise.
 
     Raises:
         EmptyInput: if the text has no tokens.
+        ValueError: if a given id is outside the model's vocabulary.
     """
     text, notices = clean_text(text)
-    enc = encode(model.tokenizer, text)
+    given = ids is not None
+    if ids is None:
+        enc = encode(model.tokenizer, text)
+    else:
+        enc = given_encoding(model.tokenizer, text, ids, model.config.vocab_size)
+        if (again := retokenized_notice(model.tokenizer, text, enc.ids)) is not None:
+            notices.append(again)
     if (notice := left_out_notice(enc.left_out)) is not None:
         notices.append(notice)
     if not enc.ids:
@@ -142,7 +164,8 @@ def analyze(
     if keep is not None:
         outputs = {name: array for name, array in outputs.items() if name in keep}
     suggestions = suggest(model.tokenizer, enc.unknown_words_before(len(ids)))
-    result = Analysis(text, ids, tokens, unknown, suggestions, notices, outputs, probs)
+    result = Analysis(text, ids, tokens, unknown, suggestions, notices, outputs, probs,
+                      given_ids=given)  # fmt: skip
     for array in [*outputs.values(), probs]:
         array.flags.writeable = False  # cached analyses are shared between sessions
     return with_recurrent(model, result) if recurrent else result

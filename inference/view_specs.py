@@ -113,6 +113,34 @@ def compare(facts: ModelFacts, result: Analysis, layer, head) -> dict:
     return va.attention_heatmap(w, result.display_tokens, title=title, width_px=width)
 
 
+def no_difference(a: Analysis, b: Analysis) -> str | None:
+    """Why two models' analyses of one sentence have no head-by-head difference (one
+    line), or None when they have: the same layer and head counts and the same token ids."""
+    (la, ha), (lb, hb) = a.outputs["attn"].shape[:2], b.outputs["attn"].shape[:2]
+    if (la, ha) != (lb, hb):
+        return (
+            f"No difference drawn: A has {la} layers × {ha} heads, B {lb} × {hb}; a "
+            "difference needs the same layers and heads."
+        )
+    if list(a.ids) != list(b.ids):
+        return (
+            f"No difference drawn: the two tokenizers split the sentence differently "
+            f"(A: {a.T} tokens, B: {b.T}); a difference needs the same tokens."
+        )
+    return None
+
+
+def difference(a: Analysis, b: Analysis, layer: int, head: int, title: str) -> dict:
+    """B − A of one head's attention weights (T, T), on a diverging scale symmetric at 0,
+    across the page; ``a`` and ``b`` analyse the same token ids (:func:`no_difference`)."""
+    diff = b.outputs["attn"][layer, head] - a.outputs["attn"][layer, head]  # (T, T)
+    lo, hi = style.symmetric_range(diff)
+    return va.attention_heatmap(
+        diff, a.display_tokens, title=title, zmin=lo, zmax=hi, colorscale=style.DIVERGING,
+        colorbar_title="B − A", width_px=fit.FULL_1280_PX,
+    )  # fmt: skip
+
+
 def side_by_side(t: int) -> bool:
     """Whether two heatmaps of t tokens go side by side (else one above the other):
     then each still labels every token at a 1280 px window."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from inference import view_specs as figs
-from inference.analysis import Analysis
+from inference.analysis import Analysis, sentence_key
 from inference.block import BlockNumbers, block_numbers, block_outputs, has_block_outputs
 from ui import click, downloads, loaders, presenter, specs
 from ui.figures import plot
@@ -21,7 +21,8 @@ from ui.text import plain
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
-def _shared_numbers(name: str, text: str, layer: int, _ids: tuple[int, ...]) -> BlockNumbers:
+def _shared_numbers(name: str, sentence, layer: int, _ids: tuple[int, ...]) -> BlockNumbers:
+    """``sentence``: ``inference.analysis.sentence_key`` (the ids too when handed in)."""
     return block_numbers(block_outputs(loaders.get_model(name), list(_ids), layer))
 
 
@@ -33,7 +34,7 @@ def numbers(name: str, result: Analysis, layer: int) -> BlockNumbers:
         LookupError: if the model's graph has no block outputs.
     """
     if loaders.is_shared(name):
-        return _shared_numbers(name, result.text, layer, tuple(result.ids))
+        return _shared_numbers(name, sentence_key(result), layer, tuple(result.ids))
     return block_numbers(block_outputs(loaders.get_model(name), result.ids, layer))
 
 

@@ -10,7 +10,7 @@ import streamlit as st
 from inference.sampling import MAX_SEED, Sampling, distribution
 from inference.text_input import visible
 from models.tokenizer import decode, sentence_text, token_text, tokenizer_kind
-from ui import loaders, presenter
+from ui import loaders, presenter, sentence_ids
 from ui.notices import say
 from ui.selection import Selection
 from ui.text import plain_lines
@@ -24,8 +24,11 @@ USE_KEY = "use_gen"
 PARTIAL = "(part of a character a later token completes)"
 
 
-def _extend_text(new_text: str) -> None:
-    st.session_state["text"] = new_text
+def _use(name: str, text: str, ids: list[int]) -> None:
+    """ "Use as the sentence": the continued text in the sentence box, analysed as the
+    ids generated (``ui.sentence_ids``), not as the text tokenized again."""
+    st.session_state["text"] = text
+    sentence_ids.keep(name, text, ids)
 
 
 def new_token_texts(tokenizer, new: list[int]) -> list[str]:
@@ -97,27 +100,11 @@ def sampled_bars(name: str, result, pos: int, sampling: Sampling) -> dict:
     return vt.topk_bars(dist, loaders.get_vocab(name)[: dist.shape[0]], k=8, title=title)
 
 
-def _retokenized(result) -> None:
-    """After "Use as the sentence": one line when the sentence's text, tokenized again,
-    is not the ids generation made (a BPE model can spell the same text otherwise)."""
-    kept = st.session_state.get("generated_ids")
-    if not kept or kept[0] != result.text or list(result.ids) == kept[1][: result.T]:
-        return
-    pairs = enumerate(zip(result.ids, kept[1], strict=False))
-    at = next((i for i, (a, b) in pairs if a != b), min(result.T, len(kept[1])))
-    st.info(
-        f"Tokenized again, this text differs from the generated token ids from position "
-        f"{at} on: the views show the text's own tokens.",
-        icon=":material/info:",
-    )
-
-
 def generation_panel(sel: Selection, sampling: Sampling) -> None:
     """Tokens to generate, the Generate button (decoding with ``sampling``, the rule
     :func:`sampling_controls` drew above the bars) and what it made (kept for the
     sentence it continues)."""
     model, result = sel.model, sel.result
-    _retokenized(result)
     n = st.slider("Tokens to generate", 1, 30, 10, key="gen_n")
     if st.button("Generate", key="generate", type="primary"):
         new, probs = model.generate(result.ids, n, sampling)
@@ -132,12 +119,13 @@ def generation_panel(sel: Selection, sampling: Sampling) -> None:
             for i, (t, s, p) in enumerate(zip(new, texts, probs, strict=True))
         ]
         text = sentence_text(model.tokenizer, result.ids + new)  # no BOS: it encodes back
-        st.session_state["generated"] = (result.text, text, how, sampling.describe(), rows, n)
-        st.session_state["generated_ids"] = (text, [*result.ids, *new])
+        ids = [*result.ids, *new]
+        st.session_state["generated"] = (result.text, text, how, sampling.describe(), rows, n,
+                                         ids)  # fmt: skip
     generated = st.session_state.get("generated")
     if not generated or generated[0] != result.text:  # only for the sentence it continues
         return
-    _, text, how, rule, rows, asked = generated
+    _, text, how, rule, rows, asked, ids = generated
     ctx = model.config.context_length
     if len(rows) < asked:
         say(
@@ -152,5 +140,12 @@ def generation_panel(sel: Selection, sampling: Sampling) -> None:
         presenter.table(pd.DataFrame(rows), height="auto", column_config=percent,
                         float_format="{:.1%}")  # fmt: skip
         # the view runs in a fragment: the sentence box and the analysis are the app's
-        if st.button("Use as the sentence", on_click=_extend_text, args=(text,), key=USE_KEY):
+        if st.button(
+            "Use as the sentence",
+            on_click=_use,
+            args=(sel.name, text, ids),
+            key=USE_KEY,
+            help="Every view then shows the sentence with its continuation, the token ids "
+            "as generated (until you type another sentence).",
+        ):
             st.rerun(scope="app")

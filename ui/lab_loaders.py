@@ -58,7 +58,7 @@ def importance(name: str, ids, mode: str, positions=None) -> np.ndarray:
 
     if loaders.is_shared(name):
         return _grids().get(key, compute)
-    kept = st.session_state.setdefault(loaders.UPLOAD_CACHE, {})
+    kept = loaders.upload_cache(name)
     if key not in kept:
         kept[key] = compute()
     return kept[key]

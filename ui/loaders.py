@@ -24,6 +24,7 @@ from inference.analysis import (
     behavioural_probe,
     induction_probe,
     positional_encoding,
+    sentence_key,
     with_recurrent,
 )
 from inference.memory import release_freed
@@ -31,15 +32,19 @@ from inference.predictions import TokenTexts
 from inference.runtime import OnnxModel, load_shipped
 from inference.text_input import visible
 from models.config import SHIPPED_KINDS
-from ui import served
+from ui import sentence_ids, served
 from ui.shared import SharedCache
+from ui.upload_slots import UPLOAD_CACHE as UPLOAD_CACHE
+from ui.upload_slots import UPLOAD_KEY as UPLOAD_KEY
+from ui.upload_slots import UPLOAD_SLOTS as UPLOAD_SLOTS
+from ui.upload_slots import forget_upload as forget_upload
+from ui.upload_slots import upload_cache, uploaded
 from upload import memory
 from upload.limits import SERVER_ANALYSIS_VALUES
 from upload.sizes import largest_T
 
 EXPORTED = Path(__file__).resolve().parents[1] / "exported"
 MODELS_DIR_VARIABLE = "ATTNVIZ_MODELS_DIR"  # serve the shipped models from another folder
-UPLOAD_KEY = "uploaded_model"
 
 
 def models_dir() -> Path:
@@ -78,12 +83,10 @@ def is_shared(name: str) -> bool:
 
 
 def model_names() -> list[str]:
-    """Shipped model keys, the operator's models that are ready, and ``upload`` when this
-    session uploaded one."""
+    """Shipped model keys, the operator's models that are ready, and ``upload`` (and
+    ``upload2``) for this session's uploads."""
     names = [*SHIPPED_KINDS, *served_names()]
-    if st.session_state.get(UPLOAD_KEY) is not None:
-        names.append("upload")
-    return names
+    return names + [name for name in UPLOAD_SLOTS if uploaded(name) is not None]
 
 
 def server_model(name: str) -> OnnxModel:
@@ -95,10 +98,10 @@ def server_model(name: str) -> OnnxModel:
 
 
 def get_model(name: str) -> OnnxModel:
-    """A model by key: ``softmax``, ``linear``, a served model's key, or ``upload``
-    (this session's)."""
-    if name == "upload" and st.session_state.get(UPLOAD_KEY) is not None:
-        return st.session_state[UPLOAD_KEY]
+    """A model by key: ``softmax``, ``linear``, a served model's key, or ``upload`` /
+    ``upload2`` (this session's)."""
+    if (model := uploaded(name)) is not None:
+        return model
     return server_model(name)
 
 
@@ -126,15 +129,20 @@ def _shipped_caches() -> dict[str, SharedCache]:
     }
 
 
-def _shipped_analysis(kind: str, text: str) -> Analysis:
+def _shipped_analysis(kind: str, text: str, ids: list[int] | None) -> Analysis:
     return _shipped_caches()["analyses"].get(
-        (kind, text), lambda: analyze(shipped_model(kind), text, recurrent=False)
+        _sentence(kind, text, ids), lambda: analyze(shipped_model(kind), text, False, ids=ids)
     )
 
 
-def _shipped_recurrent(kind: str, text: str, result: Analysis) -> Analysis:
+def _sentence(name: str, text: str, ids: list[int] | None) -> tuple:
+    """A cache's key of a sentence: the text, and the ids when they were handed in."""
+    return (name, text) if ids is None else (name, text, tuple(ids))
+
+
+def _shipped_recurrent(kind: str, result: Analysis) -> Analysis:
     return _shipped_caches()["recurrent"].get(
-        (kind, text), lambda: with_recurrent(shipped_model(kind), result)
+        (kind, sentence_key(result)), lambda: with_recurrent(shipped_model(kind), result)
     )
 
 
@@ -162,7 +170,9 @@ def _served_analyses() -> SharedCache:
 def get_analysis(name: str, text: str) -> Analysis:
     """``analyze`` for a model key, without the recurrent form (see
     :func:`get_recurrent`); results are cached per sentence: across sessions for the
-    shipped models, in this session (the last ``UPLOAD_ANALYSES``) for an upload.
+    shipped models, in this session (the last ``UPLOAD_ANALYSES`` of each) for an upload.
+    The ids this session kept for the model and text (``ui.sentence_ids``: a generated
+    continuation's) are analysed instead of the text's tokens.
 
     The returned Analysis may be shared with other sessions: never modify it.
 
@@ -170,27 +180,30 @@ def get_analysis(name: str, text: str) -> Analysis:
         inference.text_input.EmptyInput: for text without tokens.
         inference.sessions.ModelRunError: if onnxruntime fails on this input.
     """
+    ids = sentence_ids.given(name, text)
     if name in SHIPPED_KINDS:
-        return _shipped_analysis(name, text)
+        return _shipped_analysis(name, text, ids)
     if is_served(name):
         model = server_model(name)
-        return _served_analyses().get((name, text), lambda: _served_analysis(model, text))
+        return _served_analyses().get(
+            _sentence(name, text, ids), lambda: _served_analysis(model, text, ids)
+        )
     model = get_model(name)
     limit = largest_T(model.config, SERVER_ANALYSIS_VALUES)
     return _kept(
-        st.session_state.setdefault(UPLOAD_CACHE, {}),
+        upload_cache(name),
         "analyses",
-        text,
-        lambda: analyze(model, text, recurrent=False, max_tokens=limit),
+        _sentence(name, text, ids),
+        lambda: analyze(model, text, recurrent=False, max_tokens=limit, ids=ids),
     )
 
 
-def _served_analysis(model: OnnxModel, text: str) -> Analysis:
+def _served_analysis(model: OnnxModel, text: str, ids: list[int] | None = None) -> Analysis:
     """A served model's lean analysis (``LEAN_OUTPUTS``), then the pages of what computing
     it freed (onnxruntime's intermediate tensors, the logits) given back to the operating
     system (``inference.memory.release_freed``): at T = 1,024 they are gigabytes."""
     try:
-        return analyze(model, text, recurrent=False, keep=LEAN_OUTPUTS)
+        return analyze(model, text, recurrent=False, keep=LEAN_OUTPUTS, ids=ids)
     finally:
         release_freed()
 
@@ -204,15 +217,16 @@ def get_recurrent(name: str, result: Analysis) -> Analysis:
         inference.sessions.ModelRunError: if onnxruntime fails on the step graph.
     """
     if name in SHIPPED_KINDS:
-        return _shipped_recurrent(name, result.text, result)
+        return _shipped_recurrent(name, result)
     if is_served(name):  # a served folder: softmax, no recurrent form (returned as it is)
         return with_recurrent(server_model(name), result)
-    mine = st.session_state.setdefault(UPLOAD_CACHE, {})
-    return _kept(mine, "recurrent", result.text, lambda: with_recurrent(get_model(name), result))
+    return _kept(upload_cache(name), "recurrent", sentence_key(result),
+                 lambda: with_recurrent(get_model(name), result))  # fmt: skip
 
 
-def _kept(cache: dict, kind: str, text: str, compute) -> Analysis:
-    """``compute()`` kept in ``cache[kind]`` under ``text``, the last ``UPLOAD_ANALYSES``."""
+def _kept(cache: dict, kind: str, text, compute) -> Analysis:
+    """``compute()`` kept in ``cache[kind]`` under ``text`` (a sentence's key), the last
+    ``UPLOAD_ANALYSES``."""
     kept = cache.setdefault(kind, {})
     if text not in kept:
         result = compute()  # raises before anything is kept
@@ -229,16 +243,13 @@ def _shipped_pos_enc(kind: str) -> np.ndarray:
     return positional_encoding(server_model(kind))
 
 
-UPLOAD_CACHE = "upload_cache"  # this session's per-model results for its uploaded model
-
-
 def _per_model(name: str, shipped, compute):
     """``shipped(name)`` (cached per server) for a shipped or served model; for this
     session's upload, ``compute(model)`` once, kept in session state until the next
     upload."""
     if is_shared(name):
         return shipped(name)
-    cache = st.session_state.setdefault(UPLOAD_CACHE, {})
+    cache = upload_cache(name)
     model = get_model(name)
     key = (compute.__name__, model.name)
     if key not in cache:

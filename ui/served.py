@@ -41,7 +41,7 @@ from upload.folder_layout import SOURCE
 from upload.folders import CACHE_VERSION, folder_digest  # noqa: F401 - the cache key
 from upload.token_rows import vocab_note
 
-RESERVED = (*SHIPPED_KINDS, "upload")  # keys a served model never takes
+RESERVED = (*SHIPPED_KINDS, "upload", "upload2")  # keys a served model never takes
 AT_ONCE = 1  # analyses, probes and generations of served models running at the same time
 _RUNS = threading.BoundedSemaphore(AT_ONCE)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import link, loaders, upload_panel
+from ui import link, loaders, sentence_ids, upload_panel
 from ui.notices import say
 from ui.recall_notes import recall_line
 from ui.selection import Selection
@@ -34,6 +34,7 @@ MODEL_LABELS = {
     "linear": "Linear attention",
     "delta": "Delta rule (DeltaNet)",
     "upload": "Uploaded",
+    "upload2": "Uploaded (second)",
 }
 _FIXED_TEXT = "_link_fixed_text"
 BOUND = {"bind": "query-params", "persist_state": "session"}
@@ -106,7 +107,7 @@ def _model(params: dict) -> str:
         link.check("model", raw, name, why)
     elif pending is not None and pending.state != "ready":
         link.check("model", raw, name, f"{pending.folder.name}/ is not ready on this server yet.")
-    elif raw == "upload" and "upload" not in names:  # an upload lives in one browser session
+    elif raw in loaders.UPLOAD_SLOTS and raw not in names:  # an upload lives in one session
         st.session_state[upload_panel.OPEN] = True
         link.check(
             "model",
@@ -117,7 +118,10 @@ def _model(params: dict) -> str:
         )
     else:
         link.check(
-            "model", raw, name, f"not one of {', '.join(n for n in names if n != 'upload')}."
+            "model",
+            raw,
+            name,
+            f"not one of {', '.join(n for n in names if n not in loaders.UPLOAD_SLOTS)}.",
         )
     return name
 
@@ -144,6 +148,7 @@ def _sentence(params: dict) -> str:
     if fixed is not None:
         st.session_state[_FIXED_TEXT] = fixed
         st.rerun()
+    sentence_ids.forget_unless(text)  # a generated sentence's ids, until another is typed
     st.selectbox(
         "Example sentences for a lesson",
         list(EXAMPLES),

@@ -33,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 import streamlit as st
 
-from inference.analysis import Analysis
+from inference.analysis import Analysis, sentence_key
 from inference.memory import release_freed
 from inference.view_specs import MODEL_ONLY, PER_SENTENCE
 from ui import lanes, loaders, served
@@ -141,7 +141,7 @@ def _kept(build: Builder, name: str, result: Analysis, params: tuple, finish) ->
     way does so (``ui.lanes``: building figures is a heavy run's heavy step), outside
     the cache's locks (a short run asking for the same figure must not wait on it)."""
     params = tuple(tuple(p) if isinstance(p, list) else p for p in params)
-    text = "" if build in MODEL_ONLY else result.text
+    text = "" if build in MODEL_ONLY else sentence_key(result)  # generated ids: text + ids
     key = (build.__name__, name, text, params)
     if loaders.is_shared(name):
         kind = "per_sentence" if build in PER_SENTENCE | MODEL_ONLY else "per_head"

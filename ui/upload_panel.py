@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.loaders import UPLOAD_CACHE, UPLOAD_KEY
+from ui import loaders
 from ui.notices import body, say
 
 OPEN = "_open_uploader"  # a link asked for an upload this session lacks: panel open
@@ -38,12 +38,21 @@ def upload_limit_caption() -> str:
     )
 
 
+TWO = (
+    "A session holds at most two uploaded models: “Load as a second model” keeps the "
+    "first, and the Compare models view shows them side by side with their difference. "
+    "Loading again replaces one."
+)
+
+
 def panel() -> None:
     """Upload our .safetensors, a nanoGPT ckpt.pt (+ meta.pkl or GPT-2's tokenizer.json),
     a contract ONNX file, or any ONNX language model with its tokenizer.json (or meta.pkl).
 
-    The model lives in this browser session only; a refused file leaves the
-    previous model in place and says why.
+    "Load uploaded model" puts it in the first slot (``upload``); once one is there,
+    "Load as a second model" puts one beside it (``upload2``), e.g. a later checkpoint
+    of the same run. The models live in this browser session only; a refused file
+    leaves the previous models in place and says why.
     """
     with st.expander("Inspect your own model", expanded=st.session_state.get(OPEN, False)):
         files = st.file_uploader(
@@ -58,32 +67,45 @@ def panel() -> None:
             "Softmax nodes are found and shown.",
         )
         st.caption(upload_limit_caption())
-        if files and st.button("Load uploaded model", key="upload_go", type="primary"):
-            from upload.load import load_upload  # torch is imported only for uploads
+        first = loaders.uploaded("upload") is not None
+        if first:
+            st.caption(TWO)
+        if not files:
+            return
+        if st.button("Load uploaded model", key="upload_go", type="primary"):
+            _load(files, "upload")
+        if first and st.button("Load as a second model", key="upload_go_2"):
+            _load(files, "upload2")
 
-            bar = st.progress(0.0, text="Checking files…")
-            try:
-                model = load_upload(
-                    {f.name: f.getvalue() for f in files},
-                    progress=lambda frac, msg: bar.progress(
-                        min(max(frac, 0.0), 1.0), text=body(msg)
-                    ),
-                )
-            except ValueError as exc:
-                bar.empty()
-                say("error", f"Not loaded: {exc}")
-                return
-            except Exception as exc:  # noqa: BLE001 - a hostile file must never crash the page
-                bar.empty()
-                say("error", f"Not loaded: the file could not be read ({type(exc).__name__}).")
-                return
-            bar.empty()
-            old = st.session_state.get(UPLOAD_KEY)
-            if hasattr(old, "close"):
-                old.close()  # the previous upload's worker
-            st.session_state[UPLOAD_KEY] = model
-            st.session_state.pop(UPLOAD_CACHE, None)  # results of the previous upload
-            st.session_state["pending_model"] = "upload"  # applied before the radio is drawn
-            st.session_state[_ROUND] = st.session_state.get(_ROUND, 0) + 1  # an empty uploader
-            say("success", f"Loaded {model.name}")
-            st.rerun()
+
+def _load(files, slot: str) -> None:
+    """Check and load ``files`` into upload slot ``slot`` (``upload``, ``upload2``): the
+    slot's previous model, its results and its worker let go; one line when refused."""
+    from upload.load import load_upload  # torch is imported only for uploads
+
+    bar = st.progress(0.0, text="Checking files…")
+    try:
+        model = load_upload(
+            {f.name: f.getvalue() for f in files},
+            progress=lambda frac, msg: bar.progress(min(max(frac, 0.0), 1.0), text=body(msg)),
+        )
+    except ValueError as exc:
+        bar.empty()
+        say("error", f"Not loaded: {exc}")
+        return
+    except Exception as exc:  # noqa: BLE001 - a hostile file must never crash the page
+        bar.empty()
+        say("error", f"Not loaded: the file could not be read ({type(exc).__name__}).")
+        return
+    bar.empty()
+    old = loaders.uploaded(slot)
+    if hasattr(old, "close"):
+        old.close()  # the previous upload's worker
+    st.session_state[loaders.UPLOAD_SLOTS[slot]] = model
+    loaders.forget_upload(slot)  # results of the previous upload in this slot
+    st.session_state["pending_model"] = "upload"  # applied before the radio is drawn
+    if slot == "upload2":  # the first beside the second (Compare models: B - A)
+        st.session_state["vs"] = "upload2"
+    st.session_state[_ROUND] = st.session_state.get(_ROUND, 0) + 1  # an empty uploader
+    say("success", f"Loaded {model.name}")
+    st.rerun()

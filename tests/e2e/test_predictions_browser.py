@@ -65,3 +65,40 @@ def test_use_as_the_sentence_after_generate_makes_it_the_sentence(page, server_u
                            "'.st-key-pred_pos input[type=range]').max === String(n)",
                            arg=last + 10)  # fmt: skip
     assert not page.locator('[data-testid="stException"]').count()
+
+
+LABELS_JS = """() => document.querySelector('.st-key-attn_big .js-plotly-plot')?.data?.[0]?.x"""
+
+
+def test_a_generated_continuation_is_inspected_with_its_ids_in_the_attention_view(page, server_url):
+    """#48 item 5: after Generate and "Use as the sentence", the attention view shows the
+    sentence and its continuation, token for token the ids the model generated (greedy:
+    the same ids this test's own run of the shipped graphs makes), although its text,
+    tokenized again, gives other ids (the emoji's ``[UNK]`` reads back as three tokens)."""
+    from pathlib import Path
+    from urllib.parse import quote
+
+    from inference.runtime import load_shipped
+    from models.tokenizer import encode, sentence_text
+
+    text = "the 🦄 cat . the 🦄 cat . the"
+    model = load_shipped(Path(__file__).resolve().parents[2] / "exported", "softmax")
+    ids = encode(model.tokenizer, text).ids
+    new, _ = model.generate(ids, 10)  # what Generate makes, greedy, 10 tokens
+    continued = sentence_text(model.tokenizer, ids + new)
+    assert encode(model.tokenizer, continued).ids != ids + new  # typed again: other ids
+    page.goto(f"{server_url}/visualizer?view=predict&text={quote(text)}")
+    wait_idle(page)
+    page.get_by_role("button", name="Generate").click()
+    wait_idle(page)
+    page.get_by_role("button", name="Use as the sentence").click()
+    wait_idle(page)
+    page.locator(".st-key-view").get_by_text("attention", exact=True).click()
+    wait_idle(page)
+    wait_plot(page, "attn_big")
+    page.wait_for_function(f"({LABELS_JS})()?.length === {len(ids) + len(new)}")
+    labels = page.evaluate(LABELS_JS)  # "0·the", "1·[UNK]", ...
+    shown = [model.tokenizer.token_to_id(label.split("·", 1)[1]) for label in labels]
+    assert shown == ids + new, (labels, new)
+    assert page.get_by_text("token ids as generated").count()  # and the page says so
+    assert not page.locator('[data-testid="stException"]').count()

@@ -86,3 +86,23 @@ def test_tables_and_the_model_only_charts(linear):
     assert facts.vocab[best] in [str(x) for x in bars["data"][0]["y"]]
     curves = figs.pe_curves(facts, None, default_dims(facts.config.d_model), result.T)
     assert curves["datasets"]  # Vega-Lite with its data as Arrow
+
+
+def test_the_difference_of_two_models_is_b_minus_a_of_their_own_weights(exported_dir):
+    """Compare models (#48 item 4): B − A of one head, on a scale symmetric at 0; models
+    of other head counts or other tokens get one line instead."""
+    softmax = load_shipped(exported_dir, "softmax")
+    a = analyze(softmax, SENTENCE, recurrent=False)
+    b = analyze(load_shipped(exported_dir, "linear"), SENTENCE, recurrent=False)
+    assert a.ids == b.ids and figs.no_difference(a, b) is None
+    fig = figs.difference(a, b, 1, 2, "B − A")  # numpy arrays, before the wire
+    (heat,) = [t for t in fig["data"] if t["type"] == "heatmap"]
+    z = np.asarray(heat["z"], dtype=float)
+    want = b.outputs["attn"][1, 2] - a.outputs["attn"][1, 2]  # (T, T)
+    np.testing.assert_allclose(z, want, atol=1e-6)
+    assert heat["zmin"] == -heat["zmax"] == -np.abs(want).max()
+    shorter = analyze(softmax, "the cat sat", recurrent=False)
+    assert "A: 16 tokens, B: 3" in figs.no_difference(a, shorter)
+    fewer = analyze(softmax, SENTENCE, recurrent=False)
+    fewer.outputs = {"attn": a.outputs["attn"][:, :2]}  # (L, 2, T, T)
+    assert "A has 3 layers × 4 heads, B 3 × 2" in figs.no_difference(a, fewer)

@@ -7,8 +7,9 @@ from __future__ import annotations
 from tokenizers import Tokenizer
 
 from models.tokenizer import decode, token_text
+from tests.helpers.charts import plotly_charts
 from tests.helpers.gpt2_tokenizer import gpt2_style_tokenizer
-from ui import loaders
+from ui import loaders, sentence_ids
 from ui.generation import PARTIAL, new_token_texts
 
 
@@ -41,26 +42,23 @@ def test_word_level_tokens_are_shown_as_they_are():
     assert new_token_texts(tok, ids) == ["the", "cat", "sat"]
 
 
-def test_use_as_the_sentence_keeps_the_generated_ids_or_says_where_they_differ():
-    """After Generate, "Use as the sentence" makes the text the sentence: a word-level
-    model's generated ids read back as the same tokens. Ids whose text tokenizes
-    otherwise (the piece ``##s`` after ``cat`` reads back as the word ``cats``) are said."""
+def test_use_as_the_sentence_keeps_the_generated_ids_until_another_sentence_is_typed():
+    """After Generate, "Use as the sentence" makes the text the sentence and every view
+    analyses the ids as generated (kept for this model and text); typing another sentence
+    lets them go."""
     from tests.ui.test_app import new_app
 
     at = new_app(model="softmax", view="predict", text="the cat")
     at.button(key="generate").click().run()
-    text, ids = at.session_state["generated_ids"]
+    text, ids = at.session_state["generated"][1], at.session_state["generated"][6]
     at.button(key="use_gen").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.text_area(key="text").value == text
-    assert list(loaders.get_analysis("softmax", text).ids) == ids  # the generated ids
-    assert not [i for i in at.info if "Tokenized again" in i.value]
-    vocab = loaders.get_model("softmax").tokenizer.get_vocab()
-    pieces = [vocab["the"], vocab["cat"], vocab["##s"]]
-    at.session_state["generated_ids"] = ("the cats", pieces)  # as a generation made them
-    at.text_area(key="text").set_value("the cats").run()
-    notice = [i.value for i in at.info if "Tokenized again" in i.value]
-    assert notice and "from position 1 on" in notice[0], notice
+    assert at.session_state[sentence_ids.KEY] == ("softmax", text, ids)
+    at.segmented_control(key="view").set_value("attention").run()
+    assert len(plotly_charts(at)[0].spec["data"][0]["x"]) == len(ids)  # T + 10 tokens
+    at.text_area(key="text").set_value("the dog").run()
+    assert sentence_ids.KEY not in at.session_state
 
 
 def test_a_sentencepiece_token_keeps_its_space_and_its_bytes_make_one_character():
