@@ -9,6 +9,7 @@ import streamlit as st
 
 from inference import rotary
 from inference.text_input import visible
+from ui import downloads
 from ui.figures import plot
 from ui.selection import Selection
 from viz import rotary as vr
@@ -54,6 +55,14 @@ def rotary_view(sel: Selection) -> None:
     own = float(out["q"][layer, head, qi] @ out["k"][layer, head, kj]) / np.sqrt(cfg.d_head)
     plot(vr.offset_curve(offsets, curves[0], qi - kj, own, visible(result.tokens[qi]),
                          visible(result.tokens[kj])), key="rope_offsets")  # fmt: skip
+    about = downloads.about(sel.name, result, layer, head, "positional", query=qi, key=kj,
+                            starts=list(START),
+                            axes={"wavelengths": ["pair"], "offsets": ["offset"],
+                                  "offset_scores": ["start", "offset"],
+                                  "query_content": ["d_head"], "key_content": ["d_head"]})  # fmt: skip
+    downloads.arrays("rope", {"wavelengths": rotary.wavelengths(*args), "offsets": offsets,
+                              "offset_scores": np.stack(curves), "query_content": q,
+                              "key_content": k}, None, layer, head, manifest=about)  # fmt: skip
     moved = float(np.abs(curves[0] - curves[1]).max())
     at_offset = abs(float(curves[0][qi - kj]) - own)
     st.caption(
