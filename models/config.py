@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, fields
 
+from models.config_checks import check_llama_fields
+
 # The attention kinds a config accepts: the keys of ``models.attention.ATTENTION_REGISTRY``.
 ATTENTION_KINDS = ("softmax", "linear", "delta")
 # The shipped models in exported/: one per attention kind, in this order everywhere (model
@@ -163,48 +165,7 @@ class ModelConfig:
             raise ValueError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
         if self.norm not in NORMS:
             raise ValueError(f"norm must be one of {NORMS}, got {self.norm!r}")
-        self._check_llama_fields()
-
-    def _check_llama_fields(self) -> None:
-        """The grouped-query, rotary and sliding-window fields (Llama-family models).
-
-        Raises:
-            ValueError: H_kv not dividing H, an odd or too wide ``rotary_dim``, a
-                non-positive θ, scale or window, or rotary positions or a sliding
-                window on an attention other than softmax.
-        """
-        for name in ("n_kv_head", "rotary_dim", "sliding_window"):
-            value = getattr(self, name)
-            if value is not None and (type(value) is not int or value <= 0):
-                raise ValueError(f"{name} must be a positive integer or null, got {value!r}")
-        if self.n_kv_head is not None and self.n_head % self.n_kv_head:
-            raise ValueError(
-                f"n_head={self.n_head} is not a multiple of n_kv_head={self.n_kv_head}"
-            )
-        if self.rotary_dim is not None and (self.rotary_dim % 2 or self.rotary_dim > self.d_head):
-            raise ValueError(
-                f"rotary_dim must be even and at most d_head={self.d_head}, got {self.rotary_dim}"
-            )
-        for name in ("rope_theta", "rope_scale"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-                raise ValueError(f"{name} must be a positive number, got {value!r}")
-        special = self.position_scheme == "rotary" or self.sliding_window is not None
-        layers = self.window_layers
-        if layers is not None and not (
-            isinstance(layers, tuple)
-            and all(type(i) is int and 0 <= i < self.n_layer for i in layers)
-        ):
-            raise ValueError(
-                f"window_layers must list layers 0..{self.n_layer - 1}, got {layers!r}"
-            )
-        grouped = self.n_kv_head not in (None, self.n_head)
-        if (special or grouped) and self.attention != "softmax":
-            raise ValueError(
-                "rotary positions, grouped-query attention and a sliding window are implemented for softmax attention only"
-            )
-        if self.position_scheme == "rotary" and self.d_head % 2:
-            raise ValueError(f"rotary positions need an even d_head, got {self.d_head}")
+        check_llama_fields(self)
 
     @property
     def d_head(self) -> int:

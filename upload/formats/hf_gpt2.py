@@ -195,11 +195,21 @@ def our_state(state: dict[str, torch.Tensor], cfg: ModelConfig, name: str) -> di
             tensor = tensor.t().contiguous()  # Conv1D (in, out) -> nn.Linear (out, in)
         key = re.sub(r"^h\.(\d+)\.", r"blocks.\1.", key).replace(".attn.c_proj.", ".attn.o_proj.")
         out[key] = tensor
-    if not cfg.tie_weights and "lm_head.weight" not in out:
+    return check_unembedding(out, cfg, name)
+
+
+def check_unembedding(state: dict, cfg: ModelConfig, name: str) -> dict:
+    """``state`` as it is, when an untied model has its ``lm_head.weight`` (any family's
+    folder: a tied one is left out, the model uses ``wte.weight``).
+
+    Raises:
+        UploadError: no ``lm_head.weight`` while config.json says the weights are untied.
+    """
+    if not cfg.tie_weights and "lm_head.weight" not in state:
         raise UploadError(
             f"{name}: has no lm_head.weight, and config.json says tie_word_embeddings: false"
         )
-    return out
+    return state
 
 
 def check_weights(cfg: ModelConfig, state: dict, name: str, names=None) -> None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from models.config import ModelConfig
 from upload.errors import UploadError
+from upload.formats.hf_gpt2 import check_unembedding
 from upload.limits import MAX_ONNX_DIM, Limits
 from upload.sizes import check_config_size
 
@@ -229,11 +230,7 @@ def our_state(state: dict[str, torch.Tensor], cfg: ModelConfig, model_type: str,
         if key == "lm_head.weight" and cfg.tie_weights:
             continue
         out[key] = tensor
-    if not cfg.tie_weights and "lm_head.weight" not in out:
-        raise UploadError(
-            f"{name}: has no lm_head.weight, and config.json says tie_word_embeddings: false"
-        )
-    return out
+    return check_unembedding(out, cfg, name)
 
 
 def their_names(keys: list[str], model_type: str) -> list[str]:
