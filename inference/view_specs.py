@@ -154,6 +154,7 @@ def shape_flow(facts: ModelFacts, result: Analysis, layer, columns=1) -> dict:
     stages = vs.reshape_stages(
         1, result.T, cfg.d_model, cfg.n_head, cfg.d_head, attention=cfg.attention, eps=cfg.attn_eps,
         layer=layer, kv_heads=cfg.kv_heads, rotary=cfg.position_scheme == "rotary",
+        norm="RMSNorm" if cfg.norm == "rmsnorm" else "LayerNorm",
     )  # fmt: skip
     title = (
         f"Multi-head reshape of layer {layer}: B=1, T={result.T}, d_model={cfg.d_model}, "

@@ -114,7 +114,7 @@ def shape_flow_figure(
         dims = "(" + ", ".join(s["dims"]) + ")"
         name = style.escape(TENSORS.get(s["step"], s["step"]))
         if s["step"] == "input" and columns == 1:
-            name += " = LayerNorm'd residual stream"
+            name += f" = {s.get('norm', 'LayerNorm')}'d residual stream"
         text = f"<b>{name}</b>   {dims} = {format_shape(s['shape'])}"
         if "value" in s:  # one token's number at this stage (``viz.block``)
             text += f"   <span style='color:#b45309'><b>{style.escape(s['value'])}</b></span>"

@@ -119,6 +119,7 @@ def reshape_stages(
     layer: int | None = None,
     kv_heads: int | None = None,
     rotary: bool = False,
+    norm: str = "LayerNorm",
 ) -> list[dict]:
     """Shapes through one multi-head attention layer.
 
@@ -135,6 +136,8 @@ def reshape_stages(
             2023): K and V are projected to H_kv heads, then each is repeated for the
             H / H_kv query heads that share it.
         rotary: RoPE turns each head's q and k by its position after the split.
+        norm: the norm x comes out of ("LayerNorm", "RMSNorm"); other than LayerNorm,
+            kept as the input stage's ``norm`` (``viz.shape_flow`` names it).
 
     Returns:
         Ordered list of dicts ``{"step", "op", "shape", "dims", "note"}``; ``shape`` is a
@@ -156,7 +159,8 @@ def reshape_stages(
 
     where = "this layer" if layer is None else f"layer {layer}"
     if kv_heads and kv_heads < H:
-        return _grouped(B, T, C, H, D, kv_heads, rotary, where, attention, eps)
+        stages = _grouped(B, T, C, H, D, kv_heads, rotary, where, attention, eps)
+        return _named_norm(stages, norm)
     stages = [
         _stage(
             "input",
@@ -186,7 +190,14 @@ def reshape_stages(
     ]
     if rotary:
         stages.append(_rope_stage(B, H, T, D))
-    return _finish(stages, B, T, C, H, D, attention, eps)
+    return _finish(_named_norm(stages, norm), B, T, C, H, D, attention, eps)
+
+
+def _named_norm(stages: list[dict], norm: str) -> list[dict]:
+    """``stages`` with the input stage's ``norm`` set when it is not LayerNorm."""
+    if norm != "LayerNorm":
+        stages[0]["norm"] = norm
+    return stages
 
 
 def _rope_stage(B: int, H: int, T: int, D: int) -> dict:
@@ -220,7 +231,9 @@ def _grouped(B, T, C, H, D, kv, rotary, where, attention, eps) -> list[dict]:
         ),
     ]
     if rotary:
-        stages.append(_rope_stage(B, kv, T, D) | {"dims": _DIMS["BKTD"]})
+        stages.append(_stage("rotate k (and q)", "RoPE: turn by position", (B, kv, T, D),
+                             f"k shown; q turns alike at (B, H, T, d_head), H = {H}; v is not turned",
+                             "BKTD"))  # fmt: skip
     stages.append(
         _stage(
             "repeat K, V",
