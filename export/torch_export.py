@@ -24,6 +24,7 @@ def export_module(
     dynamic,
     dynamo: bool = True,
     optimize: bool = False,
+    keep_names: bool = False,
 ):
     """``torch.onnx.export`` of ``module`` on ``args`` to ``path``, weights inside the file,
     opset OPSET. ``dynamic``: ``dynamic_shapes`` (input -> {axis: torch.export.Dim}) for
@@ -33,9 +34,14 @@ def export_module(
     exporter's own constant folding off (it stores a transposed copy of a tied embedding,
     +1.1 MB for the shipped models), then onnxscript's optimizer, as dynamo runs it
     (folds the shape arithmetic, ~1,200 nodes to ~400), and no ``value_info``. A stale
-    ``.onnx.data`` beside it is removed."""
+    ``.onnx.data`` beside it is removed. ``keep_names`` (dynamo only): no optimisation, so
+    every parameter stays an initializer named by its module path (``model.<key>``), for
+    graphs whose weights are put in later (``export/history.py``)."""
     logging.getLogger("torch.onnx").setLevel(logging.ERROR)
-    shapes = {"dynamic_shapes": dynamic, "optimize": True} if dynamo else {"dynamic_axes": dynamic}
+    if dynamo:
+        shapes = {"dynamic_shapes": dynamic, "optimize": not keep_names}
+    else:
+        shapes = {"dynamic_axes": dynamic}
     if not dynamo and optimize:
         shapes["do_constant_folding"] = False
     with warnings.catch_warnings():

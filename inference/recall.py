@@ -11,11 +11,12 @@ k_q's value. :func:`recall_scores` counts the same examples by two rules:
   token the model would rather say.
 
 :func:`recall_card` measures both on two formats. The **trained format** draws keys and
-values from :func:`inference.behaviour.word_ids`, the pool the synthetic recall rows of
+values from :func:`row_words`, the pool the synthetic recall rows of
 ``training/recall_rows.py`` draw from (a model trained with ``--recall-share`` saw this
 format with n up to ``rows_max_pairs``; the card's n = 28 and 31 lie beyond it). The
-**held-out format** draws them from :func:`unseen_words`, the vocabulary's words no
-recall row ever holds. Examples are drawn without replacement with a seeded generator.
+**held-out format** draws them from :func:`held_out_words`, a seeded tenth of the
+vocabulary's words that no recall or repeat row ever holds, with n up to 31 (the most
+2 n + 1 = 64 tokens hold). Examples are drawn without replacement with a seeded generator.
 """
 
 from __future__ import annotations
@@ -28,10 +29,10 @@ from inference.behaviour import word_ids
 
 # n measured for the card (2 n + 1 <= 64 tokens); the recall rows train n <= 24 at T = 64
 RECALL_PAIRS = (1, 2, 4, 8, 12, 16, 24, 28, 31)
-HELD_OUT_PAIRS = (2, 4, 8, 16)  # n on the held-out words (2 n of them, distinct)
+HELD_OUT_PAIRS = (2, 4, 8, 16, 24, 31)  # n on the held-out words (2 n of them, distinct)
 RECALL_SEQUENCES = 64
-HELD_OUT_SEED = 1000  # the held-out examples' generator: seed + n, apart from the card's
-ONE_LETTER_WORDS = ("a", "i")  # the one-letter tokens that are words (English)
+HELD_OUT_SEED = 1000  # the held-out split's and examples' generator (seed + n): apart
+HELD_OUT_SHARE = 0.1  # of the whole words, held out of every recall and repeat row
 RULES = ("top_token", "ranking")  # the two ways an answer is counted, headline first
 
 RULE_NOTE = (
@@ -42,18 +43,25 @@ RULE_NOTE = (
 )
 
 
-def unseen_words(vocab: dict[str, int]) -> list[int]:
-    """Ids of the words of ``vocab`` (token -> id) that :func:`~inference.behaviour.word_ids`
-    leaves out, so that no recall or repeat row ever holds them: contractions (letters
-    around apostrophes, "didn't") and the one-letter words "a" and "i"; sorted. Word
-    pieces (``##s``), lone letters, digits and punctuation are not words and are left
-    out too. The shipped vocabulary has 34 (32 contractions, a, i): up to 17 pairs."""
-    rows = set(word_ids(vocab))
+def held_out_words(vocab: dict[str, int]) -> list[int]:
+    """Ids of the held-out words of ``vocab`` (token -> id): a seeded random tenth
+    (:data:`HELD_OUT_SHARE`, generator seed :data:`HELD_OUT_SEED`) of the whole words of
+    :func:`~inference.behaviour.word_ids`, sorted. No synthetic recall or repeat row ever
+    holds them (:func:`row_words`), yet the corpus text uses them as any other word: the
+    held-out format asks whether a model learnt to recall, or only learnt the rows' words.
+    The shipped vocabulary has 202 of its 2,023 (up to 101 pairs)."""
+    words = word_ids(vocab)
+    size = min(len(words), max(2, round(HELD_OUT_SHARE * len(words))))
+    drawn = np.random.default_rng(HELD_OUT_SEED).choice(words, size=size, replace=False)
+    return sorted(int(i) for i in drawn)
 
-    def is_word(t: str) -> bool:
-        return t in ONE_LETTER_WORDS or ("'" in t.strip("'") and t.replace("'", "").isalpha())
 
-    return sorted(i for t, i in vocab.items() if i not in rows and is_word(t))
+def row_words(vocab: dict[str, int]) -> list[int]:
+    """Ids the synthetic recall and repeat rows draw from (``training/recall_rows.py``) and
+    the trained format of :func:`recall_card`: :func:`~inference.behaviour.word_ids` less
+    :func:`held_out_words`, sorted."""
+    held = set(held_out_words(vocab))
+    return [i for i in word_ids(vocab) if i not in held]
 
 
 def recall_example(words: list[int], n: int, rng: np.random.Generator):
@@ -123,11 +131,11 @@ def recall_card(logits_of, vocab: dict[str, int], context_length: int, rows_max_
     Returns:
         ``{"sequences", "rows_max_pairs", "top_token", "ranking", "held_out_words",
         "held_out_top_token", "held_out_ranking"}``: each share a dict str(n) -> 0..1;
-        ``held_out_words`` the number of unseen words drawn from.
+        ``held_out_words`` the number of held-out words drawn from.
     """
     out = {"sequences": RECALL_SEQUENCES, "rows_max_pairs": rows_max_pairs}
-    formats = (("", word_ids(vocab), RECALL_PAIRS, 0),
-               ("held_out_", unseen_words(vocab), HELD_OUT_PAIRS, HELD_OUT_SEED))  # fmt: skip
+    formats = (("", row_words(vocab), RECALL_PAIRS, 0),
+               ("held_out_", held_out_words(vocab), HELD_OUT_PAIRS, HELD_OUT_SEED))  # fmt: skip
     for prefix, words, pairs, seed in formats:
         fit = [n for n in pairs if 2 * n + 1 <= context_length and 2 * n <= len(words)]
         scores = {n: recall_scores(logits_of, words, n, RECALL_SEQUENCES, seed) for n in fit}

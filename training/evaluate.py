@@ -180,8 +180,8 @@ def evaluate(
 
     next(stage)
     vocab, T = tokenizer.get_vocab(), model.cfg.context_length
+    recalled = recall.recall_card(logits_of, vocab, T, max_pairs(T, len(recall.row_words(vocab))))
     words = behaviour.word_ids(vocab)
-    recalled = recall.recall_card(logits_of, vocab, T, max_pairs(T, len(words)))
     next(stage)
     induction = behaviour.behavioural_induction(logits_of, words)
     next(stage)

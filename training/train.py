@@ -24,11 +24,12 @@ import torch.nn.functional as F
 from tokenizers import Tokenizer
 from tqdm import tqdm
 
-from inference import behaviour
+from inference import recall
 from models.checkpoint import load_checkpoint, save_checkpoint, shipped_checkpoint
 from models.config import ATTENTION_KINDS, ModelConfig
 from models.tokenizer import build_tokenizer
 from models.transformer import Transformer
+from training import recipe
 from training.data import batches, corpus_lines, token_stream, write_tokenizer
 from training.eps_share import EPS_SHARE_WEIGHT, EpsShare
 from training.recall_rows import recall_batch
@@ -94,6 +95,8 @@ def train(
     eps_share_weight: float = 0.0,
     recall_share: float = 0.0,
     resume: tuple[dict, int] | None = None,
+    on_history=None,
+    history_steps: tuple[int, ...] = (),
 ) -> tuple[Transformer, dict]:
     """Train ``Transformer(cfg)`` with AdamW; returns the model and a training record.
 
@@ -111,6 +114,9 @@ def train(
     checkpoint at ``step``, the data drawn as the run drew it (the generator is fast-forwarded
     past ``step`` batches) and the same learning-rate schedule; AdamW's moments were not saved,
     so they restart, with a short warm-up (``RESUME_WARMUP`` steps) to ease them in.
+    ``on_history(model, step)`` is called with the model after ``step`` updates for each
+    step of ``history_steps`` (0: the initialisation; ``steps``: the trained model); it
+    draws nothing from the run's generators, so the run is the same with or without it.
     """
     torch.manual_seed(seed)
     random.seed(seed)
@@ -133,7 +139,7 @@ def train(
         betas=(0.9, 0.95),
     )
     data = batches(stream, batch_size, cfg.context_length, generator)
-    words = torch.tensor(behaviour.word_ids(tokenizer.get_vocab()), dtype=torch.long)  # (W,)
+    words = torch.tensor(recall.row_words(tokenizer.get_vocab()), dtype=torch.long)  # (W,)
     n_recall = round(batch_size * recall_share)
     penalty = EpsShare(model) if cfg.attention == "linear" and eps_share_weight > 0 else None
     for _ in range(first):  # replay the interrupted run's draws
@@ -143,6 +149,8 @@ def train(
     curve, start = [], time.perf_counter()
     bar = tqdm(range(first, steps), desc=f"train {cfg.attention}", disable=not progress)
     for step in bar:
+        if on_history and step in history_steps:
+            on_history(model, step)
         model.train()
         rewarm = min(1.0, (step - first + 1) / RESUME_WARMUP) if first else 1.0
         for group in opt.param_groups:
@@ -164,6 +172,8 @@ def train(
             curve.append((step, round(loss.item(), 4)))
             bar.set_postfix(loss=f"{loss.item():.3f}")
     wall = time.perf_counter() - start
+    if on_history and steps in history_steps:
+        on_history(model, steps)
     for handle in penalty.handles if penalty else []:
         handle.remove()
     val_loss = evaluate_loss(model, valid, cfg.context_length)
@@ -172,6 +182,7 @@ def train(
         "batch_size": batch_size,
         "lr": lr,
         "seed": seed,
+        "schedule": recipe.SCHEDULE,
         "tokens_seen": steps * batch_size * cfg.context_length,
         "train_tokens": len(stream),
         "wall_time_s": round(wall, 1),
@@ -183,8 +194,7 @@ def train(
     }
     if penalty is not None:
         record["eps_share_weight"] = eps_share_weight
-    if n_recall:
-        record["recall_share"] = recall_share
+    record["recall_share"] = recall_share
     if first:
         record["resumed_at_step"] = first
     return model.eval(), record
@@ -197,10 +207,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument(
         "--out", type=Path, default=None, help="output .safetensors file (exported/<attention>...)"
     )
-    p.add_argument("--steps", type=int, default=3000)
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--lr", type=float, default=3e-3)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--steps", type=int, default=recipe.STEPS)
+    p.add_argument("--batch-size", type=int, default=recipe.BATCH_SIZE)
+    p.add_argument("--lr", type=float, default=recipe.LR)
+    p.add_argument("--seed", type=int, default=recipe.SEED)
     p.add_argument("--n-layer", type=int, default=3)
     p.add_argument("--n-head", type=int, default=4)
     p.add_argument("--d-model", type=int, default=128)
@@ -231,11 +241,21 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument(
         "--recall-share",
         type=float,
-        default=0.0,
-        help="share of each batch's rows that are synthetic recall rows (0..1)",
+        default=None,
+        help="share of each batch's rows that are synthetic recall rows (0..1; default: "
+        f"{recipe.RECALL_SHARE} on the built-in corpus, 0 with --corpus)",
+    )
+    p.add_argument(
+        "--history",
+        type=Path,
+        default=None,
+        help="keep the weights (rounded to float16) at each of training.recipe.HISTORY_STEPS "
+        "in DIR/<attention>.step<N>.safetensors, for python -m training.history",
     )
     args = p.parse_args(argv)
     args.out = args.out or shipped_checkpoint(args.attention)
+    if args.recall_share is None:
+        args.recall_share = 0.0 if args.corpus else recipe.RECALL_SHARE
     torch.set_num_threads(max(1, args.threads))
 
     train_lines, valid_lines, description = corpus_lines(args.corpus)
@@ -255,6 +275,12 @@ def main(argv: list[str] | None = None) -> None:
     def on_checkpoint(model, step):
         save_checkpoint(args.out.with_suffix(f".step{step}.safetensors"), model, tokenizer)
 
+    def on_history(model, step):
+        rounded = Transformer(model.cfg)
+        rounded.load_state_dict({k: v.half().float() for k, v in model.state_dict().items()})
+        path = args.history / f"{args.attention}.step{step}.safetensors"
+        save_checkpoint(path, rounded, tokenizer, {"step": step})
+
     model, record = train(
         cfg,
         tokenizer,
@@ -269,6 +295,8 @@ def main(argv: list[str] | None = None) -> None:
         eps_share_weight=args.eps_share_weight,
         recall_share=args.recall_share,
         resume=resume_point(args.resume),
+        on_history=on_history if args.history else None,
+        history_steps=recipe.HISTORY_STEPS if args.history else (),
     )
     record["data"] = description + (
         f" + {args.recall_share:.0%} synthetic recall rows" if args.recall_share else ""
