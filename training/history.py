@@ -93,12 +93,13 @@ def phase_change(steps: list[int], best: list[float], threshold: float = PHASE_T
     return next((s for s, b in zip(steps, best, strict=True) if b >= threshold), None)
 
 
-def graph_steps(steps: list[int], phase: int | None, count: int = GRAPH_COUNT) -> list[int]:
-    """``count`` of the kept ``steps`` (sorted, themselves log-spaced) for the app's slider:
-    the first and the last, the steps either side of the phase change, the rest spread
-    evenly over the kept ones."""
+def graph_steps(steps: list[int], phases: list[int | None], count: int = GRAPH_COUNT) -> list[int]:
+    """``count`` of the kept ``steps`` (sorted, themselves log-spaced) for the app's slider,
+    the same for every model: the first and the last, each model's phase change and the
+    kept step before it, the rest spread evenly over the kept ones (more than ``count``
+    only when the phase changes alone need more)."""
     chosen = {steps[0], steps[-1]}
-    if phase is not None:
+    for phase in (p for p in phases if p is not None):
         i = steps.index(phase)
         chosen |= {steps[max(0, i - 1)], phase}
     spread = [steps[j] for j in np.linspace(0, len(steps) - 1, count).round().astype(int)]
@@ -117,24 +118,21 @@ def kept_checkpoints(folder: Path) -> dict[str, dict[int, Path]]:
     return found
 
 
-def model_history(paths: dict[int, Path], valid_lines: list[str], out_dir: Path) -> dict:
-    """One model's history: the measures at every kept step, its phase change and the
-    steps whose attention graphs were written into ``out_dir``."""
+def model_history(paths: dict[int, Path], valid_lines: list[str]) -> tuple[dict, dict]:
+    """One model's history (the measures at every kept step, its phase change) and its
+    checkpoints, step -> model."""
     steps = sorted(paths)
-    rows, tokenizer, models = [], None, {}
+    rows, models = [], {}
     for step in tqdm(steps, desc=paths[steps[0]].name.split(".")[0], unit="checkpoint"):
         model, tokenizer, _ = load_checkpoint(paths[step])
         models[step] = model
         rows.append(checkpoint_metrics(model, tokenizer, token_stream(tokenizer, valid_lines)))
     best = [float(np.max(r["prefix_matching"])) for r in rows]
-    phase = phase_change(steps, best)
-    shown = graph_steps(steps, phase)
-    write_history_graphs({s: models[s] for s in shown}, out_dir, tokenizer)
     history = {"steps": steps, "best_prefix_matching": [round(b, 4) for b in best]}
     for key in rows[0]:
         history[key] = [r[key] for r in rows]
-    history |= {"phase_change_step": phase, "graph_steps": shown}
-    return history
+    history["phase_change_step"] = phase_change(steps, best)
+    return history, models
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -152,12 +150,19 @@ def main(argv: list[str] | None = None) -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     for old in args.out.glob("*.onnx"):
         old.unlink()
+    measured = {k: model_history(found[k], valid_lines) for k in kinds}
+    steps = sorted(set.intersection(*(set(h["steps"]) for h, _ in measured.values())))
+    shown = graph_steps(steps, [h["phase_change_step"] for h, _ in measured.values()])
+    for kind, (history, models) in measured.items():
+        history["graph_steps"] = shown
+        _, tokenizer, _ = load_checkpoint(found[kind][shown[0]])
+        write_history_graphs({s: models[s] for s in shown}, args.out, tokenizer)
     out = {
         "recipe": {k: getattr(recipe, k.upper()) for k in ("steps", "batch_size", "lr", "seed")}
         | {"recall_share": recipe.RECALL_SHARE, "schedule": recipe.SCHEDULE},
         "phase_threshold": PHASE_THRESHOLD,
         "recall_n": RECALL_N,
-        "models": {k: model_history(found[k], valid_lines, args.out) for k in kinds},
+        "models": {kind: history for kind, (history, _) in measured.items()},
     }
     (args.out / HISTORY_FILE).write_text(json.dumps(out, indent=1) + "\n")
     print(f"wrote {args.out / HISTORY_FILE}")
