@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test test-fast test-slow setup chromium nginx lint models seq2seq bench clean check-models serve-replicas
+.PHONY: run test test-fast test-slow setup chromium nginx lint models models-corpus-only seq2seq bench clean check-models serve-replicas
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	python3 -m venv $(VENV)
@@ -89,17 +89,31 @@ test-slow: setup chromium nginx
 check-models: setup
 	$(PYTEST) -n 2 --dist loadgroup -m drift
 
-# Regenerate exported/ from nothing: train the three models at once (softmax, linear,
-# DeltaNet; one thread each; each writes exported/<kind>.safetensors and the same
-# exported/tokenizer.json), then export the ONNX graphs and evaluate the shipped kinds
+# Regenerate exported/ from nothing: train the three models at once with one recipe
+# (training/recipe.py; softmax, linear, DeltaNet; one thread each; each writes
+# exported/<kind>.safetensors and the same exported/tokenizer.json, and keeps its weights at
+# 16 steps in runs/history), measure the training history and write its attention graphs
+# (exported/history/), then export the ONNX graphs and evaluate the shipped kinds
 # (models.config.SHIPPED_KINDS) into exported/model_card.json.
 models: setup
-	$(PY) -m training.train --attention softmax --threads 1 & s=$$!; \
-	$(PY) -m training.train --attention linear --threads 1 & l=$$!; \
-	$(PY) -m training.train --attention delta --threads 1 --recall-share 0.25 & d=$$!; \
+	$(PY) -m training.train --attention softmax --threads 1 --history runs/history & s=$$!; \
+	$(PY) -m training.train --attention linear --threads 1 --history runs/history & l=$$!; \
+	$(PY) -m training.train --attention delta --threads 1 --history runs/history & d=$$!; \
 	wait $$s; s=$$?; wait $$l; l=$$?; wait $$d && [ $$s = 0 ] && [ $$l = 0 ]
+	$(PY) -m training.history
 	$(PY) -m export.graphs
 	$(PY) -m training.evaluate
+
+# The same recipe on the corpus alone (no recall or repeat rows), kept out of the app: the
+# README's table sets these beside the shipped three (runs/corpus_only/model_card.json).
+models-corpus-only: setup
+	for k in softmax linear delta; do \
+	  $(PY) -m training.train --attention $$k --threads 1 --recall-share 0 \
+	    --out runs/corpus_only/$$k.safetensors & \
+	done; wait
+	$(PY) -m training.evaluate runs/corpus_only/softmax.safetensors \
+	  runs/corpus_only/linear.safetensors runs/corpus_only/delta.safetensors \
+	  --card runs/corpus_only/model_card.json
 
 # The translation models of the encoder-decoder lesson (issue #10): the two RNNs at once
 # (one thread each), then the transformer; export their ONNX graphs; measure them on

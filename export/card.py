@@ -88,7 +88,8 @@ def _recall_text(entries: dict[str, dict]) -> str:
         "trained format, keys and values drawn from the whole-word tokens the synthetic "
         "recall rows of training/recall_rows.py draw from; n above rows_max_pairs is "
         "beyond the largest n those rows hold). recall.held_out_top_token, "
-        "recall.held_out_ranking: the held-out format, keys and values drawn from the "
-        "vocabulary's words no recall row ever holds (contractions such as didn't, and a, "
-        f"i: held_out_words of them). {recall.training_note(trained)}"
+        "recall.held_out_ranking: the held-out format, keys and values drawn from a seeded "
+        "tenth of the vocabulary's words that no recall or repeat row ever holds "
+        "(held_out_words of them; inference.recall.held_out_words), n up to 31. "
+        f"{recall.training_note(trained)}"
     )

@@ -33,6 +33,7 @@ HELD_OUT_PAIRS = (2, 4, 8, 16, 24, 31)  # n on the held-out words (2 n of them, 
 RECALL_SEQUENCES = 64
 HELD_OUT_SEED = 1000  # the held-out split's and examples' generator (seed + n): apart
 HELD_OUT_SHARE = 0.1  # of the whole words, held out of every recall and repeat row
+NUMBER_WORDS = {2: "two", 3: "three", 4: "four"}
 RULES = ("top_token", "ranking")  # the two ways an answer is counted, headline first
 
 RULE_NOTE = (
@@ -146,27 +147,41 @@ def recall_card(logits_of, vocab: dict[str, int], context_length: int, rows_max_
     return out
 
 
+def _names(kinds: list[str]) -> str:
+    return " and ".join([", ".join(kinds[:-1]), kinds[-1]] if len(kinds) > 1 else kinds)
+
+
 def training_note(trained: Mapping[str, tuple[float | None, int | None]]) -> str:
-    """One sentence on what the models were trained with, for every page that shows recall.
+    """One or two sentences on what the models were trained with, for every page that
+    shows recall.
 
     Args:
         trained: model name -> (its share of synthetic recall rows, ``recall_share`` of
-            its training record, or None for the corpus alone; the largest n those rows
+            its training record, or None / 0 for the corpus alone; the largest n those rows
             hold, the card's ``rows_max_pairs``, or None).
     """
-    rows = {k: v for k, v in trained.items() if v[0]}
-    alone = [k for k in trained if k not in rows]
-    parts = [
-        f"{kind} with {share:.0%} of each batch's rows synthetic recall rows in this test's "
-        "own format (key–value pairs then a key"
-        + (f", n ≤ {most}" if most else "")
-        + ", the same word pool) and repeated random words"
-        for kind, (share, most) in rows.items()
-    ]
-    if alone:
-        names = " and ".join([", ".join(alone[:-1]), alone[-1]] if len(alone) > 1 else alone)
-        parts.append(f"{names} on the corpus text alone")
+    groups: dict[tuple, list[str]] = {}
+    for kind, (share, most) in trained.items():
+        groups.setdefault((share or 0.0, most if share else None), []).append(kind)
+    parts = []
+    for (share, most), kinds in groups.items():
+        if not share:
+            parts.append(f"{_names(kinds)} on the corpus text alone")
+            continue
+        who = (
+            f"all {NUMBER_WORDS.get(len(kinds), len(kinds))} ({_names(kinds)})"
+            if len(kinds) == len(trained) > 1
+            else _names(kinds)
+        )
+        parts.append(
+            f"{who} with {share:.0%} of each batch's rows synthetic rows: recall rows in "
+            "this test's own format (key–value pairs then a key"
+            + (f", n ≤ {most}" if most else "")
+            + ", never the held-out words) and repeated random words"
+        )
     note = "What was trained: " + "; ".join(parts) + "."
-    if rows and alone:
+    if len(groups) > 1:
         note += " The curves compare training as well as architecture."
+    elif len(trained) > 1 and next(iter(groups))[0]:
+        note += " One recipe for all: the curves compare the architectures."
     return note

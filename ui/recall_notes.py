@@ -46,9 +46,9 @@ def recall_caption(measured: dict) -> str:
     how it is counted, on what, and what each model was trained with."""
     held = next((r for r in measured.values() if r.get("held_out_top_token")), None)
     held_out = (
-        " Dashed: the same test on held-out words, keys and values drawn from the "
-        f"{held['held_out_words']} words of the vocabulary no recall row ever holds "
-        "(contractions such as didn't, and a, i)."
+        " Dashed: the same test on held-out words, keys and values drawn from "
+        f"{held['held_out_words']} words of the vocabulary (a seeded tenth) that no recall "
+        "or repeat row ever holds."
         if held
         else ""
     )

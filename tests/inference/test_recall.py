@@ -51,23 +51,29 @@ def test_recall_scores_of_a_perfect_a_blind_and_a_ranking_only_model():
     assert stop == {"top_token": 0.0, "ranking": 1.0}
 
 
-def test_unseen_words_are_the_vocabularys_words_no_recall_row_draws():
-    vocab = {t: i for i, t in enumerate(["[UNK]", "a", "b", "i", "##s", "'", "didn't", "it's",
-                                          "cat", "dog", "o'clock", "'tis", "1", "."])}  # fmt: skip
-    assert [t for t, i in vocab.items() if i in recall.unseen_words(vocab)] == [
-        "a", "i", "didn't", "it's", "o'clock"
-    ]  # fmt: skip
-    assert behaviour.word_ids(vocab) == [vocab["cat"], vocab["dog"]]
+def test_held_out_words_are_a_seeded_tenth_of_the_words_and_the_rows_never_hold_them():
+    """#46: the held-out format draws from a seeded random tenth of the whole words, the
+    rows (and the trained format) from the other nine tenths; the split is the same in
+    every process (the tokenizer's vocabulary is a hash map whose order changes)."""
+    vocab = {f"q{chr(97 + i // 26)}{chr(97 + i % 26)}": i for i in range(100)} | {"[UNK]": 100}
+    held, rows = recall.held_out_words(vocab), recall.row_words(vocab)
+    assert len(held) == 10 and len(rows) == 90 and not set(held) & set(rows)
+    assert sorted(held + rows) == behaviour.word_ids(vocab)
+    assert recall.held_out_words(dict(reversed(list(vocab.items())))) == held
     shipped = json.loads((EXPORTED / "tokenizer.json").read_text())["model"]["vocab"]
-    unseen = recall.unseen_words(shipped)
-    assert len(unseen) == 34 and not set(unseen) & set(behaviour.word_ids(shipped))
+    held = recall.held_out_words(shipped)
+    assert len(held) == 202 and set(held) <= set(behaviour.word_ids(shipped))
+    assert not set(held) & set(recall.row_words(shipped))
 
 
 def test_training_note_says_which_model_practised_the_format():
     note = recall.training_note({"softmax": (None, 24), "linear": (None, 24), "delta": (0.25, 24)})
-    assert note.startswith("What was trained: delta with 25% of each batch's rows synthetic")
-    assert "n ≤ 24" in note and "softmax and linear on the corpus text alone" in note
+    assert note.startswith("What was trained: softmax and linear on the corpus text alone; ")
+    assert "delta with 25% of each batch's rows synthetic rows" in note and "n ≤ 24" in note
     assert note.endswith("The curves compare training as well as architecture.")
+    one = recall.training_note({"softmax": (0.25, 24), "linear": (0.25, 24), "delta": (0.25, 24)})
+    assert one.startswith("What was trained: all three (softmax, linear and delta) with 25%")
+    assert one.endswith("One recipe for all: the curves compare the architectures.")
     alone = recall.training_note({"softmax": (None, 24), "linear": (0.0, 24)})
     assert alone == "What was trained: softmax and linear on the corpus text alone."
 
@@ -81,8 +87,8 @@ def delta_recall():
     return {
         (pool, n): recall.recall_scores(model.logits, words, n, 16, seed)
         for pool, words, seed in (
-            ("trained", behaviour.word_ids(vocab), 0),
-            ("held_out", recall.unseen_words(vocab), 1000),
+            ("trained", recall.row_words(vocab), 0),
+            ("held_out", recall.held_out_words(vocab), 1000),
         )  # fmt: skip
         for n in (8, 31 if pool == "trained" else 16)
     }

@@ -46,15 +46,14 @@ def test_the_rows_hold_at_most_max_pairs_and_never_the_held_out_words():
     training/train.py draws them, never hold a word of the held-out format."""
     import json
 
-    from inference.behaviour import word_ids
-    from inference.recall import unseen_words
+    from inference.recall import held_out_words, row_words
     from tests.helpers import EXPORTED
     from training.recall_rows import max_pairs
 
     vocab = json.loads((EXPORTED / "tokenizer.json").read_text())["model"]["vocab"]
-    words = torch.tensor(word_ids(vocab))  # (W,)
+    words = torch.tensor(row_words(vocab))  # (W,)
     assert max_pairs(64, len(words)) == 24 and max_pairs(64, 10) == 5
     x, y = recall_batch(words, 400, 64, torch.Generator().manual_seed(2))  # (400, 64)
     pairs = [int((y[r] != IGNORE).nonzero()[0]) // 2 for r in range(0, 400, 2)]  # MQAR rows
     assert max(pairs) == 24 and min(pairs) == 1
-    assert not set(x.flatten().tolist()) & set(unseen_words(vocab))
+    assert not set(x.flatten().tolist()) & set(held_out_words(vocab))
