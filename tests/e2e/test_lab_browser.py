@@ -23,8 +23,9 @@ def test_knocking_out_the_induction_head_raises_the_loss(page, server_url):
     caption = page.get_by_text(re.compile(r"The induction head L\d H\d ranks")).inner_text()
     rank = int(re.search(r"ranks (\d+) of", caption).group(1))
     assert rank <= 3, caption  # among the three heads that raise the loss most
-    induction, random_head = (float(d.replace("−", "-")) for d in _metrics(page)[:2])
-    assert induction > random_head and induction > 0.5, (induction, random_head)
+    best, together, random_head = (float(d.replace("−", "-")) for d in _metrics(page)[:3])
+    # every induction head at once stops the copying; one alone may not (redundancy)
+    assert together > 0.5 and together > random_head and together >= best, _metrics(page)
     grid = page.evaluate(DATA_JS, "lecture_knockout")[0]["z"]  # a typed array: its shape
     shape = grid.get("shape") if isinstance(grid, dict) else f"{len(grid)},{len(grid[0])}"
     assert str(shape).replace(" ", "") == "3,4", grid  # the softmax model's 3 x 4 heads

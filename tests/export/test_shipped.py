@@ -57,6 +57,9 @@ def test_exported_folder_is_small_and_self_contained(exported_dir):
         assert (exported_dir / contract.graph_file(kind, "fast")).exists()
     assert (exported_dir / contract.graph_file("linear", "step")).exists()
     assert (exported_dir / "tokenizer.json").exists()
+    # the training history (#46): 8 checkpoints a model, float16 attention graphs
+    history = sum(f.stat().st_size for f in (exported_dir / "history").iterdir())
+    assert history <= 32_000_000, f"exported/history holds {history:,} bytes; 32 MB allowed"
 
 
 @pytest.mark.parametrize("kind", SHIPPED_KINDS)
@@ -251,6 +254,10 @@ def _assert_delta_targets(probes: dict) -> None:
     # (#46; #22 set the target on the ranking rule, which the top-token share never exceeds)
     top = {k: p["recall"]["top_token"]["16"] for k, p in probes.items()}
     assert top["delta"] >= 0.9 > 0.5 > top["linear"]
+    # #46: one recipe; on words no recall row holds, delta still recalls at n = 16, and
+    # softmax keeps its induction head
+    assert delta["recall"]["held_out_top_token"]["16"] >= 0.8
+    assert softmax["best_induction_head"]["score"] >= 0.8
     for kind, p in probes.items():
         for prefix in ("", "held_out_"):
             for n, share in p["recall"][prefix + "top_token"].items():
@@ -304,7 +311,7 @@ def test_the_readme_table_says_what_the_card_measured(exported_dir, card):
             for p in probes.values()
         )
 
-    trained, held = (4, 8, 16, 31), (4, 8, 16)
+    trained = held = (4, 8, 16, 31)
     assert f"top token over the whole vocabulary | {shares('top_token', trained)} |" in readme
     assert (
         f"ranking rule, the right value beats the other n − 1 | {shares('ranking', trained)} |"
@@ -313,12 +320,13 @@ def test_the_readme_table_says_what_the_card_measured(exported_dir, card):
     assert f"held-out words, top token | {shares('held_out_top_token', held)} |" in readme
     assert f"held-out words, ranking rule | {shares('held_out_ranking', held)} |" in readme
     soft, delta = probes["softmax"]["recall"], probes["delta"]["recall"]
-    pct = {k: round(100 * v) for k, v in (("soft_rank", soft["ranking"]["16"]),
-           ("soft_top", soft["top_token"]["16"]), ("held", delta["held_out_top_token"]["16"]),
-           ("delta_top", delta["top_token"]["16"]))}  # fmt: skip
-    assert (f"softmax recalls {pct['soft_rank']}% at n = 16; by the\ntop token {pct['soft_top']}%"
-            in readme)  # fmt: skip
-    assert f"is {pct['held']}% ({pct['delta_top']}% on the trained pool)" in readme
+    pct = {k: round(100 * v) for k, v in (("held", delta["held_out_top_token"]["16"]),
+           ("delta_top", delta["top_token"]["16"]), ("soft_held", soft["held_out_top_token"]["16"]))}  # fmt: skip
+    text = " ".join(readme.split())
+    assert (
+        f"is {pct['held']}% ({pct['delta_top']}% on the trained pool); softmax's {pct['soft_held']}%"
+        in text
+    )
 
 
 @pytest.mark.parametrize("kind", SHIPPED_KINDS)
@@ -332,12 +340,13 @@ def test_the_app_and_the_card_score_induction_alike(exported_dir, card, kind):
     np.testing.assert_allclose(app, stored, atol=1e-4)
 
 
-def test_make_models_trains_within_30_minutes(exported_dir, card):
-    """#20 item 16: the training time is the number the training run itself stored in
-    each checkpoint (``training.train`` writes its wall time into the safetensors
-    metadata; training is not re-run here). The card and the README's table must say
-    that number, and `make models` (both at once, one thread each: the elapsed time is the
-    longer one) must stay within 30 minutes."""
+def test_make_models_trains_within_60_minutes(exported_dir, card):
+    """#20 item 16, #46 item 5: the training time is the number the training run itself
+    stored in each checkpoint (``training.train`` writes its wall time into the safetensors
+    metadata; training is not re-run here). The card and the README's table must say that
+    number, and the three trainings (at once, one thread each: the elapsed time is the
+    longest) leave room for the history, the export and the evaluation in `make models`'s
+    60 minutes (the README states the whole run's measured time)."""
     readme = (exported_dir.parent / "README.md").read_text()
     stored = {}
     for kind in SHIPPED_KINDS:
@@ -345,8 +354,8 @@ def test_make_models_trains_within_30_minutes(exported_dir, card):
         stored[kind] = meta["training"]["wall_time_s"]
         assert card["models"][kind]["training"]["wall_time_s"] == stored[kind], kind
         assert f"64 tokens, {stored[kind] / 60:.1f} min" in readme, kind
-    # the first two (both at once, one thread each); the delta model's time is reported
-    assert max(stored[k] for k in ("softmax", "linear")) <= 30 * 60
+    assert max(stored.values()) <= 50 * 60
+    assert "min** in all" in readme
 
 
 @pytest.mark.parametrize("kind", SHIPPED_KINDS)

@@ -112,8 +112,10 @@ STEPS = (
         (
             "An attention pattern is a correlation: the head *looks* at the copy. Does the "
             "model *use* it? Ablate the head (replace its output by its mean) and measure.",
-            "The loss on the second copy of the repeated words jumps when the induction "
-            "head is knocked out; a head drawn at random barely moves it.",
+            "Knock out the best induction head alone: the loss on the second copy of the "
+            "repeated words barely moves. Knock out every induction head together: it jumps. "
+            "Several heads copy, and any one of them is enough (redundancy); a head drawn at "
+            "random is the control.",
             "The grid repeats the experiment for every head: an experiment, not a picture "
             "(ARENA 1.2; Olsson et al. 2022).",
         ),
