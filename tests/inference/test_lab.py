@@ -73,7 +73,11 @@ def test_residual_patching_fixed_points(model, direction):
     assert np.allclose(result.grid[-1, :-1], 1.0 - last, atol=1e-4)  # other positions: nothing
     heads = patching.patch_heads(model, c, k, enc(correct).ids[0], enc(wrong).ids[0], direction)
     assert heads.grid.shape == (model.config.n_layer, model.config.n_head)
-    assert heads.clean == pytest.approx(result.clean) and heads.clean > heads.corrupted
+    assert heads.clean == pytest.approx(result.clean)
+    assert heads.corrupted == pytest.approx(result.corrupted) != heads.clean
+    # the models that solve the indirect-object task (card: softmax and delta 99-100%; the
+    # linear model 50%, at chance) prefer the right name on the clean sentence
+    assert heads.clean > heads.corrupted or model.config.attention == "linear"
 
 
 def test_patching_needs_equal_lengths(model):

@@ -99,18 +99,20 @@ def test_step_6_speaks_of_causal_models():
 @pytest.mark.parametrize("present", ["0", "1"])
 def test_step_12_says_how_recall_is_counted_and_what_was_trained(present):
     """#46: the delta-rule step's recall is the card's top token over the whole vocabulary,
-    the ranking rule beside it, and it says that only the delta model practised the
-    format (its card's recall_share), presenting or not."""
+    the ranking rule beside it, and it says that the three models practised the format
+    alike, one recipe (their cards' recall_share), presenting or not."""
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params.update({"present": present, "step": "12"})
     at = open_page("lecture", at.run())
     assert not at.exception, [e.value for e in at.exception]
     step = _points(12)
     assert "top token over the whole vocabulary" in step and "ranking rule" in step
-    assert "Not architecture alone" in step
+    assert "One recipe" in step
     said = _texts(at)
-    assert "What was trained: delta with 25% of each batch's rows" in said
-    assert "softmax and linear on the corpus text alone" in said
+    assert (
+        "What was trained: all three (softmax, linear and delta) with 25% of each batch's" in said
+    )
+    assert "the curves compare the architectures" in said
     assert "Recall is counted as the top token over the whole vocabulary" in said
     figure = next(el.spec for el in plotly_charts(at) if el.key == "lecture_recall")
     names = {t["name"] for t in figure["data"]}
@@ -130,7 +132,7 @@ def test_the_sidebars_card_counts_recall_as_the_top_token_and_says_what_was_trai
 
     card = json.loads((EXPORTED / "model_card.json").read_text(encoding="utf-8"))
     for kind, trained in (("delta", "with 25% synthetic recall rows in this format"),
-                          ("softmax", "without synthetic recall rows")):  # fmt: skip
+                          ("softmax", "with 25% synthetic recall rows in this format")):  # fmt: skip
         at = AppTest.from_file(APP, default_timeout=120)
         at.query_params["model"] = kind
         at.run()

@@ -155,8 +155,8 @@ STEPS = (
             "against the number of pairs, counted as the top token over the whole "
             "vocabulary (solid) and by the lenient ranking rule (dotted: the right value "
             "beats the other n − 1).",
-            "Not architecture alone: the caption says what each model was trained with; a "
-            "model trained on rows in this very format has practised the test.",
+            "One recipe: all three practised this format on the same rows (the caption says "
+            "so), so the curves compare architectures; dashed: words no training row held.",
         ),
         linear_steps.recall,
     ),

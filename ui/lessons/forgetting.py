@@ -25,16 +25,17 @@ INTRO = (
     "answer that key's value. Softmax attention looks back at every earlier token and "
     "finds the key. Linear attention must have kept the pair in its state S, which only "
     "ever *adds* k vᵀ: pairs pile on each other. The delta rule (DeltaNet) first *erases* "
-    "what S held for the key, then writes. What a model can do is not all it does: only "
-    "a model trained on this test's format has practised answering it (below, under the "
-    "answers, what each model was trained with)."
+    "what S held for the key, then writes. All three were trained with one recipe that "
+    "includes rows in this test's format, so they practised it alike: what differs is "
+    "the architecture (below, under the answers, what they were trained with)."
 )
 MAX_PAIRS = 31  # 2 n + 1 tokens within the shipped models' context of 64
 MAX_EXAMPLE = 999  # the probe's examples: random seeds 1..999
-# The first screen: at 8 pairs example 1 shows each model's usual outcome by the card's
-# rule, the top token: delta right, softmax and linear wrong (softmax says "." but ranks
-# the right value first among the 8; tests/ui/test_delta_views.py checks it).
+# The first screen: at 8 pairs example 2 shows each model's usual outcome by the card's
+# rule, the top token: softmax and delta right, linear wrong (by the ranking rule too;
+# tests/ui/test_delta_views.py checks it).
 DEFAULT_PAIRS = 8
+DEFAULT_EXAMPLE = 2
 BOUND = {"bind": "query-params"}
 CAPACITY_PAIRS = [1, 2, 4, 8, 16, 32, 64, 128]
 # Presenting: the answers' figure under the probe's sequence, whole above a 1280×720 fold
@@ -115,7 +116,8 @@ def page() -> None:
     link.show_notices()
     c1, c2 = st.columns(2)
     n = int(c1.slider("Pairs n", 1, MAX_PAIRS, DEFAULT_PAIRS, key="recall_pairs", **BOUND))
-    example = int(c2.number_input("Example", 1, MAX_EXAMPLE, 1, key="recall_example", **BOUND))
+    example = int(c2.number_input("Example", 1, MAX_EXAMPLE, DEFAULT_EXAMPLE, key="recall_example",
+                                  **BOUND))  # fmt: skip
     _probe(n, example, INTRO if presenter.is_on() else None)  # presenting: folded in Notes
     check_yourself(
         "Before you move the slider: which model do you expect to fail first as n grows, and why?",
