@@ -68,7 +68,7 @@ def _row(layer, comp, ops, seq, n_seq, path, n_path) -> dict:
 
 def attention_costs(n: str = "T") -> dict[str, str]:
     """The big-O of one softmax and one linear attention layer over ``n`` tokens of width
-    d, worded once for every page that states them (the lecture's step 10, the
+    d, worded once for every page that states them (the lecture's step 12, the
     Complexity page).
 
     Softmax builds the n × n weights: n²·d multiply-adds for QKᵀ and again for the

@@ -32,7 +32,7 @@ GEN_TOKENS = (32, 64, 128, 256)
 # The two kinds the page measures: quadratic softmax against linear attention (the delta
 # model is linear-time too; its ONNX fast graph scans token by token, timed elsewhere).
 COMPARED = ("softmax", "linear")
-COSTS, N_COSTS = attention_costs("T"), attention_costs("n")  # the lecture's words (step 10)
+COSTS, N_COSTS = attention_costs("T"), attention_costs("n")  # the lecture's words (step 12)
 
 
 @dataclass

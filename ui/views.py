@@ -3,7 +3,8 @@ own controls (query token, mode, ...) and returns their values; its renderer tak
 ``Selection`` with those options and lays out figures built by ``viz/`` from the real
 model's arrays. One module per view (``ui/attention_view.py``, ``ui/compare.py``,
 ``ui/shapes_view.py``, ``ui/positional_view.py``, ``ui/recurrence.py`` (mask),
-``ui/block_view.py``, ``ui/predictions.py``, ``ui/stats_view.py``).
+``ui/block_view.py``, ``ui/predictions.py``, ``ui/stats_view.py``, the lab's views and
+``ui/training_view.py``).
 
 A rerun draws the view on screen only, and its figures come from ``ui.specs``
 (cached across sessions for the shipped models).
@@ -23,6 +24,7 @@ from ui.recurrence import mask_view
 from ui.selection import Selection
 from ui.shapes_view import shapes_options, shapes_view
 from ui.stats_view import stats_view
+from ui.training_view import training_options, training_view
 
 
 def no_options(sel: Selection) -> dict:
@@ -42,6 +44,7 @@ RENDERERS = {
     "ablate": ablate_view,
     "patch": patch_view,
     "lens": lens_view,
+    "training": training_view,
 }
 OPTIONS = {  # views with controls of their own; the others take no_options
     "attention": attention_options,
@@ -52,4 +55,5 @@ OPTIONS = {  # views with controls of their own; the others take no_options
     "ablate": ablate_options,
     "patch": patch_options,
     "lens": lens_options,
+    "training": training_options,
 }

@@ -34,6 +34,7 @@ VIEWS = {
     "ablate": "Ablation",
     "patch": "Activation patching",
     "lens": "Logit lens",
+    "training": "Training history",
 }
 _EMPTY_VIEW = "_link_empty_view"
 

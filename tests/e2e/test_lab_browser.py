@@ -74,3 +74,41 @@ def test_a_click_on_the_grid_ablates_that_head(page, server_url):
     page.wait_for_function("() => location.search.includes('ablate=1.3')")
     wait_plot(page, "ablate_loss")
     assert page.get_by_text("ablated L1 H3").count() >= 1
+
+
+HEATMAP_JS = """(key) => {
+  const plot = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  const trace = plot.data.find((t) => t.type === "heatmap");
+  const z = trace.z.bdata ?? Array.from(trace.z, (r) => Array.from(r));
+  return {title: plot.layout.title.text, z: JSON.stringify(z)};
+}"""
+
+
+def test_the_training_view_and_its_step_slider(browser, server_url):
+    """#46: the Training history view at 1280x720, plain and presenting: the curves and the
+    three models' heatmaps drawn, and the step slider (keyboard) redraws every heatmap at
+    the new checkpoint, its title naming the step."""
+    from tests.e2e.conftest import open_page
+
+    with open_page(browser, 1280, 720) as page:
+        for present in ("0", "1"):
+            page.goto(f"{server_url}/visualizer?view=training&layer=1&head=2&present={present}")
+            wait_idle(page)
+            for key in ("history_curves", "history_softmax", "history_linear", "history_delta"):
+                wait_plot(page, key)
+            assert not page.locator('[data-testid="stException"]').count()
+            before = {k: page.evaluate(HEATMAP_JS, f"history_{k}") for k in ("softmax", "delta")}
+            assert "step 1,300" in before["softmax"]["title"], before["softmax"]["title"]
+            slider = page.locator(".st-key-history_step input[type=range]")
+            slider.focus()
+            slider.press("ArrowLeft")  # the kept step before the phase change
+            page.wait_for_function(
+                "() => document.querySelector('.st-key-history_softmax .js-plotly-plot')"
+                "?.layout?.title?.text?.includes('step 900')"
+            )
+            wait_idle(page)
+            for kind, was in before.items():
+                now = page.evaluate(HEATMAP_JS, f"history_{kind}")
+                assert "step 900" in now["title"] and now["z"] != was["z"], kind
+                assert len(now["z"]) > 100, now["z"]  # the weights themselves
+            assert "history_step=900" in page.url

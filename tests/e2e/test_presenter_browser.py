@@ -145,7 +145,8 @@ def test_presenter_mode_on_a_projector(browser, server_url, width, height):
 # (#21 item 3; 1 and 7 are measured above; 6 is a table, then a Vega-Lite chart).
 FOLDED_STEPS = {2: "lecture_nw_fit", 3: "lecture_scores", 4: "lecture_bahdanau",
                 5: "lecture_shapes", 8: "lecture_induction", 9: "lecture_knockout",
-                10: "lecture_state", 11: "lecture_flops", 12: "lecture_recall"}  # fmt: skip
+                10: "lecture_history", 11: "lecture_state", 12: "lecture_flops",
+                13: "lecture_recall"}  # fmt: skip
 
 
 # The visualizer's views whose main figure was taller than a 1280×720 fold (the others

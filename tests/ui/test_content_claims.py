@@ -25,7 +25,7 @@ def test_step_10_and_the_complexity_page_state_the_same_costs():
     lecture and the Complexity page say the same."""
     from lessons.architectures import attention_costs
 
-    step = _points(11)
+    step = _points(12)  # the complexity step
     assert "O(T²·d) time and memory" not in step
     costs = attention_costs("T")
     assert costs["softmax_memory"] == "O(T²) for the weights plus O(T·d)"
@@ -97,15 +97,15 @@ def test_step_6_speaks_of_causal_models():
 
 
 @pytest.mark.parametrize("present", ["0", "1"])
-def test_step_12_says_how_recall_is_counted_and_what_was_trained(present):
+def test_step_13_says_how_recall_is_counted_and_what_was_trained(present):
     """#46: the delta-rule step's recall is the card's top token over the whole vocabulary,
     the ranking rule beside it, and it says that the three models practised the format
     alike, one recipe (their cards' recall_share), presenting or not."""
     at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params.update({"present": present, "step": "12"})
+    at.query_params.update({"present": present, "step": "13"})
     at = open_page("lecture", at.run())
     assert not at.exception, [e.value for e in at.exception]
-    step = _points(12)
+    step = _points(13)
     assert "top token over the whole vocabulary" in step and "ranking rule" in step
     assert "One recipe" in step
     said = _texts(at)

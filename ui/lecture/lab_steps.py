@@ -10,12 +10,14 @@ import numpy as np
 import streamlit as st
 
 from inference import lab
-from ui import lab_loaders, loaders, presenter
+from inference.history import CURVES
+from ui import lab_loaders, loaders, presenter, training_view
 from ui.figures import plot
 from ui.lecture.step import Deeper, state
 from ui.notices import say
 from ui.selection import Selection
 from viz import lab as figs
+from viz.history import history_curves
 
 RANDOM_SEED = 7  # the "random head" is drawn with this seed, never picked by its effect
 INDUCTION_THRESHOLD = 0.4  # an induction head's score (the Head statistics probe), as the
@@ -72,3 +74,25 @@ def knock_out(sel: Selection) -> Deeper:
     text = " ".join(model.tokenizer.decode([i]) for i in probe)
     params = state(sel, view="ablate", text=text, ablate=f"{best[0]}.{best[1]}", mode="mean")
     return Deeper("visualizer", "This ablation in the visualizer", params)
+
+
+def watch_form(sel: Selection) -> Deeper:
+    """The training history (``ui.training_view``): the best prefix-matching score and the
+    in-context learning score of the three models against the step, each phase change
+    marked, and the softmax model's best induction head at the slider's checkpoint."""
+    loaded = training_view.shipped_history()
+    if loaded is None:
+        say("info", "No training history in the models folder: `make models` writes it.")
+        return Deeper("visualizer", "The Training history view", state(sel, view="training"))
+    header, models = loaded
+    shown = {k: CURVES[k] for k in ("best_prefix_matching", "icl_score")}
+    fields = {k: {"steps": h.steps, "curves": h.curves, "phase_change_step": h.phase_change_step}
+              for k, h in models.items()}  # fmt: skip
+    with presenter.above_fold(360):
+        plot(history_curves(fields, shown, header["phase_threshold"], height=360),
+             key="lecture_history")  # fmt: skip
+    step = training_view.training_options(sel)["step"]
+    layer, head = training_view.best_head(next(iter(models.values())))
+    training_view.heads_at(sel.at(layer, head), models, step)
+    params = state(sel.at(layer, head), view="training", history_step=step)
+    return Deeper("visualizer", "The Training history view", params)

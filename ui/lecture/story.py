@@ -122,6 +122,19 @@ STEPS = (
         lab_steps.knock_out,
     ),
     Step(
+        "Watch an induction head form",
+        (
+            "Training history: the three models' weights kept at 16 steps of one run, the "
+            "same recipe for all three.",
+            "Induction heads appear in a sudden phase change (Olsson et al. 2022): the "
+            "prefix-matching score jumps, and with it the in-context learning score, the loss "
+            "saved on the second copy of repeated words.",
+            "Move the step: the softmax model's best head at that checkpoint, beside the "
+            "same head of the other two.",
+        ),
+        lab_steps.watch_form,
+    ),
+    Step(
         "Linear attention as an RNN",
         (
             "Replace exp(qᵀk) by φ(q)ᵀφ(k), φ(x) = elu(x) + 1: the sums factor "
