@@ -114,6 +114,7 @@ models-corpus-only: setup
 	$(PY) -m training.evaluate runs/corpus_only/softmax.safetensors \
 	  runs/corpus_only/linear.safetensors runs/corpus_only/delta.safetensors \
 	  --card runs/corpus_only/model_card.json
+	cp runs/corpus_only/model_card.json docs/corpus_only_card.json
 
 # The translation models of the encoder-decoder lesson (issue #10): the two RNNs at once
 # (one thread each), then the transformer; export their ONNX graphs; measure them on

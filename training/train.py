@@ -25,7 +25,7 @@ from tokenizers import Tokenizer
 from tqdm import tqdm
 
 from inference import recall
-from models.checkpoint import load_checkpoint, save_checkpoint, shipped_checkpoint
+from models.checkpoint import save_checkpoint, shipped_checkpoint
 from models.config import ATTENTION_KINDS, ModelConfig
 from models.tokenizer import build_tokenizer
 from models.transformer import Transformer
@@ -33,6 +33,7 @@ from training import recipe
 from training.data import batches, corpus_lines, token_stream, write_tokenizer
 from training.eps_share import EPS_SHARE_WEIGHT, EpsShare
 from training.recall_rows import recall_batch
+from training.run_files import resume_point, tokenizer_path
 
 RESUME_WARMUP = 50  # steps of linear warm-up after a resume (AdamW's moments restart)
 
@@ -309,38 +310,6 @@ def main(argv: list[str] | None = None) -> None:
         f"wrote {args.out}: {model.num_parameters():,} parameters, val loss {record['val_loss']}"
         f" (perplexity {record['val_perplexity']}), {record['wall_time_s']} s; {args.tokenizer_out}"
     )
-
-
-def tokenizer_path(out: Path, tokenizer) -> Path:
-    """Where the tokenizer goes beside checkpoint ``out``: ``tokenizer.json``, unless that
-    file holds another vocabulary (an earlier run on other text into the same folder),
-    which is kept; then ``<out's name>.tokenizer.json``, said in one line."""
-    shared = out.parent / "tokenizer.json"
-    if not shared.exists():
-        return shared
-    try:
-        same = Tokenizer.from_file(str(shared)).to_str() == tokenizer.to_str()
-    except Exception:  # noqa: BLE001 - tokenizers' own error: not a tokenizer, replace it
-        return shared
-    if same:
-        return shared
-    own = out.with_name(f"{out.name.removesuffix('.safetensors')}.tokenizer.json")
-    print(f"{shared} holds another run's vocabulary; kept, this one goes to {own}")
-    return own
-
-
-def resume_point(path: Path | None) -> tuple[dict, int] | None:
-    """The weights and step of a ``--checkpoint-every`` file ``NAME.stepN.safetensors``.
-
-    Raises ValueError when the name carries no step.
-    """
-    if path is None:
-        return None
-    stem = path.name.removesuffix(".safetensors")
-    step = stem.rsplit(".step", 1)[-1]
-    if ".step" not in stem or not step.isascii() or not step.isdecimal():
-        raise ValueError(f"{path}: not a NAME.stepN.safetensors checkpoint; pass one of those")
-    return load_checkpoint(path)[0].state_dict(), int(step)
 
 
 if __name__ == "__main__":

@@ -42,3 +42,31 @@ def test_the_history_was_trained_with_the_same_recipe():
     assert set(history["models"]) == set(SHIPPED_KINDS)
     for h in history["models"].values():
         assert h["steps"] == list(recipe.HISTORY_STEPS)
+
+
+def test_the_readme_sets_the_corpus_alone_variants_beside_the_shipped_ones(records):
+    """#46: the same recipe on the corpus alone (``make models-corpus-only``, its card in
+    docs/) differs from the shipped one in the rows alone, and the README's table is that
+    card's numbers beside the shipped card's."""
+    from tests.helpers import ROOT
+
+    alone = json.loads((ROOT / "docs" / "corpus_only_card.json").read_text())["models"]
+    shipped = json.loads((EXPORTED / "model_card.json").read_text())["models"]
+    for kind in SHIPPED_KINDS:
+        r = alone[kind]["training"]
+        assert not r.get("recall_share") and "recall rows" not in r["data"], kind
+        for key in ("steps", "batch_size", "lr", "seed"):
+            assert r[key] == records[kind][key], (kind, key)
+    readme = (ROOT / "README.md").read_text()
+
+    def row(label, f):
+        cells = " | ".join(
+            f"{f(shipped[k]['probes'])} | {f(alone[k]['probes'])}" for k in SHIPPED_KINDS
+        )
+        return f"| {label} | {cells} |"
+
+    assert row("validation perplexity", lambda p: f"{p['val_perplexity']:.1f}") in readme
+    top = lambda p: f"{round(100 * p['recall']['top_token']['16'])}%"  # noqa: E731
+    assert row("recall n = 16, top token", top) in readme
+    held = lambda p: f"{round(100 * p['recall']['held_out_top_token']['16'])}%"  # noqa: E731
+    assert row("recall n = 16, top token, held-out words", held) in readme
