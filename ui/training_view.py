@@ -14,7 +14,7 @@ import streamlit as st
 
 from inference import history
 from inference.history import CURVES, HistoryGraph, ModelHistory
-from ui import downloads, loaders, presenter
+from ui import downloads, link, loaders, presenter
 from ui.figures import plot
 from ui.notices import say
 from ui.selection import Selection
@@ -72,9 +72,26 @@ def training_options(sel: Selection) -> dict:
     steps = next(iter(models.values())).graph_steps
     phases = [h.phase_change_step for h in models.values() if h.phase_change_step in steps]
     default = phases[0] if phases else steps[-1]
+    _check_link(steps)
     step = st.select_slider("Training step (checkpoint)", steps, value=default, key=STEP_KEY,
                             bind="query-params", format_func=lambda s: f"{s:,}")  # fmt: skip
     return {"step": step}
+
+
+def _check_link(steps: list[int]) -> None:
+    """A link's ``history_step`` that is not a kept step with a graph: dropped from the URL
+    with one notice here (the view draws after the page's notices), before the bound
+    slider is drawn; the slider then opens on its default."""
+    raw = st.query_params.get(STEP_KEY)
+    if raw is None or STEP_KEY in st.session_state or raw in {str(s) for s in steps}:
+        return
+    try:
+        del st.query_params[STEP_KEY]
+    except st.errors.StreamlitAPIException:  # already bound: the widget drops it itself
+        pass
+    shown = ", ".join(str(s) for s in steps)
+    say("warning", f"Ignored the link's {STEP_KEY}={link.quoted(raw)}: not a kept step ({shown}).",
+        icon=":material/link_off:")  # fmt: skip
 
 
 def training_view(sel: Selection) -> None:

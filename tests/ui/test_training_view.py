@@ -72,3 +72,13 @@ def test_the_lecture_step_draws_the_curves_and_the_best_head():
     last = models["softmax"].prefix_matching[-1]
     layer, head = divmod(int(np.argmax(last)), last.shape[1])
     assert heads and heads[0].startswith(f"**L{layer} H{head} at step")
+
+
+def test_a_link_opens_the_slider_on_its_step_and_a_wrong_step_gets_one_line():
+    at = _app(view="training", history_step=450)
+    assert not at.exception and at.select_slider(key="history_step").value == 450
+    at = _app(view="training", history_step=451)
+    assert not at.exception
+    lines = [w.value for w in at.warning if "history_step" in w.value]
+    assert len(lines) == 1 and lines[0].startswith("Ignored the link's history_step=451")
+    assert at.select_slider(key="history_step").value == 1300  # its default, the phase change

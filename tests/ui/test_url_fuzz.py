@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.helpers import ROOT
 from tests.helpers.pages import APP
+from ui.lessons.forgetting import DEFAULT_EXAMPLE
 
 # 80,000 characters: six parameters of it stay under Streamlit's 524,288-character query
 # string (past it the whole query is ignored, and nothing would be tested).
@@ -23,7 +24,7 @@ FUZZ = ["-1", "-7", str(10**30), "inf", "-inf", "nan", "1e309", "1.5", "abc", "\
 # string over 524,288 characters; the server's gate cuts each value first, AppTest has none)
 # Values no numeric parameter takes: each gets a notice naming the parameter.
 NOT_NUMBERS = set(FUZZ) - {""}  # an empty value clears a control (Streamlit's reading)
-NUMERIC = {"layer", "head", "step", "recall_pairs", "recall_example", "steps_t",
+NUMERIC = {"layer", "head", "step", "recall_pairs", "recall_example", "steps_t", "history_step",
            "align_layer", "align_head", "steps_layer", "steps_head", "self_layer",
            "self_head"}  # fmt: skip
 # (page's url path, parameters held fixed to reach a view, the parameters bound there)
@@ -33,6 +34,7 @@ PAGES = [
     ("", {"view": "compare"}, SIDEBAR | {"vs"}),
     ("", {"view": "ablate"}, SIDEBAR | {"mode"}),
     ("", {"view": "patch"}, SIDEBAR | {"clean", "corrupted", "answer", "wrong", "direction"}),
+    ("", {"view": "training"}, SIDEBAR | {"history_step"}),
     ("lecture", {}, SIDEBAR | {"step"}),
     ("soft-hard", {}, SIDEBAR),
     ("forgetting", {}, {"recall_pairs", "recall_example"}),
@@ -81,7 +83,7 @@ def test_every_bound_widget_in_the_code_is_fuzzed():
     sources = "\n".join(p.read_text() for p in (ROOT / "ui").rglob("*.py"))
     code = re.sub(r"``[^`]*``", "", sources)  # not the docstrings' mentions
     sites = code.count('bind="query-params"') + code.count("**BOUND")
-    assert sites == 21, f"{sites} bound widgets in ui/: add the new ones to PAGES"
+    assert sites == 22, f"{sites} bound widgets in ui/: add the new ones to PAGES"
     literal = set(re.findall(r'key="(\w+)"[^)]*(?:bind="query-params"|\*\*BOUND)', sources))
     assert literal <= EVERY_BOUND, literal - EVERY_BOUND
     assert NUMERIC <= EVERY_BOUND
@@ -121,6 +123,6 @@ def test_the_forgetting_lessons_example_refuses_inf_with_one_line(page_hashes):
         assert not at.exception, [e.value for e in at.exception]
         want = f"Ignored the link's recall_example={value}: not an example number (1–999)."
         assert notices(at) == [want]
-        assert at.number_input(key="recall_example").value == 1  # the default example
+        assert at.number_input(key="recall_example").value == DEFAULT_EXAMPLE  # the default
         assert at.slider(key="recall_pairs").value == 3  # the valid value next to it kept
         assert "recall_example" not in at.query_params  # a reload is clean
