@@ -24,7 +24,7 @@ HISTORY_FILE = "training_history.json"
 CURVES = {
     "val_loss": ("Validation loss", "nats/token"),
     "icl_score": ("In-context learning score", "nats"),
-    "best_prefix_matching": ("Best head's prefix-matching score", "0..1"),
+    "best_prefix_matching": ("Best head's prefix-matching score", "score"),
     "recall_n8": ("Associative recall, n = 8 (top token)", "share"),
 }
 

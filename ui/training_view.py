@@ -149,8 +149,8 @@ def heads_at(sel: Selection, models: dict[str, ModelHistory], step: int) -> None
             score = models[kind].prefix_matching[models[kind].steps.index(step), layer, head]
             with col:
                 plot(attention_heatmap(a[layer, head], tokens,
-                                       f"{kind} · step {step:,} · L{layer} H{head}<br>"
-                                       f"prefix-matching {score:.2f}", width_px=fit.HALF_1280_PX),
+                                       f"{kind} · step {step:,}<br>prefix-matching {score:.2f}",
+                                       colorbar_title="weight", width_px=fit.HALF_1280_PX),
                      key=f"history_{kind}")  # fmt: skip
     best = {k: best_head(h) for k, h in models.items()}
     with presenter.notes():

@@ -9,14 +9,15 @@ names the real step.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 from viz import spec, style
 from viz.forgetting import KIND_COLORS
 
 # panel -> (x domain, y domain) in paper coordinates: a 2 x 2 grid
-PANELS = (((0.0, 0.44), (0.58, 1.0)), ((0.56, 1.0), (0.58, 1.0)),
-          ((0.0, 0.44), (0.0, 0.4)), ((0.56, 1.0), (0.0, 0.4)))  # fmt: skip
+PANELS = (((0.0, 0.44), (0.64, 1.0)), ((0.56, 1.0), (0.64, 1.0)),
+          ((0.0, 0.44), (0.0, 0.36)), ((0.56, 1.0), (0.0, 0.36)))  # fmt: skip
 PREFIX_KEY = "best_prefix_matching"
 
 
@@ -28,7 +29,7 @@ def _x(steps: Sequence[int]) -> list[int]:
 def _ticks(steps: Sequence[int]) -> dict:
     """Tick marks at the kept decades and the last step, labelled by the real step."""
     last = max(steps)
-    shown = sorted({s for s in (0, 10, 100, 1000) if s <= last} | {last})
+    shown = sorted({s for s in (0, 10, 100, 1000) if 4 * s <= last or s == 0} | {last})
     return {"tickvals": _x(shown), "ticktext": [f"{s:,}" for s in shown]}
 
 
@@ -55,10 +56,11 @@ def history_curves(
     data, layout, shapes, notes = [], {}, [], []
     for p, (key, (title, unit)) in enumerate(list(curves.items())[: len(PANELS)]):
         n = "" if p == 0 else str(p + 1)
-        (x0, x1), (y0, y1) = PANELS[p] if len(curves) > 2 else (PANELS[p][0], (0.0, 0.86))
+        (x0, x1), (y0, y1) = PANELS[p] if len(curves) > 2 else (PANELS[p][0], (0.0, 0.78))
         steps = next(iter(histories.values()))["steps"]
         layout[f"xaxis{n}"] = {"type": "log", "domain": [x0, x1], "anchor": f"y{n}",
-                               **_ticks(steps), **spec.titled("training step")}  # fmt: skip
+                               "tickangle": 0, **_ticks(steps),
+                               **spec.titled("training step")}  # fmt: skip
         layout[f"yaxis{n}"] = {"domain": [y0, y1], "anchor": f"x{n}", **spec.titled(unit)}
         notes.append(spec.subplot_title(title, (x0 + x1) / 2, y1 + 0.01))
         for kind, h in histories.items():
@@ -84,7 +86,8 @@ def history_curves(
                            "x1": 1, "y0": threshold, "y1": threshold,
                            "line": {"dash": "dot", "width": 1.5, "color": "#444444"}})  # fmt: skip
     layout |= {"shapes": shapes, "annotations": notes + _phase_notes(histories),
-               "legend": {"orientation": "h", "x": 0.5, "xanchor": "center", "y": 1.12}}  # fmt: skip
+               "legend": {"orientation": "h", "x": 0.5, "xanchor": "center",
+                          "y": 1.12 if len(curves) > 2 else 0.9, "yanchor": "bottom"}}  # fmt: skip
     return spec.figure(data, layout, title=None, height=height)
 
 
@@ -94,8 +97,10 @@ def _phase_notes(histories: Mapping[str, Mapping]) -> list[dict]:
     for i, (kind, h) in enumerate(histories.items()):
         if (phase := h.get("phase_change_step")) is None:
             continue
+        # an annotation on a log axis is placed in log10 units (a shape in data units)
         notes.append({"text": f"{style.escape(kind)}: induction head at step {phase:,}",
-                      "x": phase + 1, "xref": "x", "y": 1 - 0.1 * i, "yref": "y domain",
+                      "x": math.log10(phase + 1), "xref": "x", "y": 1 - 0.1 * i,
+                      "yref": "y domain", "bgcolor": "rgba(255, 255, 255, 0.85)",
                       "xanchor": "right", "showarrow": False,
                       "font": {"color": KIND_COLORS.get(kind, "#444444")}})  # fmt: skip
     return notes

@@ -32,6 +32,8 @@ def test_each_measure_has_a_line_per_model_at_the_real_steps():
         c[0] for c in CURVES.values()
     ]
     assert "softmax: induction head at step 1,000" in titles
+    label = next(a for a in fig["layout"]["annotations"] if a["text"].startswith("softmax:"))
+    assert label["x"] == pytest.approx(np.log10(1001))  # annotations on a log axis: log10 units
     assert not any(t.startswith("linear:") for t in titles)  # it has no phase change
     ticks = fig["layout"]["xaxis"]
     assert ticks["type"] == "log" and ticks["ticktext"][0] == "0" and ticks["tickvals"][0] == 1
