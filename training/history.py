@@ -7,7 +7,7 @@ at every step of ``training.recipe.HISTORY_STEPS``. For each kept checkpoint thi
 in torch on those same weights:
 
 * ``val_loss``: mean next-token loss (nats/token) on the first 64 windows of the held-out
-  lines (``training.train.evaluate_loss``);
+  lines (``training.loss.evaluate_loss``);
 * ``icl_score``: the in-context learning score, the loss on the first copy of a block of
   random words minus the loss on its second copy (nats; Olsson et al. 2022, "In-context
   Learning and Induction Heads", arXiv 2209.11895, measure early against late tokens;
@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from tokenizers import Tokenizer
 from tqdm import tqdm
 
 from export.history import write_history_graphs
@@ -41,7 +42,7 @@ from models.checkpoint import SHIPPED_DIR, load_checkpoint
 from models.config import SHIPPED_KINDS
 from training import recipe
 from training.data import corpus_lines, token_stream
-from training.train import evaluate_loss
+from training.loss import evaluate_loss
 
 PHASE_THRESHOLD = 0.4  # best prefix-matching score that marks an induction head
 RECALL_N = 8  # pairs of the history's recall column
@@ -118,21 +119,22 @@ def kept_checkpoints(folder: Path) -> dict[str, dict[int, Path]]:
     return found
 
 
-def model_history(paths: dict[int, Path], valid_lines: list[str]) -> tuple[dict, dict]:
-    """One model's history (the measures at every kept step, its phase change) and its
-    checkpoints, step -> model."""
+def model_history(paths: dict[int, Path], valid_lines: list[str]) -> tuple[dict, dict, Tokenizer]:
+    """One model's history (the measures at every kept step, its phase change), its
+    checkpoints (step -> model) and their tokenizer."""
     steps = sorted(paths)
-    rows, models = [], {}
+    rows, models, valid = [], {}, None
     for step in tqdm(steps, desc=paths[steps[0]].name.split(".")[0], unit="checkpoint"):
         model, tokenizer, _ = load_checkpoint(paths[step])
         models[step] = model
-        rows.append(checkpoint_metrics(model, tokenizer, token_stream(tokenizer, valid_lines)))
+        valid = token_stream(tokenizer, valid_lines) if valid is None else valid  # one run's
+        rows.append(checkpoint_metrics(model, tokenizer, valid))
     best = [float(np.max(r["prefix_matching"])) for r in rows]
     history = {"steps": steps, "best_prefix_matching": [round(b, 4) for b in best]}
     for key in rows[0]:
         history[key] = [r[key] for r in rows]
     history["phase_change_step"] = phase_change(steps, best)
-    return history, models
+    return history, models, tokenizer
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -151,18 +153,17 @@ def main(argv: list[str] | None = None) -> None:
     for old in args.out.glob("*.onnx"):
         old.unlink()
     measured = {k: model_history(found[k], valid_lines) for k in kinds}
-    steps = sorted(set.intersection(*(set(h["steps"]) for h, _ in measured.values())))
-    shown = graph_steps(steps, [h["phase_change_step"] for h, _ in measured.values()])
-    for kind, (history, models) in measured.items():
+    steps = sorted(set.intersection(*(set(h["steps"]) for h, *_ in measured.values())))
+    shown = graph_steps(steps, [h["phase_change_step"] for h, *_ in measured.values()])
+    for history, models, tokenizer in measured.values():
         history["graph_steps"] = shown
-        _, tokenizer, _ = load_checkpoint(found[kind][shown[0]])
         write_history_graphs({s: models[s] for s in shown}, args.out, tokenizer)
     out = {
         "recipe": {k: getattr(recipe, k.upper()) for k in ("steps", "batch_size", "lr", "seed")}
         | {"recall_share": recipe.RECALL_SHARE, "schedule": recipe.SCHEDULE},
         "phase_threshold": PHASE_THRESHOLD,
         "recall_n": RECALL_N,
-        "models": {kind: history for kind, (history, _) in measured.items()},
+        "models": {kind: history for kind, (history, *_) in measured.items()},
     }
     (args.out / HISTORY_FILE).write_text(json.dumps(out, indent=1) + "\n")
     print(f"wrote {args.out / HISTORY_FILE}")

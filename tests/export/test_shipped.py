@@ -404,7 +404,7 @@ def test_shipped_graphs_rows_sum_to_the_cards_figure_on_held_out_text(exported_d
     phi(q_i)^T z_i + eps, so this holds only if the normalizer dominates eps; the first
     shipped linear model's rows went down to 0.007), and the smallest row sum per head
     is the model card's, which evaluation computed from the PyTorch checkpoint."""
-    from training.evaluate import held_out_min_row_sum
+    from training.head_measures import held_out_min_row_sum
 
     shipped = load_shipped(exported_dir, kind)
     mins = held_out_min_row_sum(

@@ -114,8 +114,8 @@ def test_training_and_evaluation_run_one_forward():
     """The val > train gap seen after 1,000 steps is not a path mismatch: train and eval
     mode give the same logits (no dropout; one chunked form), each batch row is its own
     sequence (the convolution's zero padding and the state do not leak across rows), and
-    training.train.evaluate_loss is the mean cross-entropy of that same forward."""
-    from training.train import evaluate_loss
+    training.loss.evaluate_loss is the mean cross-entropy of that same forward."""
+    from training.loss import evaluate_loss
 
     torch.manual_seed(0)
     cfg = ModelConfig(vocab_size=40, n_layer=2, n_head=2, d_model=16, d_mlp=32, attention="delta")
