@@ -56,8 +56,10 @@ def best_head(h: ModelHistory) -> tuple[int, int]:
 
 def sentence(sel: Selection) -> tuple[list[int], list[str]]:
     """The sidebar's sentence as the shipped tokenizer reads it (the three share one),
-    cut to the shipped context: ``(ids (T,), display tokens (T,))``."""
-    result = loaders.get_analysis(loaders.SHIPPED_KINDS[0], sel.text)
+    cut to the shipped context: ``(ids (T,), display tokens (T,))``. A shipped model's
+    analysis is the page's own; for another model the shipped tokenizer's is made."""
+    shipped = sel.name in loaders.SHIPPED_KINDS
+    result = sel.result if shipped else loaders.get_analysis(loaders.SHIPPED_KINDS[0], sel.text)
     T = loaders.shipped_model(loaders.SHIPPED_KINDS[0]).config.context_length
     return list(result.ids)[:T], list(result.display_tokens)[:T]
 
@@ -104,15 +106,17 @@ def training_view(sel: Selection) -> None:
     if sel.name not in loaders.SHIPPED_KINDS:
         say("info", "The training history is of the three shipped models; the sidebar's "
             "model has none.")  # fmt: skip
-    plot(history_curves({k: _fields(h) for k, h in models.items()}, CURVES,
+    plot(history_curves(curve_fields(models), CURVES,
                         header["phase_threshold"]), key="history_curves")  # fmt: skip
     _curves_caption(header, models)
     step = sel.options.get("step", next(iter(models.values())).steps[-1])
     heads_at(sel, models, step)
 
 
-def _fields(h: ModelHistory) -> dict:
-    return {"steps": h.steps, "curves": h.curves, "phase_change_step": h.phase_change_step}
+def curve_fields(models: dict[str, ModelHistory]) -> dict[str, dict]:
+    """What ``viz.history.history_curves`` draws of each model's history."""
+    return {k: {"steps": h.steps, "curves": h.curves, "phase_change_step": h.phase_change_step}
+            for k, h in models.items()}  # fmt: skip
 
 
 def _curves_caption(header: dict, models: dict[str, ModelHistory]) -> None:
@@ -137,12 +141,16 @@ def _curves_caption(header: dict, models: dict[str, ModelHistory]) -> None:
         )
 
 
-def heads_at(sel: Selection, models: dict[str, ModelHistory], step: int) -> None:
-    """The sidebar's head at checkpoint ``step``, one heatmap per model, and the arrays."""
+def heads_at(
+    sel: Selection, models: dict[str, ModelHistory], step: int, pick_hint: bool = True
+) -> None:
+    """The sidebar's head at checkpoint ``step``, one heatmap per model, and the arrays;
+    ``pick_hint``: say that the sidebar picks the head (not where the head is fixed)."""
     ids, tokens = sentence(sel)
     layer, head = _head(sel, models)
     st.markdown(f"**L{layer} H{head} at step {step:,}** on the sentence "
-                f"({len(ids)} tokens); pick another head in the sidebar.")  # fmt: skip
+                f"({len(ids)} tokens)" + ("; pick another head in the sidebar." if pick_hint
+                                          else "."))  # fmt: skip
     attn = {k: checkpoint_attention(k, step, tuple(ids)) for k in models}  # (L, H, T, T)
     with presenter.above_fold(HEATMAP_FOLD_PX):
         for col, (kind, a) in zip(st.columns(len(attn)), attn.items(), strict=True):

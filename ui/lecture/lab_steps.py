@@ -86,13 +86,11 @@ def watch_form(sel: Selection) -> Deeper:
         return Deeper("visualizer", "The Training history view", state(sel, view="training"))
     header, models = loaded
     shown = {k: CURVES[k] for k in ("best_prefix_matching", "icl_score")}
-    fields = {k: {"steps": h.steps, "curves": h.curves, "phase_change_step": h.phase_change_step}
-              for k, h in models.items()}  # fmt: skip
     with presenter.above_fold(360):
-        plot(history_curves(fields, shown, header["phase_threshold"], height=360),
+        plot(history_curves(training_view.curve_fields(models), shown, header["phase_threshold"], height=360),
              key="lecture_history")  # fmt: skip
     step = training_view.training_options(sel)["step"]
     layer, head = training_view.best_head(next(iter(models.values())))
-    training_view.heads_at(sel.at(layer, head), models, step)
+    training_view.heads_at(sel.at(layer, head), models, step, pick_hint=False)
     params = state(sel.at(layer, head), view="training", history_step=step)
     return Deeper("visualizer", "The Training history view", params)
