@@ -243,6 +243,10 @@ export default function ({ data, parentElement, setTriggerValue }) {
     gd.onkeydown = heads ? null : (event) => keyQuery(gd, event);
   }
   gd.style.minHeight = `${figure.layout.height || 450}px`; // its place kept while plotly.js loads
+  if (!window.Plotly) {
+    removePreview(gd); // a newer figure while plotly.js still loads
+    previewFigure(gd, figure); // bars at once, plotly.js's drawing later (ui/preview.js)
+  }
   // the toolbar's strip (ui/chart.py), on the host: the chart's own box starts at the figure
   parentElement.classList.toggle("attnviz-strip", figure.data.length > 0);
   const failed = (error) => {
@@ -264,6 +268,7 @@ export default function ({ data, parentElement, setTriggerValue }) {
       gd.__config = { ...config, modeBarButtonsToAdd: buttons };
     }
     gd.__figure = figure;
+    removePreview(gd);
     const drawn = P.react(gd, { data: figure.data, layout, frames: figure.frames || [], config: gd.__config });
     if (!gd.__listening) {
       gd.__listening = true;

@@ -29,8 +29,10 @@ import orjson
 import streamlit as st
 
 COMPONENT = "attnviz_chart"
-# one module: ▶ play (player.js), then the chart (chart.js)
-JS = "\n".join(Path(__file__).with_name(n).read_text() for n in ("player.js", "chart.js"))
+# one module: ▶ play (player.js), the first paint of bars (preview.js), then the chart (chart.js)
+JS = "\n".join(
+    Path(__file__).with_name(n).read_text() for n in ("player.js", "preview.js", "chart.js")
+)
 _STATIC_JS = Path(st.__file__).parent / "static" / "static" / "js"
 
 

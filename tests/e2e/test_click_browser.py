@@ -37,14 +37,29 @@ CELL_JS = """([key, row, col, panel]) => {
 }"""
 
 
+def settled_cell(page, args: list) -> tuple[float, float]:
+    """CELL_JS's point once the figure has stopped moving: the same twice, 200 ms apart. On
+    a busy machine the page can still move the chart (a scrollbar, the square-cell fit)
+    after it drew, and a click at the point read before landed a row above."""
+    point = page.evaluate(CELL_JS, args)
+    for _ in range(20):
+        page.wait_for_timeout(200)
+        now = page.evaluate(CELL_JS, args)
+        if now == point:
+            break
+        point = now
+    return point
+
+
 def test_clicking_a_cell_of_row_5_selects_query_5_everywhere(page, server_url):
     page.goto(f"{server_url}/visualizer")
     wait_idle(page)
     page.locator(".st-key-attn_big .js-plotly-plot .main-svg").first.wait_for()
-    x, y = page.evaluate(CELL_JS, ["attn_big", 5, 2])
+    x, y = settled_cell(page, ["attn_big", 5, 2])
     page.mouse.move(x, y)  # the hover names the cell's tokens (the click layer's axes' ticks)
     hover = page.locator(".st-key-attn_big .hoverlayer .hovertext")
     expect(hover).to_contain_text(re.compile(r"query: 5·.*key: 2·.*weight: 0\.\d{3}"))
+    x, y = settled_cell(page, ["attn_big", 5, 2])  # where the cell is now, after the hover
     page.mouse.click(x, y)
     # the rerun can start more than wait_idle's 600 ms after the click on a busy machine
     expect(page.get_by_role("combobox", name="Query token")).to_have_value(re.compile(r"^5: "))
@@ -77,7 +92,7 @@ def test_clicking_a_cell_of_row_5_selects_query_5_everywhere(page, server_url):
     # a click on a cell of the mask view's weights panel (row 3) picks query 3 there too
     page.locator(".st-key-mask_panels").scroll_into_view_if_needed()
     wait_plot(page, "mask_panels")
-    x, y = page.evaluate(CELL_JS, ["mask_panels", 3, 1, "3"])
+    x, y = settled_cell(page, ["mask_panels", 3, 1, "3"])
     page.mouse.move(x, y)
     hover = page.locator(".st-key-mask_panels .hoverlayer .hovertext")
     expect(hover).to_contain_text(re.compile(r"query: 3·.*key: 1·.*weight: "))
@@ -125,7 +140,7 @@ def test_a_clicked_cell_draws_its_row_before_the_server_answers(page, server_url
     wait_idle(page)
     page.locator(".st-key-attn_big .js-plotly-plot .main-svg").first.wait_for()
     reruns.hold = True
-    x, y = page.evaluate(CELL_JS, ["attn_big", 5, 2])
+    x, y = settled_cell(page, ["attn_big", 5, 2])
     page.mouse.click(x, y)
     page.locator(".st-key-attn_big").get_by_text("Row 5: where does").wait_for()
     early = page.evaluate(ROW_BARS_JS)
