@@ -115,7 +115,8 @@ PREVIEW_LABELS_JS = """() => Array.from(document.querySelectorAll(
   '.st-key-topk .attnviz-preview > div:last-child > span'), s => s.textContent)"""
 
 
-def test_the_bars_are_on_screen_when_the_run_ends_while_plotly_loads(browser, server_url):
+@pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)], ids=["1280x720", "1920x1080"])
+def test_the_bars_are_on_screen_when_the_run_ends_while_plotly_loads(browser, server_url, size):
     """#44 item 7: presenting, the Predictions view opened from a link was a 500 px blank
     for over a second after its run had ended, plotly.js still loading and evaluating. The
     bars are drawn at once as HTML (the title, each token and its probability), within
@@ -123,7 +124,7 @@ def test_the_bars_are_on_screen_when_the_run_ends_while_plotly_loads(browser, se
     them with the same tokens. A fresh browser context: no plotly.js cached or running."""
     from tests.helpers.slow import FACTOR
 
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
     page = context.new_page()
     try:
         page.goto(f"{server_url}/visualizer?present=1&view=predict")
