@@ -62,7 +62,6 @@ from training.recall_rows import max_pairs
 STAGES = ("held-out loss", "head statistics", "row sums", "recall", "induction", "probes")
 
 
-@torch.no_grad()
 def _progress(desc: str):
     """A progress bar over :data:`STAGES` (a stage takes seconds to minutes): each
     ``next()`` names the stage starting; exhausting it completes the bar."""

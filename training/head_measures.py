@@ -18,6 +18,7 @@ from models.transformer import Transformer
 ROW_SUM_LINES = 500  # held-out validation lines for the smallest attention row sum
 
 
+@torch.no_grad()
 def head_scores(
     model: Transformer, tokenizer: Tokenizer, seed: int = 4, lines: list[str] | None = None
 ) -> dict:

@@ -10,7 +10,6 @@ import torch.nn.functional as F
 from models.transformer import Transformer
 
 
-@torch.no_grad()
 def scored_windows(n_tokens: int, T: int, max_windows: int | None = None) -> tuple[int, int]:
     """(windows, window length) that :func:`evaluate_loss` scores in a stream of
     ``n_tokens``: whole consecutive windows of T tokens (cut to n_tokens - 1), each scored
@@ -21,6 +20,7 @@ def scored_windows(n_tokens: int, T: int, max_windows: int | None = None) -> tup
     return (n if max_windows is None else min(max_windows, n)), T
 
 
+@torch.no_grad()
 def evaluate_loss(
     model: Transformer, stream: torch.Tensor, T: int, max_windows: int | None = 64, batch: int = 64
 ) -> float:
