@@ -41,7 +41,7 @@ def export_module(
     if dynamo:
         shapes = {"dynamic_shapes": dynamic, "optimize": not keep_names}
     else:
-        shapes = {"dynamic_axes": dynamic}
+        shapes = {"dynamic_axes": _axis_names(dynamic)}
     if not dynamo and optimize:
         shapes["do_constant_folding"] = False
     with warnings.catch_warnings():
@@ -67,3 +67,23 @@ def export_module(
     stale = path.with_name(path.name + ".data")
     if stale.exists():
         stale.unlink()
+
+
+def _axis_names(dynamic):
+    """TorchScript's ``dynamic_axes`` from either spelling: name -> {axis: "S"}, with a
+    ``torch.export.Dim`` replaced by its name (callers spell one axis once for both)."""
+    if dynamic is None:
+        return None
+    return {
+        name: {axis: getattr(dim, "__name__", dim) for axis, dim in axes.items()}
+        for name, axes in dynamic.items()
+    }
+
+
+def traced_export(cfg) -> bool:
+    """Whether a model of ``cfg`` (``models.config.ModelConfig``) exports through the
+    TorchScript exporter and onnxscript's optimizer (softmax, linear: no loop over T, and
+    4-18x faster than dynamo: 0.3-1.2 s against 5 s for a tiny model's inspect graph) or
+    must go through dynamo (DeltaNet: its token scan is a loop that tracing would unroll,
+    freezing T)."""
+    return cfg.attention != "delta"
