@@ -43,7 +43,7 @@ def has_lab(sel: Selection) -> bool:
         return False
     if not sel.model.lab_graph.opened:
         try:
-            with st.spinner("Exporting this model's lab graph (once, about 10 s)…"):
+            with st.spinner("Exporting this model's lab graph (once, a few seconds)…"):
                 sel.model.lab_graph.session()
         except Exception as exc:  # noqa: BLE001 - an upload's export: its one line
             say("error", f"The lab graph could not be made: {exc}", icon=":material/error:")
