@@ -122,7 +122,7 @@ def test_the_bars_are_on_screen_when_the_run_ends_while_plotly_loads(browser, se
     bars are drawn at once as HTML (the title, each token and its probability), within
     0.8 s of the run's end (scaled to a busy machine), and plotly's chart then replaces
     them with the same tokens. A fresh browser context: no plotly.js cached or running."""
-    from tests.helpers.slow import FACTOR
+    from tests.helpers.slow import FACTOR, measure
 
     context = browser.new_context(viewport={"width": size[0], "height": size[1]})
     page = context.new_page()
@@ -135,7 +135,10 @@ def test_the_bars_are_on_screen_when_the_run_ends_while_plotly_loads(browser, se
         wait_plot(page, "topk")
         page.wait_for_function("() => !document.querySelector('.st-key-topk .attnviz-preview')")
         drawn = page.evaluate(f"() => Array.from(document.querySelector('{BARS}')._fullData[0].y)")
-        assert first_paint_ms <= 800 * FACTOR, (first_paint_ms, FACTOR)
+        # the factor now, not at the worker's start: the load may have come since (a run
+        # with two browsers at once met 852 ms with the start's factor of 1.0)
+        factor = max(FACTOR, measure())
+        assert first_paint_ms <= 800 * factor, (first_paint_ms, factor)
         assert previewed in ([], drawn), (previewed, drawn)
         assert len(drawn) == 8, drawn
     finally:

@@ -118,7 +118,14 @@ def _zombie_or_gone(pid: int) -> str:
         return "gone"
 
 
-def test_workers_that_ended_are_reaped_and_closed_sessions_workers_stopped():
+def test_workers_that_ended_are_reaped_and_closed_sessions_workers_stopped(monkeypatch):
+    # An app run earlier in this process (an AppTest) leaves the server's reaper thread
+    # (ui/server_start.py), which calls ``upload.client.reap`` every 10 s and would reap
+    # these workers first (seen: "gone" where the zombie was awaited). It looks the
+    # function up on the module at each call: here it finds one that reaps nothing.
+    import upload.client
+
+    monkeypatch.setattr(upload.client, "reap", lambda *args, **kwargs: 0)
     ended, orphan, kept = (Worker(n, budget=WorkerBudget()) for n in ("ended", "orphan", "kept"))
     ended.owner, orphan.owner, kept.owner = "s1", "closed", "s2"
     try:
