@@ -68,7 +68,7 @@ ALONE := tests/e2e/test_hostile_uploads.py tests/e2e/test_fair_share.py
 ALONE_ENV := ATTNVIZ_WORKER_PRIORITY=idle ATTNVIZ_WORKER_WAIT_FACTOR=1
 test: setup chromium nginx
 	@rm -rf $(REPORTS); mkdir -p $(REPORTS)
-	$(PY) -m tests.helpers.export_cache softmax linear >/dev/null 2>&1 & warm=$$!; status=0; \
+	$(PY) -m tests.helpers.export_cache softmax linear delta >/dev/null 2>&1 & warm=$$!; status=0; \
 	$(MAKE) --no-print-directory lint || status=1; \
 	$(PYTEST) -n 2 --dist loadgroup --durations=25 $(foreach f,$(ALONE),--ignore=$(f)) \
 		--junitxml=$(REPORTS)/parallel.xml || status=1; \

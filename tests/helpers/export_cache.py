@@ -10,8 +10,9 @@ A DeltaNet model exports through ``torch.export`` of a token scan (``models/delt
 about a minute per graph on the 2-core machine, three graphs. Softmax and linear take 8 and
 15 s, while the test tier's other worker, needing the same export, waited idle.
 ``python -m tests.helpers.export_cache softmax linear`` fills the cache beforehand: ``make
-test-fast`` runs it in the background while lint runs (a file lock per entry: a test that
-asks meanwhile waits for it instead of exporting the same model again).
+test-fast`` runs it in the background while lint runs, ``make test`` with ``delta`` too
+(lint leaves a core idle; every ``make test`` needs the three), a file lock per entry: a
+test that asks meanwhile waits for it instead of exporting the same model again.
 """
 
 from __future__ import annotations
