@@ -35,7 +35,7 @@ from tqdm import tqdm
 
 from export.checks import check_graph, probe_lengths, square_sequence_tensors
 from export.lab import export_lab_graph
-from export.torch_export import export_module, traced_export
+from export.torch_export import export_for
 from models import contract
 from models.attention import ATTENTION_REGISTRY
 from models.checkpoint import SHIPPED_DIR, load_checkpoint, shipped_checkpoint
@@ -97,12 +97,8 @@ def export_fast_graph(model: Transformer, path: Path, example: torch.Tensor, T) 
     Returns:
         ``path``, written (not yet checked: :func:`export.checks.check_graph`).
     """
-    names = [contract.INPUT_NAME]
-    if model.cfg.attention == "linear":  # dynamo freezes T through the chunks' padding
-        dynamic = {contract.INPUT_NAME: {1: "T"}}
-        export_module(FastGraph(model), (example,), path, names, ["logits"], dynamic, False, True)
-    else:
-        export_module(FastGraph(model), (example,), path, names, ["logits"], {names[0]: {1: T}})
+    names = [contract.INPUT_NAME]  # linear: TorchScript (dynamo freezes T through the padding)
+    export_for(model.cfg, FastGraph(model), (example,), path, names, ["logits"], {names[0]: {1: T}})
     return path
 
 
@@ -184,16 +180,9 @@ def export_model(
 
     path = out_dir / f"{prefix}.inspect.onnx"
     names = contract.inspect_outputs(cfg.attention) + contract.block_outputs(cfg.n_layer)
-    traced = traced_export(cfg)
-    export_module(
-        InspectGraph(model),
-        (example,),
-        path,
-        [contract.INPUT_NAME],
-        names,
-        {"input_ids": {1: T_inspect}},
-        dynamo=not traced,
-        optimize=traced,
+    inputs = [contract.INPUT_NAME]
+    export_for(
+        cfg, InspectGraph(model), (example,), path, inputs, names, {inputs[0]: {1: T_inspect}}
     )
     paths.append(path)
 
@@ -218,7 +207,7 @@ def export_model(
         path = out_dir / f"{prefix}.step.onnx"
         said(path.name)
         inputs, outputs = contract.step_names(cfg.attention)
-        export_module(StepGraph(model), args, path, inputs, outputs, None, not traced, traced)
+        export_for(cfg, StepGraph(model), args, path, inputs, outputs, None)
         paths.append(path)
 
     if lab:  # interventions: ablation, patching, lens, attribution

@@ -1,12 +1,13 @@
 """Export the lab graph (``<prefix>.lab.onnx``): a batch of runs with a hand on every head.
 
 ``models/lab.py`` holds the computation and ``models/contract.py`` its inputs and outputs.
-Through the exporter of the inspect graph (``export.torch_export.traced_export``:
-TorchScript and onnxscript's optimizer for softmax and linear, dynamo for DeltaNet): with
-nothing overridden its numbers are the inspect graph's (measured: max difference 0 for
-the shipped models, 1.5e-7 of the largest head output for a tiny linear one; a TorchScript lab graph beside a dynamo inspect graph differed by 1.3e-6 of
-the largest head output, past the 1e-6 this graph promises, so the two go together). The
-batch (B) and sequence (T) axes are symbolic (DeltaNet's: T only, B = 1). Weights inside the file.
+Through the exporter of the inspect graph (``export.torch_export.export_for``: TorchScript
+and onnxscript's optimizer for softmax and linear, dynamo for DeltaNet): with nothing
+overridden its numbers are the inspect graph's (measured: max difference 0 for the shipped
+models, 1.5e-7 of the largest head output for a tiny linear one; a TorchScript lab graph
+beside a dynamo inspect graph differed by 1.3e-6, past the 1e-6 this graph promises, so
+the two go together). The batch (B) and sequence (T) axes are symbolic (DeltaNet's: T
+only, B = 1). Weights inside the file.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from export.torch_export import export_module, traced_export
+from export.torch_export import export_for
 from models import contract
 from models.lab import LabGraph, example_inputs
 from models.transformer import Transformer
@@ -41,8 +42,7 @@ def export_lab_graph(model: Transformer, path: Path) -> Path:
         T, batch = torch.export.Dim("T", min=2, max=cfg.context_length), {}
     args = example_inputs(model, B=2 if batch else 1, T=min(8, cfg.context_length))
     dynamic = {n: {**batch, _time_axis(n): T} for n in inputs}
-    traced = traced_export(cfg)
-    export_module(graph, args, path, inputs, outputs, dynamic, not traced, traced)
+    export_for(cfg, graph, args, path, inputs, outputs, dynamic)
     return path
 
 

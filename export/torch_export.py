@@ -87,3 +87,13 @@ def traced_export(cfg) -> bool:
     must go through dynamo (DeltaNet: its token scan is a loop that tracing would unroll,
     freezing T)."""
     return cfg.attention != "delta"
+
+
+def export_for(cfg, module: nn.Module, args: tuple, path: Path, input_names, output_names, dynamic):
+    """:func:`export_module` through the exporter :func:`traced_export` picks for a model of
+    ``cfg``: TorchScript and onnxscript's optimizer, or dynamo. ``dynamic``: input ->
+    {axis: ``torch.export.Dim``} (TorchScript reads each Dim's name), or None."""
+    traced = traced_export(cfg)
+    export_module(
+        module, args, path, input_names, output_names, dynamic, dynamo=not traced, optimize=traced
+    )
