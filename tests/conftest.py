@@ -10,7 +10,9 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 # Upload workers (and those of the servers the tests start) at normal priority: at
 # SCHED_IDLE they run only on CPU nobody else wants, so any other job on the machine (a
-# neighbour on a CI host, a developer's build) would stall every upload test. The tests of
+# neighbour on a CI host, a developer's build) would stall every upload test. The same
+# for a served folder's converter (nice 10 otherwise: ui/served_cache.py): beside two busy
+# loops the four families' conversions took 533 s instead of 42 s. The tests of
 # the scheduling itself (tests/upload/test_client.py) and the hostile-upload suite, which
 # times another session beside the uploads, run them at SCHED_IDLE as a server does.
 os.environ.setdefault("ATTNVIZ_WORKER_PRIORITY", "normal")

@@ -5,6 +5,7 @@ server never imports torch), and half-written conversions of servers gone remove
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import shutil
 import subprocess
@@ -50,10 +51,22 @@ def _stop_conversions() -> None:
         proc.kill()
 
 
+CONVERT_NICE = 10
+
+
+def lower_priority(pid: int) -> None:
+    """Nice the converter ``pid`` to CONVERT_NICE: the classroom's requests come first.
+    ``ATTNVIZ_WORKER_PRIORITY=normal`` (a shared test host, as for the upload workers:
+    ``upload/worker.py``) keeps the normal priority; a process already gone is left."""
+    if os.environ.get("ATTNVIZ_WORKER_PRIORITY") != "normal":
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, pid, CONVERT_NICE)
+
+
 def convert_into(folder: Path, dest: Path, context: int | None = None) -> None:
     """``python -m upload.convert folder --out <tmp> --onnx --inspect-only [--context N]``
-    in a child process (low priority), then the finished folder renamed to ``dest`` (a
-    half-written conversion never looks done).
+    in a child process (:func:`lower_priority`), then the finished folder renamed to
+    ``dest`` (a half-written conversion never looks done).
 
     Raises:
         RuntimeError: the command's one-line refusal or failure.
@@ -67,10 +80,7 @@ def convert_into(folder: Path, dest: Path, context: int | None = None) -> None:
         cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     _CONVERTING.add(proc)
-    try:
-        os.setpriority(os.PRIO_PROCESS, proc.pid, 10)  # the classroom's requests first
-    except OSError:
-        pass
+    lower_priority(proc.pid)
     try:
         out, err = proc.communicate()
     finally:

@@ -71,6 +71,26 @@ def test_shared_cache_bounded_by_bytes_keeps_the_newest():
     assert cache.keys() == ["big"]
 
 
+@pytest.mark.parametrize("priority", [None, "normal"])
+def test_the_converter_yields_to_the_class_unless_priority_is_normal(monkeypatch, priority):
+    """A served folder's converter runs at nice 10 below the server; on a shared test host
+    (``ATTNVIZ_WORKER_PRIORITY=normal``, tests/conftest.py) at the server's own priority."""
+    if priority is None:
+        monkeypatch.delenv("ATTNVIZ_WORKER_PRIORITY", raising=False)
+    else:
+        monkeypatch.setenv("ATTNVIZ_WORKER_PRIORITY", priority)
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        served_cache.lower_priority(proc.pid)
+        got = os.getpriority(os.PRIO_PROCESS, proc.pid)
+        assert got == (served_cache.CONVERT_NICE if priority is None else own)
+    finally:
+        proc.kill()
+        proc.wait()
+    served_cache.lower_priority(proc.pid)  # gone: nothing raised
+
+
 @pytest.fixture(scope="module")
 def served_models(tmp_path_factory):
     """A tiny GPT-2 folder and a broken one, prepared by ``ServedModels`` into a fresh
