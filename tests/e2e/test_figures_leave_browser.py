@@ -45,7 +45,7 @@ def test_a_views_html_file_draws_offline_with_hover(page, tmp_path, monkeypatch)
         asked.append(route.request.url)
         route.continue_() if route.request.url.startswith("file://") else route.abort()
 
-    page.context.route("**/*", only_files)
+    page.route("**/*", only_files)
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(path.as_uri())

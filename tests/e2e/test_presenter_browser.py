@@ -10,6 +10,7 @@ import urllib.parse
 
 import pytest
 
+from tests.e2e.conftest import open_page
 from tests.helpers.browser import wait_idle
 
 MEASURE = """(key) => {
@@ -81,9 +82,7 @@ def _block_step_presented(page, server_url: str) -> None:
 
 @pytest.mark.parametrize(("width", "height"), [(1920, 1080), (1280, 720)])
 def test_presenter_mode_on_a_projector(browser, server_url, width, height):
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    try:
+    with open_page(browser, width, height) as page:
         page.goto(f"{server_url}/lecture?present=1")
         wait_idle(page)
         _presented(page, "lecture_cues", SIXTEEN)
@@ -137,8 +136,6 @@ def test_presenter_mode_on_a_projector(browser, server_url, width, height):
         wait_idle(page)
         assert "present=1" in page.url, page.url
         _presented(page, "attn_big", SIXTEEN)
-    finally:
-        context.close()
 
 
 # Lecture steps and their figure's key: each fits above a 1280×720 fold when presenting
@@ -155,11 +152,9 @@ FOLDED_VIEWS = {"shapes": "shape_flow", "mask": "mask_panels"}
 
 
 def test_lecture_steps_fit_a_1280x720_projector(browser, server_url):
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
-    page = context.new_page()
     pages = [(f"lecture?present=1&step={step}", key) for step, key in FOLDED_STEPS.items()]
     pages += [(f"visualizer?present=1&view={view}", key) for view, key in FOLDED_VIEWS.items()]
-    try:
+    with open_page(browser, 1280, 720) as page:
         for step, key in pages:
             page.goto(f"{server_url}/{step}")
             wait_idle(page)
@@ -169,5 +164,3 @@ def test_lecture_steps_fit_a_1280x720_projector(browser, server_url):
             assert m["font"] >= 20 and m["hover"] >= 20, (step, m)
             assert page.evaluate(OVERLAPS, key) == [], step
             assert not page.locator('[data-testid="stException"]').count(), step
-    finally:
-        context.close()

@@ -18,6 +18,8 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
     "--disable-quic",
+    # the pages of one context share a renderer (tests/e2e/conftest.py ``open_page``)
+    "--process-per-site",
 ]
 # Playwright's default for every wait of a page (its own default: 30 s), and a script run's
 # (wait_idle): on a quiet machine a run takes under 5 s; the limits only cost when a test fails.
