@@ -95,11 +95,12 @@ def _forget(context, pg, origins: set[str]) -> None:
     """Close a shared context's page and clear what it left for the next one: the
     cookies and each visited origin's storage (Streamlit keeps e.g. whether the sidebar
     was open in localStorage)."""
-    cdp = context.new_cdp_session(pg)
-    for origin in origins - {""}:
-        cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
-    cdp.detach()
-    pg.close()
+    if not pg.is_closed():  # a test that closed its page itself
+        cdp = context.new_cdp_session(pg)
+        for origin in origins - {""}:
+            cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
+        cdp.detach()
+        pg.close()
     context.clear_cookies()
 
 
