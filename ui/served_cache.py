@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from upload.limits import normal_priority
+
 ROOT = Path(__file__).resolve().parents[1]
 CACHE_VARIABLE = "ATTNVIZ_CACHE_DIR"  # where converted folders are kept
 _CONVERTING: set[subprocess.Popen] = set()  # conversions running now (stopped at exit)
@@ -56,9 +58,9 @@ CONVERT_NICE = 10
 
 def lower_priority(pid: int) -> None:
     """Nice the converter ``pid`` to CONVERT_NICE: the classroom's requests come first.
-    ``ATTNVIZ_WORKER_PRIORITY=normal`` (a shared test host, as for the upload workers:
-    ``upload/worker.py``) keeps the normal priority; a process already gone is left."""
-    if os.environ.get("ATTNVIZ_WORKER_PRIORITY") != "normal":
+    Under :func:`upload.limits.normal_priority` (a shared test host) it keeps the normal
+    priority; a process already gone is left."""
+    if not normal_priority():
         with contextlib.suppress(OSError):
             os.setpriority(os.PRIO_PROCESS, pid, CONVERT_NICE)
 

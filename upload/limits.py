@@ -80,6 +80,14 @@ WORKER_IDLE_S = _env("WORKER_IDLE_S", 600.0)  # an idle ONNX worker exits (resta
 WAIT_FACTOR = _env("WORKER_WAIT_FACTOR", 3.0)
 
 
+def normal_priority() -> bool:
+    """Whether ``ATTNVIZ_WORKER_PRIORITY=normal`` (a shared test host: ``tests/conftest.py``)
+    keeps the server's background work at the normal priority: the upload workers (no
+    SCHED_IDLE; ``upload/worker.py`` reads the variable itself, before it imports anything)
+    and a served folder's converter (no nice 10: ``ui/served_cache.py``). Read at each call."""
+    return os.environ.get("ATTNVIZ_WORKER_PRIORITY") == "normal"
+
+
 def _machine_bytes() -> int:
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
