@@ -61,7 +61,7 @@ def attention_view(sel: Selection) -> None:
         # a clicked query's row bars are drawn in the browser before the rerun
         plot(fig, key="attn_big", on_select=click.on_click("attn_big"), instant_row=True)
         weights = figs.head_weights(result, layer, one, mode)  # (T, T), as drawn
-        numbers.show(weights, result.display_tokens, f"Attention weights ({mode})")
+        numbers.show(weights, result.display_tokens, f"Attention weights ({mode})", "attn_big")
     with right, presenter.notes():
         st.caption(
             "Rows are queries (the token doing the looking), columns are keys; the upper "

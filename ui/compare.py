@@ -81,7 +81,7 @@ def compare_view(sel: Selection) -> None:
             fig, key = specs.shown(figs.compare, name, result, lay, hd), f"cmp_{name}"
             plot(fig, key=key, on_select=click.on_click(key))  # a click picks the query
             weights = result.outputs["attn"][lay, hd]  # (T, T), as drawn
-            numbers.show(weights, result.display_tokens, f"{title}: attention weights")
+            numbers.show(weights, result.display_tokens, f"{title}: attention weights", key)
             token = plain(loaders.get_vocab(name)[best])
             st.markdown(f"Next token: **{token}** ({probs[best]:.1%})")
     if not both_shipped:
@@ -100,7 +100,7 @@ def difference(sel: Selection, a, b) -> None:
     title = f"B − A, layer {sel.layer}, head {sel.head}"
     plot(figs.difference(a, b, sel.layer, sel.head, title), key="cmp_diff")
     diff = b.outputs["attn"][sel.layer, sel.head] - a.outputs["attn"][sel.layer, sel.head]
-    numbers.show(diff, a.display_tokens, "B − A: attention weights")  # (T, T)
+    numbers.show(diff, a.display_tokens, "B − A: attention weights", "cmp_diff")  # (T, T)
 
 
 def _title(name: str) -> str:

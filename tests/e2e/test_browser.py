@@ -34,6 +34,14 @@ def test_type_sentence_and_see_heads_and_recurrence(page, server_url):
     assert "1·b*" in text and re.search(r"\d·sat", text) and re.search(r"\d·mat", text)
     assert "split into pieces" in page.inner_text("body")
     assert "blorf" in urllib.parse.unquote_plus(page.url)
+    numbers = page.locator(".st-key-attn_big_numbers")  # the heatmap's numbers, built on opening
+    assert numbers.locator('[data-testid="stTable"]').count() == 0
+    numbers.get_by_text("Show the numbers").click()
+    wait_idle(page)
+    rows = numbers.locator('[data-testid="stTable"] tbody tr')
+    rows.first.wait_for()
+    header = numbers.locator('[data-testid="stTable"] thead').inner_text()
+    assert "1·b*" in header and rows.count() == header.count("·")
 
     page.locator(".st-key-view").get_by_text("mask", exact=True).click()
     wait_idle(page)
