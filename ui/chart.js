@@ -87,17 +87,27 @@ function fresh(layout) {
 function span(domain) {
   return domain ? domain[1] - domain[0] : 1;
 }
+function mainOf(gd) {
+  return gd.closest('[data-testid="stMain"]') || document.scrollingElement;
+}
+function topPx(gd) {
+  const main = mainOf(gd); // the chart's top in the scrolled page, px
+  return gd.getBoundingClientRect().top - main.getBoundingClientRect().top + main.scrollTop;
+}
 function roomPx(gd, host) {
   const strip = parseFloat(getComputedStyle(host).paddingTop) || 0; // the toolbar's (ui/chart.py)
   if (document.fullscreenElement === host) return window.innerHeight - strip;
-  const main = gd.closest('[data-testid="stMain"]') || document.scrollingElement;
+  const main = mainOf(gd);
   const screen = main.clientHeight || window.innerHeight;
-  const top = gd.getBoundingClientRect().top - main.getBoundingClientRect().top + main.scrollTop;
+  const top = topPx(gd);
+  gd.__fitTop = top;
   const below = screen - top - FOOT_PX;
   // presenting, the figure fits under what is above it; else it may take a screen of its
   // own (scrolled to) when less than three quarters of one is left under its top
-  const presenting = new URLSearchParams(window.location.search).get("present") === "1";
-  return below >= screen * (presenting ? 1 / 3 : 3 / 4) ? below : screen - 2 * FOOT_PX;
+  // (the server says whether its session presents: the URL's present=1 can be missing
+  // for a moment while Streamlit rewrites the query, and a fit then took the column's
+  // width and ended 10 px under a 1280x720 fold)
+  return below >= screen * (gd.__present ? 1 / 3 : 3 / 4) ? below : screen - 2 * FOOT_PX;
 }
 function squareSize(gd, host) {
   const fl = gd._fullLayout;
@@ -139,10 +149,40 @@ function titlesMoved(gd, P) {
   return Object.keys(change).length ? P.relayout(gd, change).then(() => true) : false;
 }
 
+// A figure fitted to the room under its top is fitted again when its top moves: text
+// above it that is drawn later (a caption, the presenter's 20 px fonts, a web font) had
+// pushed a fitted figure 10-30 px past a 1280x720 projector's fold. One check per frame at
+// most, after any change to the main column's elements, its size, or the fonts.
+function refitMoved() {
+  window.__attnvizCheck = 0;
+  for (const gd of document.querySelectorAll(".attnviz-chart")) {
+    if (!gd.__fit || gd.__fitTop === undefined || !gd._fullLayout || !window.Plotly) continue;
+    if (Math.abs(topPx(gd) - gd.__fitTop) > 1) fitSquare(gd, window.Plotly, gd.parentElement);
+  }
+}
+function checkTops() {
+  if (!window.__attnvizCheck) window.__attnvizCheck = requestAnimationFrame(refitMoved);
+}
+function watchTops() {
+  const main = document.querySelector('[data-testid="stMain"]');
+  if (!main || window.__attnvizTopsOn === main) return;
+  if (window.__attnvizTops) window.__attnvizTops.forEach((o) => o.disconnect());
+  window.__attnvizTopsOn = main;
+  const mutations = new MutationObserver(checkTops);
+  mutations.observe(main, { childList: true, subtree: true, characterData: true });
+  const sizes = new ResizeObserver(checkTops);
+  sizes.observe(main.firstElementChild || main);
+  window.__attnvizTops = [mutations, sizes];
+  if (document.fonts && !window.__attnvizFonts) {
+    window.__attnvizFonts = true;
+    document.fonts.addEventListener("loadingdone", checkTops);
+  }
+}
 // Size the figure to its square heatmap; then its titles clear of their labels, and the
 // size again (the margins may have moved).
 async function fitSquare(gd, P, host) {
   if (!(await fitOnce(gd, P, host))) return;
+  watchTops();
   await titlesClear(gd, P);
   await fitOnce(gd, P, host);
 }
@@ -230,7 +270,8 @@ export default function ({ data, parentElement, setTriggerValue }) {
   };
   if (gd.__text === text) return cleanup;
   gd.__text = text;
-  const { figure, config, chunk, clicks, instant } = JSON.parse(text);
+  const { figure, config, chunk, clicks, instant, present } = JSON.parse(text);
+  gd.__present = present;
   gd.__clicks = clicks;
   gd.__instant = instant;
   if (clicks) {

@@ -28,6 +28,8 @@ from pathlib import Path
 import orjson
 import streamlit as st
 
+from ui import presenter
+
 COMPONENT = "attnviz_chart"
 # one module: ▶ play (player.js), the first paint of bars (preview.js), then the chart (chart.js)
 JS = "\n".join(
@@ -69,10 +71,15 @@ _component = st.components.v2.component(COMPONENT, js=JS, css=CSS, isolate_style
 CHUNK = plotly_chunk()
 
 
-def payload(figure_json: bytes, config: dict, clicks: bool, instant: bool) -> bytes:
-    """The bytes the component gets: ``{"chunk", "config", "clicks", "instant",
-    "figure"}`` as JSON, the figure's own JSON spliced in as it is (not parsed)."""
-    head = orjson.dumps({"chunk": CHUNK, "config": config, "clicks": clicks, "instant": instant})
+def payload(
+    figure_json: bytes, config: dict, clicks: bool, instant: bool, present: bool = False
+) -> bytes:
+    """The bytes the component gets: ``{"chunk", "config", "clicks", "instant", "present",
+    "figure"}`` as JSON, the figure's own JSON spliced in as it is (not parsed); ``present``:
+    the session presents (a square figure then fits under what is above it)."""
+    head = orjson.dumps(
+        {"chunk": CHUNK, "config": config, "clicks": clicks, "instant": instant, "present": present}
+    )
     return head[:-1] + b',"figure":' + figure_json + b"}"
 
 
@@ -95,7 +102,7 @@ def show(
             (``{"customdata": int}`` under ``click``); needs ``key``.
         instant: draw the clicked query's ▶ frame at once (``attention_with_row``).
     """
-    data = payload(figure_json, config, on_click is not None, instant)
+    data = payload(figure_json, config, on_click is not None, instant, presenter.is_on())
     if on_click is None:
         _component(key=key, data=data)
         return

@@ -136,3 +136,26 @@ def test_the_delta_models_states_are_square_at_1280(screens, server_url):
     for key in ("delta_before", "delta_update", "delta_after"):
         (heat,) = page.evaluate(MEASURE, key)["heats"]
         assert abs(heat["w"] / heat["h"] - 1) <= 0.02 and heat["w"] >= 5, (key, heat)
+
+
+# Text drawn above a fitted figure after its fit (a late caption, the presenter's fonts):
+# 40 px more above the attention heatmap.
+PUSH_DOWN = """() => { const d = document.createElement('div'); d.style.height = '40px';
+  const block = document.querySelector('[data-testid="stMainBlockContainer"]');
+  block.insertBefore(d, block.firstChild); }"""
+
+
+def test_a_fitted_figure_pushed_down_fits_again(screens, server_url):
+    """Presenting at 1280×720, the attention heatmap is fitted again, square and above the
+    fold, when what is above it grows after its fit (a full run had it end 10 px below)."""
+    page = screens(1280, 720)
+    page.goto(f"{server_url}/visualizer?present=1")
+    wait_idle(page)
+    wait_plot(page, "attn_big")
+    wait_settled(page, "attn_big")
+    before = page.evaluate(MEASURE, "attn_big")
+    page.evaluate(PUSH_DOWN)
+    wait_settled(page, "attn_big")
+    after = page.evaluate(MEASURE, "attn_big")
+    assert after["top"] >= before["top"] + 39, (before, after)  # it moved down
+    _check(after, True, "visualizer attn_big 1280x720 present=True, pushed down 40 px")
