@@ -151,8 +151,9 @@ function titlesMoved(gd, P) {
 
 // A figure fitted to the room under its top is fitted again when its top moves: text
 // above it that is drawn later (a caption, the presenter's 20 px fonts, a web font) had
-// pushed a fitted figure 10-30 px past a 1280x720 projector's fold. One check per frame at
-// most, after any change to the main column's elements, its size, or the fonts.
+// pushed a fitted figure 10-30 px past a 1280x720 projector's fold. One check per 50 ms at
+// most, after any change to the main column's elements, its size, or the fonts (a timer,
+// not an animation frame: a page in a background tab gets no frames).
 function refitMoved() {
   window.__attnvizCheck = 0;
   for (const gd of document.querySelectorAll(".attnviz-chart")) {
@@ -161,7 +162,7 @@ function refitMoved() {
   }
 }
 function checkTops() {
-  if (!window.__attnvizCheck) window.__attnvizCheck = requestAnimationFrame(refitMoved);
+  if (!window.__attnvizCheck) window.__attnvizCheck = setTimeout(refitMoved, 50);
 }
 function watchTops() {
   const main = document.querySelector('[data-testid="stMain"]');

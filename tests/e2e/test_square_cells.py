@@ -155,6 +155,10 @@ def test_a_fitted_figure_pushed_down_fits_again(screens, server_url):
     wait_settled(page, "attn_big")
     before = page.evaluate(MEASURE, "attn_big")
     page.evaluate(PUSH_DOWN)
+    page.wait_for_function(  # fitted again: above the fold (a busy machine: a while)
+        """() => document.querySelector('.st-key-attn_big .js-plotly-plot')
+          .getBoundingClientRect().bottom <= innerHeight"""
+    )
     wait_settled(page, "attn_big")
     after = page.evaluate(MEASURE, "attn_big")
     assert after["top"] >= before["top"] + 39, (before, after)  # it moved down
