@@ -104,9 +104,8 @@ function roomPx(gd, host) {
   const below = screen - top - FOOT_PX;
   // presenting, the figure fits under what is above it; else it may take a screen of its
   // own (scrolled to) when less than three quarters of one is left under its top
-  // (the server says whether its session presents: the URL's present=1 can be missing
-  // for a moment while Streamlit rewrites the query, and a fit then took the column's
-  // width and ended 10 px under a 1280x720 fold)
+  // (the server says whether its session presents, with the figure: not the URL read at
+  // fit time)
   return below >= screen * (gd.__present ? 1 / 3 : 3 / 4) ? below : screen - 2 * FOOT_PX;
 }
 function squareSize(gd, host) {

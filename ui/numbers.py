@@ -3,9 +3,9 @@ alternative, folded under "Show the numbers" beneath the figure.
 
 The table is built only while its expander is open (``on_change="rerun"``: opening it
 reruns the app, whose figures are cached). Drawn folded on every rerun, a 16-token
-sentence's table was 289 markdown cells that cost the browser 0.4 s of CPU per page load
-of the attention view (2.17 s against 1.75 s, headless Chromium, 2-core machine); at 64
-tokens, 4,225 cells."""
+sentence's table was 289 markdown cells (4,225 at 64 tokens), about a fifth of the
+attention view's page elements; the browser's CPU per page load fell by 0.1-0.4 s of
+about 2 s in tries on the 2-core machine, within its noise."""
 
 from __future__ import annotations
 
