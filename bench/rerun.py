@@ -21,7 +21,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from bench.apptest import serving
+from bench.apptest import scan_components_once, serving
 from bench.common import sentence_of
 from inference.measure import summarize
 
@@ -48,6 +48,7 @@ def _pick(at: AppTest, layer: int, head: int) -> float:
 def open_app(query: dict) -> AppTest:
     """An ``AppTest`` session of ``app.py`` opened on the link ``query`` (one untimed
     run: model sessions, imports)."""
+    scan_components_once()
     at = AppTest.from_file(str(APP), default_timeout=300)
     for key, value in query.items():
         at.query_params[key] = value

@@ -22,9 +22,12 @@ from pathlib import Path
 
 import pytest
 
+from bench.apptest import scan_components_once
 from tests.helpers import EXPORTED
 from tests.helpers.checkpoints import digits_model
 from tests.helpers.skips import pytest_addoption, pytest_runtest_makereport  # noqa: F401 (hooks)
+
+scan_components_once()  # every AppTest of the run shares one scan (0.34 s each otherwise)
 
 # xdist_group marks that reach xdist's scheduler on pytest 9.2 (pytest-xdist#1386)
 pytest_plugins = ("tests.helpers.xdist_groups",)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from deploy import launch
-from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS
+from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS, watch_runs
 
 
 def pytest_collection_modifyitems(items) -> None:
@@ -68,6 +68,7 @@ def open_page(browser, width: int = 1500, height: int = 1100, **options):
     own = None
     if options:
         own = browser.new_context(viewport={"width": width, "height": height}, **options)
+        watch_runs(own)
     context = own or shared_context(browser)
     context.set_default_timeout(TIMEOUT_MS)  # every wait scales with a slow machine
     pg = context.new_page()
@@ -110,6 +111,7 @@ def shared_context(browser):
     cookies opens a context of its own)."""
     if getattr(browser, "attnviz_shared", None) is None:
         browser.attnviz_shared = browser.new_context(viewport={"width": 1500, "height": 1100})
+        watch_runs(browser.attnviz_shared)
     return browser.attnviz_shared
 
 

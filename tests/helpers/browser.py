@@ -28,20 +28,58 @@ IDLE_TIMEOUT_MS = 120_000 * FACTOR
 SCREENSHOTS = Path(os.environ.get("SCREENSHOT_DIR", ROOT / "tests" / "e2e" / "screenshots"))
 
 
+# Installed in every page of the tests' contexts (``watch_runs``): counts the changes of
+# Streamlit's script state and notes when the last one happened, so that ``wait_idle``
+# knows a run happened since it last returned.
+RUNS_JS = """(() => {
+  window.__attnvizRuns = 0;
+  new MutationObserver((records) => {
+    window.__attnvizRuns += records.length;
+    window.__attnvizChangedAt = performance.now();
+  }).observe(document, { attributes: true, subtree: true,
+                         attributeFilter: ["data-test-script-state"] });
+})();"""
+
+IDLE_JS = """([call, hold, afterRun]) => {
+  const w = window, now = performance.now();
+  if (w.__idleCall !== call) { w.__idleCall = call; w.__idleSince = null; }
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (app?.getAttribute("data-test-script-state") !== "notRunning") {
+    w.__idleSince = null;
+    return false;
+  }
+  w.__idleSince ??= now;
+  const since = Math.max(w.__idleSince, w.__attnvizChangedAt ?? 0);
+  const ran = w.__attnvizRuns !== undefined && w.__attnvizRuns > (w.__attnvizSeen ?? 0);
+  if (now - since < (ran ? afterRun : hold)) return false;
+  w.__attnvizSeen = w.__attnvizRuns;
+  return true;
+}"""
+HOLD_MS = 600  # idle this long when no run was seen since the last wait
+AFTER_RUN_MS = 250  # idle this long after a run seen since the last wait
+
+
+def watch_runs(context) -> None:
+    """Count Streamlit's script-state changes in every page of ``context`` (``RUNS_JS``),
+    for ``wait_idle``."""
+    context.add_init_script(RUNS_JS)
+
+
 def wait_idle(page, timeout: float | None = None) -> None:
     """Wait until Streamlit has run the script to the end and drawn the result.
 
     Streamlit marks its root element with ``data-test-script-state`` (``running``
-    while the script runs, ``notRunning`` after); a run can start a moment after
-    an input event, so the idle state has to hold twice, 300 ms apart. ``timeout`` (ms)
-    defaults to IDLE_TIMEOUT_MS, which scales with a slow machine (``tests/helpers/slow.py``).
+    while the script runs, ``notRunning`` after). A run can start a moment after an input
+    event, so the page must stay idle for ``HOLD_MS`` (600 ms); when the page's context
+    counts the state's changes (``watch_runs``) and a run was seen since the last wait,
+    ``AFTER_RUN_MS`` (250 ms) after it ended is enough. ``timeout`` (ms) defaults to
+    IDLE_TIMEOUT_MS, which scales with a slow machine (``tests/helpers/slow.py``).
     """
     timeout = IDLE_TIMEOUT_MS if timeout is None else timeout
-    idle = '[data-testid="stApp"][data-test-script-state="notRunning"]'
-    for _ in range(2):
-        page.wait_for_selector(idle, timeout=timeout)
-        page.wait_for_timeout(300)
-    page.wait_for_selector(idle, timeout=timeout)
+    wait_idle.calls = getattr(wait_idle, "calls", 0) + 1
+    page.wait_for_function(
+        IDLE_JS, arg=[wait_idle.calls, HOLD_MS, AFTER_RUN_MS], polling=50, timeout=timeout
+    )
 
 
 def click_until(page, where, shown, tries: int = 3) -> None:

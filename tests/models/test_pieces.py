@@ -41,5 +41,7 @@ def test_a_paced_loop_sleeps_as_long_as_it_worked_up_to_a_cap():
     capped below its work."""
     pauses = _pauses(p.paced(range(20)), 0.002)
     assert len(pauses) == 19 and min(pauses) >= 0.002
-    assert max(_pauses(range(20), 0.002)) < 0.002  # unpaced: no pause
+    # unpaced: no pause (the median: on a busy machine one gap may hold a preemption, 5.7 ms seen)
+    unpaced = sorted(_pauses(range(20), 0.002))
+    assert unpaced[len(unpaced) // 2] < 0.002
     assert 0.1 > _pauses(p.paced(range(2)), 0.1)[0] >= p.MAX_PAUSE_S
