@@ -31,9 +31,11 @@ import streamlit as st
 from ui import presenter
 
 COMPONENT = "attnviz_chart"
-# one module: ▶ play (player.js), the first paint of bars (preview.js), then the chart (chart.js)
+# one module: ▶ play (player.js), the first paint of bars (preview.js), square cells
+# (square.js), then the chart (chart.js)
 JS = "\n".join(
-    Path(__file__).with_name(n).read_text() for n in ("player.js", "preview.js", "chart.js")
+    Path(__file__).with_name(n).read_text()
+    for n in ("player.js", "preview.js", "square.js", "chart.js")
 )
 _STATIC_JS = Path(st.__file__).parent / "static" / "static" / "js"
 

@@ -167,7 +167,7 @@ def _panels_in_a_row(panels: list[dict], titles: Sequence[str], t: int) -> spec.
     its two colours mean); token labels on the first panel's rows only: the three share
     them (the middle and right panels' labels overlapped their neighbours)."""
     # at the figure's bottom edge: a bar at paper y = -0.3 ran into the key titles when
-    # the figure was made shorter for its square cells (ui/chart.js)
+    # the figure was made shorter for its square cells (ui/square.js)
     bar = {"orientation": "h", "yref": "container", "y": 0.0, "yanchor": "bottom", "len": 0.28,
            "thickness": 14}  # fmt: skip
     width = (1.0 - 2 * _PANEL_GAP) / 3

@@ -85,7 +85,7 @@ def heat_axes(**x_extra: object) -> tuple[dict, dict]:
 def square_cells(fig: Spec) -> Spec:
     """``fig`` with every heatmap's cells square (#44 item 1): each heatmap's y axis is
     tied to its x axis at one px a unit to one (``scaleanchor``), and both give up part of
-    their domain rather than stretch a cell (``constrain``). ``ui/chart.js`` then picks
+    their domain rather than stretch a cell (``constrain``). ``ui/square.js`` then picks
     the figure's height (and, when the room is short, its width) so that the square
     heatmap is as large as the width and the screen allow. Returns ``fig``, changed."""
     layout = fig["layout"]

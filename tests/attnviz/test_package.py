@@ -60,7 +60,7 @@ def installed(tmp_path_factory):
 def test_the_wheel_holds_the_tree_and_the_models(installed):
     names = set(zipfile.ZipFile(installed[3]).namelist())
     for path in ("app.py", ".streamlit/config.toml", "exported/softmax.inspect.onnx",
-                 "exported/model_card.json", "exported/tokenizer.json", "ui/chart.js",
+                 "exported/model_card.json", "exported/tokenizer.json", "ui/chart.js", "ui/square.js",
                  "ui/assets/eye.svg", "attnviz/cli.py", "bench/results/results.json"):  # fmt: skip
         assert f"attention_visualizer/{path}" in names
     assert "attention_visualizer.pth" in names

@@ -184,7 +184,7 @@ def test_every_head_of_a_layer_draws_its_own_figures(page, server_url):
     assert len({s["z"] for s in seen.values()}) == n_heads  # every head its own weights
     assert len({s["row"] for s in seen.values()}) == n_heads
     # a window narrower than the figure: the chart takes the new width, its cells still
-    # square (ui/chart.js sizes the figure again: #44 item 1)
+    # square (ui/square.js sizes the figure again: #44 item 1)
     width = page.evaluate("() => window.__big._fullLayout.width")
     page.set_viewport_size({"width": 1000, "height": page.viewport_size["height"]})
     page.wait_for_function("(w) => window.__big._fullLayout.width < w", arg=width)

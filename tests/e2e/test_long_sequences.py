@@ -70,7 +70,7 @@ def test_a_256_token_sentence_fits_the_page_with_per_cell_hover(page, server_url
     column = big.locator(  # the figure's column, or the page's when it spans the page
         "xpath=ancestor::div[@data-testid='stColumn' or @data-testid='stMainBlockContainer'][1]"
     ).bounding_box()
-    # square cells as large as the room: at most one screen (ui/chart.js, #44 item 1)
+    # square cells as large as the room: at most one screen (ui/square.js, #44 item 1)
     assert box["height"] <= page.viewport_size["height"] and fig["height"] <= box["height"] + 1
     assert (
         column["x"] - 1 <= box["x"] and box["x"] + box["width"] <= column["x"] + column["width"] + 1

@@ -101,7 +101,7 @@ def test_square_cells_as_large_as_the_room(screens, server_url, width, height, p
         for key in keys:
             wait_plot(page, key)
         for key in keys:
-            wait_settled(page, key)  # the figure fitted to its square (ui/chart.js)
+            wait_settled(page, key)  # the figure fitted to its square (ui/square.js)
         for key in keys:
             where = f"{path} {key} {width}x{height} present={presenting}"
             _check(page.evaluate(MEASURE, key), presenting, where)

@@ -137,6 +137,6 @@ SETTLED_JS = """([key, quiet]) => {
 
 def wait_settled(page, key: str, quiet_ms: int = 400) -> None:
     """Wait until the plotly figure under ``.st-key-<key>`` has kept its place and size for
-    ``quiet_ms``: ``ui/chart.js`` fits a figure to its square cells after drawing it, and
+    ``quiet_ms``: ``ui/square.js`` fits a figure to its square cells after drawing it, and
     a busy machine may take a while (a fixed sleep measured it half-fitted)."""
     page.wait_for_function(SETTLED_JS, arg=[key, quiet_ms], polling=100)
