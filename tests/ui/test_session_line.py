@@ -44,8 +44,11 @@ def test_a_burst_passes_then_new_sessions_wait_in_order_at_the_rate():
 
     line, delivered = asyncio.run(run())
     assert [d[0] for d in delivered] == [f"s{i}" for i in range(6)]  # first come, first served
-    gaps = [b[2] - a[2] for a, b in zip(delivered[2:], delivered[3:], strict=False)]
-    assert all(g >= 0.04 for g in gaps), gaps  # 20 a second: 50 ms apart
+    # 20 a second: the k-th in line starts no sooner than (k + 1) x 50 ms after the bucket
+    # was full. Not each gap: a token bucket lets a late start's successor catch up (beside
+    # two busy loops, gaps of 50, 61 and 38 ms), never run ahead of the rate.
+    times = [t for _, _, t in delivered[2:]]
+    assert all(t >= (k + 1) / 20 - 1e-3 for k, t in enumerate(times)), times
     assert line.waited == 4 and line.waiting() == 0
 
 
