@@ -51,13 +51,17 @@ lint: setup
 # `make test` (what .ci/run runs): lint, then every test, always (README "Testing"): the
 # fast tier, the slow tier (browser tests, uploads through export workers, the bench's own
 # runs, any test over 4 s) and the drift tests (the shipped models re-evaluated against
-# their cards) in one pytest run on two cores, then the hostile-upload and fair-share
+# their cards) in one pytest run ($(WORKERS)), then the hostile-upload and fair-share
 # suites alone (they time another session). No file decides to skip a test; a test that
 # skips fails the run unless its reason is allowed (--strict-skips, tests/helpers/skips.py)
 # and every skip prints its reason (-rs). Each run writes its JUnit XML to $(REPORTS)/; the
 # last lines are the counts per tier (tests/helpers/counts.py). Meanwhile, in the
 # background, the tiny models' exports the tests need (tests/helpers/export_cache.py).
 REPORTS := test-reports
+# Three pytest workers on the two cores: with two, the cores were 8 % idle while a worker
+# waited on its server, Chromium or an upload worker; the parallel part took 658 s with two
+# and 613 s with three (a quiet run each, 2026-11-29).
+WORKERS := -n 3 --dist loadgroup
 PYTEST := $(PY) -m pytest -q -rs --strict-skips -o junit_family=xunit1
 ALONE := tests/e2e/test_hostile_uploads.py tests/e2e/test_fair_share.py
 # The alone suites' servers run their upload workers at SCHED_IDLE, as a classroom server
@@ -70,7 +74,7 @@ test: setup chromium nginx
 	@rm -rf $(REPORTS); mkdir -p $(REPORTS)
 	$(PY) -m tests.helpers.export_cache softmax linear delta >/dev/null 2>&1 & warm=$$!; status=0; \
 	$(MAKE) --no-print-directory lint || status=1; \
-	$(PYTEST) -n 2 --dist loadgroup --durations=25 $(foreach f,$(ALONE),--ignore=$(f)) \
+	$(PYTEST) $(WORKERS) --durations=25 $(foreach f,$(ALONE),--ignore=$(f)) \
 		--junitxml=$(REPORTS)/parallel.xml || status=1; \
 	$(ALONE_ENV) $(PYTEST) --durations=5 $(ALONE) \
 		--junitxml=$(REPORTS)/alone.xml || status=1; \
@@ -82,18 +86,18 @@ test: setup chromium nginx
 test-fast: setup chromium nginx
 	$(PY) -m tests.helpers.export_cache softmax linear >/dev/null 2>&1 & warm=$$!; \
 	$(MAKE) --no-print-directory lint && \
-	$(PY) -m pytest -q -rs -n 2 --dist loadgroup --durations=10 -m "not drift and not slow"; \
+	$(PY) -m pytest -q -rs $(WORKERS) --durations=10 -m "not drift and not slow"; \
 	status=$$?; kill $$warm 2>/dev/null; wait $$warm; exit $$status
 
 # The slow tier alone (a change to the pages, uploads or the bench), as `make test` runs it.
 test-slow: setup chromium nginx
-	$(PYTEST) -n 2 --dist loadgroup --durations=25 -m "slow and not drift" \
+	$(PYTEST) $(WORKERS) --durations=25 -m "slow and not drift" \
 		$(foreach f,$(ALONE),--ignore=$(f))
 	$(ALONE_ENV) $(PYTEST) $(ALONE)  # alone: they time another session
 
 # The drift tests alone: re-evaluate the shipped models against their cards.
 check-models: setup
-	$(PYTEST) -n 2 --dist loadgroup -m drift
+	$(PYTEST) $(WORKERS) -m drift
 
 # Regenerate exported/ from nothing: train the three models at once with one recipe
 # (training/recipe.py; softmax, linear, DeltaNet; one thread each; each writes

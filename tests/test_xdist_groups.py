@@ -1,4 +1,4 @@
-"""``make test``'s ``-n 2 --dist loadgroup`` keeps an ``xdist_group`` on one worker, and
+"""``make test``'s ``--dist loadgroup`` (its ``-n 3``; here ``-n 2``) keeps an ``xdist_group`` on one worker, and
 the tests that share a module-scoped fixture too (``tests/helpers/xdist_groups.py``): on
 pytest 9.2 grouping silently stopped (pytest-dev/pytest-xdist#1386). Runs a pytest of
 its own on two small test files written inside ``tests/``, with this project's

@@ -10,13 +10,9 @@ from playwright.sync_api import expect
 
 from tests.helpers.browser import open_dropdown, wait_idle, wait_plot
 
-COUNT_RERUNS_JS = """() => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  window.__reruns = 0;
-  new MutationObserver(() => {
-    if (app.getAttribute('data-test-script-state') === 'running') window.__reruns += 1;
-  }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
-}"""
+# the script-state changes seen so far (tests/helpers/browser.py ``watch_runs``: a rerun
+# changes the state at least twice)
+RUNS = "window.__attnvizRuns ?? null"
 OUTLINED_ROWS_JS = """(key) => {
   const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
   window.__rows = window.__rows || new Set();
@@ -68,10 +64,11 @@ def test_clicking_a_cell_of_row_5_selects_query_5_everywhere(page, server_url):
     page.get_by_role("heading", name="One query, step by step: query 5").wait_for()
     assert not page.locator('[data-testid="stException"]').count()
     # ▶ play: the outlined row moves query by query, in the browser only
-    page.evaluate(COUNT_RERUNS_JS)
+    runs = page.evaluate(RUNS)
+    assert runs is not None  # the page counts the script's runs
     page.locator(".st-key-attn_big .updatemenu-button").first.click()
     page.wait_for_function(f"({OUTLINED_ROWS_JS})('attn_big').length >= 4", polling=100)
-    assert page.evaluate("window.__reruns") == 0
+    assert page.evaluate(RUNS) == runs
     page.locator(".st-key-view").get_by_text("predict", exact=True).click()  # same position
     wait_idle(page)
     page.locator(".st-key-pred_pos").get_by_text("5: ").first.wait_for()  # same position
@@ -85,10 +82,10 @@ def test_clicking_a_cell_of_row_5_selects_query_5_everywhere(page, server_url):
     )
     assert outlined == [5, 5, 5]  # the mask view's panels outline the clicked row
     page.get_by_text("▶ Play S_i and z_i").click()
-    page.evaluate(COUNT_RERUNS_JS)
+    runs = page.evaluate(RUNS)
     page.locator(".st-key-rec_play .updatemenu-button").first.click()
     page.wait_for_function(f"({PLAYED_TITLES_JS})('rec_play').length >= 4", polling=100)
-    assert page.evaluate("window.__reruns") == 0
+    assert page.evaluate(RUNS) == runs
     # a click on a cell of the mask view's weights panel (row 3) picks query 3 there too
     page.locator(".st-key-mask_panels").scroll_into_view_if_needed()
     wait_plot(page, "mask_panels")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 
@@ -55,6 +56,7 @@ IDLE_JS = """([call, hold, afterRun]) => {
   w.__attnvizSeen = w.__attnvizRuns;
   return true;
 }"""
+_WAITS = itertools.count()  # each wait's number: IDLE_JS starts its idle clock on a new one
 HOLD_MS = 600  # idle this long when no run was seen since the last wait
 AFTER_RUN_MS = 250  # idle this long after a run seen since the last wait
 
@@ -76,9 +78,8 @@ def wait_idle(page, timeout: float | None = None) -> None:
     IDLE_TIMEOUT_MS, which scales with a slow machine (``tests/helpers/slow.py``).
     """
     timeout = IDLE_TIMEOUT_MS if timeout is None else timeout
-    wait_idle.calls = getattr(wait_idle, "calls", 0) + 1
     page.wait_for_function(
-        IDLE_JS, arg=[wait_idle.calls, HOLD_MS, AFTER_RUN_MS], polling=50, timeout=timeout
+        IDLE_JS, arg=[next(_WAITS), HOLD_MS, AFTER_RUN_MS], polling=50, timeout=timeout
     )
 
 

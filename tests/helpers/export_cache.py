@@ -7,8 +7,8 @@ versions, the config and the tokenizer. The tests compare every graph against th
 model built here, so a graph from another model would fail them rather than pass.
 
 A DeltaNet model exports through ``torch.export`` of a token scan (``models/delta_graph.py``):
-about a minute per graph on the 2-core machine, three graphs. Softmax and linear take 8 and
-15 s, while the test tier's other worker, needing the same export, waited idle.
+25 s for its three graphs on the 2-core machine (softmax 3.5 s, linear 4.5 s, each with
+its imports; measured 2026-11-29), while a test worker needing the same export waited.
 ``python -m tests.helpers.export_cache softmax linear`` fills the cache beforehand: ``make
 test-fast`` runs it in the background while lint runs, ``make test`` with ``delta`` too
 (lint leaves a core idle; every ``make test`` needs the three), a file lock per entry: a
