@@ -60,7 +60,7 @@ lint: setup
 REPORTS := test-reports
 # Three pytest workers on the two cores: with two, the cores were 8 % idle while a worker
 # waited on its server, Chromium or an upload worker; the parallel part took 658 s with two
-# and 613 s with three (a quiet run each, 2026-11-29).
+# and 630 s with three (quiet runs of .ci/run on fresh clones, 2026-11-29).
 WORKERS := -n 3 --dist loadgroup
 PYTEST := $(PY) -m pytest -q -rs --strict-skips -o junit_family=xunit1
 ALONE := tests/e2e/test_hostile_uploads.py tests/e2e/test_fair_share.py
