@@ -1,8 +1,8 @@
-"""``make test``'s ``--dist loadgroup`` (its ``-n 3``; here ``-n 2``) keeps an ``xdist_group`` on one worker, and
-the tests that share a module-scoped fixture too (``tests/helpers/xdist_groups.py``): on
-pytest 9.2 grouping silently stopped (pytest-dev/pytest-xdist#1386). Runs a pytest of
-its own on two small test files written inside ``tests/``, with this project's
-conftest, on two workers."""
+"""``make test``'s ``--dist loadgroup`` (with ``-n 3``; ``-n 2`` here) keeps an
+``xdist_group`` on one worker, and the tests that share a module-scoped fixture too
+(``tests/helpers/xdist_groups.py``): on pytest 9.2 grouping silently stopped
+(pytest-dev/pytest-xdist#1386). Runs a pytest of its own on two small test files written
+inside ``tests/``, with this project's conftest, on two workers."""
 
 from __future__ import annotations
 
