@@ -74,10 +74,13 @@ PYTEST := $(PY) -m pytest -q -rs --strict-skips -o junit_family=xunit1
 ALONE := tests/e2e/test_hostile_uploads.py tests/e2e/test_fair_share.py
 # The alone suites' servers run their upload workers at SCHED_IDLE, as a classroom server
 # does. A starved worker's request is refused after 1x its CPU budget on the wall clock
-# (the app's default: 3x, upload/limits.py WAIT_FACTOR). On a quiet machine the workers
-# get their CPU and nothing changes; beside two busy loops the fair-share upload test
-# took 890 s at 3x and 491 s at 1x, green both ways.
-ALONE_ENV := ATTNVIZ_WORKER_PRIORITY=idle ATTNVIZ_WORKER_WAIT_FACTOR=1
+# (the app's default: 3x, upload/limits.py WAIT_FACTOR), and the budgets are 30 s for a
+# conversion and 60 s for an export (the app's: 60 s and 180 s). On a quiet machine the
+# workers get their CPU and nothing changes: the suites' slowest upload took 10.4 s, an
+# export a few seconds. Beside two busy loops each starved upload waits out its cap: the
+# fair-share upload test took 890 s at 3x, 491 s at 1x, green each way.
+ALONE_ENV := ATTNVIZ_WORKER_PRIORITY=idle ATTNVIZ_WORKER_WAIT_FACTOR=1 \
+	ATTNVIZ_CONVERT_TIMEOUT_S=30 ATTNVIZ_EXPORT_TIMEOUT_S=60
 test: setup chromium nginx
 	@rm -rf $(REPORTS); mkdir -p $(REPORTS)
 	$(PY) -m tests.helpers.export_cache softmax linear delta >/dev/null 2>&1 & warm=$$!; status=0; \

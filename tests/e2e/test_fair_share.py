@@ -140,7 +140,7 @@ def _refused_for_cpu(attacker: dict, case: dict) -> bool:
     time while other work kept every core busy (the case's measured idle share under
     :data:`IDLE_SHARE_FOR_REFUSAL`). Upload workers run at SCHED_IDLE, as a server's do:
     beside another job keeping both cores busy they get (almost) none, and the one-line
-    refusal ("... was too busy to give it 60 s of CPU time") is what its student sees. On
+    refusal ("... was too busy to give it 30 s of CPU time") is what its student sees. On
     a machine with CPU to spare every file loads."""
     said = attacker.get("load_said") or []
     cpu = ("too busy to give it", "no answer within")

@@ -53,7 +53,8 @@ BASELINE_ANSWERS = 5  # B's answers before A starts
 ANSWER_CAP_S = 20.0  # B: give up waiting for one answer after this (recorded as missing)
 # A: one upload's answer ("Not loaded: …") within this. The upload's worker runs at
 # SCHED_IDLE, so on a machine busy with other work it may wait for a CPU: up to
-# WAIT_FACTOR times its 60 s budget (upload/client.py) before it says so in one line.
+# WAIT_FACTOR times its CPU budget (CONVERT_TIMEOUT_S: the app's 60 s, `make test`'s 30 s;
+# upload/client.py) before it says so in one line.
 CASE_TIMEOUT_S = WAIT_FACTOR * CONVERT_TIMEOUT_S + 20.0
 ANALYSE_TIMEOUT_S = 20.0  # A: afterwards, a sentence with the shipped model within this
 RSS_GROWTH_LIMIT = 100 * 2**20  # bytes, over the whole run
