@@ -18,6 +18,7 @@ from safetensors.torch import save_file
 from tokenizers import Tokenizer
 
 from models.config import ModelConfig
+from models.shapes import parameter_shapes
 from models.tokenizer import check_token_ids, load_tokenizer
 from models.transformer import Transformer
 
@@ -70,7 +71,8 @@ def check_state(
     """``state`` checked against ``Transformer(cfg)``: every name present and known, each
     shape exact, each tensor float and finite. The tensors are not copied, so a
     memory-mapped checkpoint costs the pages of its weights and nothing more at its peak
-    (the model the shapes come from is freed before the values are read).
+    (the shapes come from the model laid out on the meta device:
+    :func:`models.shapes.parameter_shapes`).
 
     Returns:
         ``state`` without ``lm_head.weight`` when ``cfg.tie_weights`` (it is
@@ -80,7 +82,7 @@ def check_state(
         ValueError: naming missing or unexpected keys, wrong shapes, or
             non-finite (NaN/inf) values.
     """
-    expected = _shapes(cfg)
+    expected = parameter_shapes(cfg)
     if cfg.tie_weights:
         expected.pop("lm_head.weight")
         state = {k: v for k, v in state.items() if k != "lm_head.weight"}
@@ -102,12 +104,6 @@ def check_state(
         if not all_finite(tensor):
             raise ValueError(f"{source}: weight {name} contains NaN or inf")
     return state
-
-
-def _shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
-    """Parameter name -> shape of ``Transformer(cfg)`` (the model is built and freed: the
-    ``meta`` device would import 800 modules, 70 MB, to initialise it)."""
-    return {k: tuple(v.shape) for k, v in Transformer(cfg).state_dict().items()}
 
 
 def all_finite(tensor: torch.Tensor, chunk: int = 1 << 20) -> bool:

@@ -213,8 +213,9 @@ def check_unembedding(state: dict, cfg: ModelConfig, name: str) -> dict:
 
 
 def check_weights(cfg: ModelConfig, state: dict, name: str, names=None) -> None:
-    """Every weight ``Transformer(cfg)`` has, of its shape, finite; nothing else. The model
-    is laid out on the meta device (no memory) to read the names and shapes.
+    """Every weight ``Transformer(cfg)`` has, of its shape, finite; nothing else. The names
+    and shapes come from the model laid out on the meta device
+    (:func:`models.shapes.parameter_shapes`: no memory, no values).
 
     Raises:
         UploadError: naming the weights in the file's terms (``names``: our names ->
@@ -223,12 +224,10 @@ def check_weights(cfg: ModelConfig, state: dict, name: str, names=None) -> None:
     """
     import torch
 
+    from models.shapes import parameter_shapes
+
     names = names or gpt2_names
-
-    from models.transformer import Transformer
-
-    with torch.device("meta"):
-        expected = {k: tuple(v.shape) for k, v in Transformer(cfg).state_dict().items()}
+    expected = parameter_shapes(cfg)
     if cfg.tie_weights:
         expected.pop("lm_head.weight")
     missing = sorted(set(expected) - set(state))
