@@ -42,6 +42,7 @@ from upload.limits import (
     WORKER_IDLE_S,
     WORKER_MEMORY_BYTES,
 )
+from upload.zygote import FORKED_OPS, Forked, fork_worker
 
 WORKER = Path(__file__).with_name("worker.py")
 # A library's refusal text (onnxruntime's, with its source paths) goes here: the server's
@@ -96,14 +97,17 @@ class Worker:
         self.owner = caller() if budget is not None else None  # a server worker's session
         self.background = background
         self.place = "the server" if background else "this computer"
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen | Forked | None = None
         self._lock = threading.Lock()
         self._stderr = None
         _LIVE.add(self)
 
-    def start(self) -> None:
+    def start(self, op: str | None = None, wait_s: float = 60.0) -> None:
         """Start the process (0.35 s to its first answer on the 2-core CI machine, see
         the bench; the worker imports torch or onnxruntime only for requests that need them).
+        A worker for ``op`` in ``upload.zygote.FORKED_OPS`` (a conversion, an export) is
+        forked by this process's zygote, which has imported torch already; the zygote is
+        waited for at most ``wait_s`` seconds, else the worker starts as a process of its own.
 
         It stays in the server's session (its own process group, so the terminal's
         Ctrl+C reaches only the server): scheduling classes and nice values rank
@@ -112,10 +116,12 @@ class Worker:
         """
         self._stderr = tempfile.TemporaryFile()
         limits = (self.memory_bytes, self.idle_s, self.file_bytes)
-        priority = "idle" if self.background else "normal"
-        cmd = [sys.executable, "-I", str(WORKER), *map(str, limits), priority]
-        self.proc = subprocess.Popen(
-            cmd,
+        args = [*map(str, limits), "idle" if self.background else "normal"]
+        forked = None
+        if op in FORKED_OPS:
+            forked = fork_worker(args, _env(), self._stderr.fileno(), wait_s, _LOG.warning)
+        self.proc = forked or subprocess.Popen(
+            [sys.executable, "-I", str(WORKER), *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
@@ -184,7 +190,7 @@ class Worker:
         with self._lock, self._admitted():
             if not self.alive:
                 self.stop()
-                self.start()
+                self.start(header.get("op"), WAIT_FACTOR * timeout_s)
             deadline = Deadline(self.proc.pid, timeout_s, follow_waits=not self.background)
             out: dict[str, np.ndarray] = {}
             try:
