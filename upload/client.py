@@ -105,7 +105,7 @@ class Worker:
     def start(self, op: str | None = None, wait_s: float = 60.0) -> None:
         """Start the process (0.35 s to its first answer on the 2-core CI machine, see
         the bench; the worker imports torch or onnxruntime only for requests that need them).
-        A worker for ``op`` in ``upload.zygote.FORKED_OPS`` (a conversion, an export) is
+        A worker for ``op`` in ``upload.zygote.FORKED_OPS`` (an upload's conversion, an export) is
         forked by this process's zygote, which has imported torch already; the zygote is
         waited for at most ``wait_s`` seconds, else the worker starts as a process of its own.
 

@@ -1,7 +1,7 @@
 """The upload worker: one child process per uploaded model, fenced in by the OS.
 
 Started by ``upload/client.py`` as ``python -I upload/worker.py MEMORY_BYTES IDLE_S
-FILE_BYTES [idle|normal]``, or, for a conversion or an export, forked by the server's
+FILE_BYTES [idle|normal]``, or, for an upload's conversion or an export, forked by the server's
 zygote (``upload/zygote.py``, which has imported torch) to run :func:`serve` alike.
 Before it imports anything that parses, the server's worker (``idle``, the default) puts
 itself in the SCHED_IDLE scheduling class (it runs only on CPU time the server's own

@@ -1,14 +1,15 @@
 """The upload workers' zygote: one process that has imported torch and forks the workers
 that need it, so that each starts with torch already in memory.
 
-A worker for a conversion or an export (``FORKED_OPS``) imports torch, onnx and our model
-code: about 1.3 CPU-seconds on the 2-core CI machine, most of such a worker's CPU. A
-server (or the command line's process) starts one zygote, ``python -I upload/zygote_main.py``,
-on the first such request; it imports them once and then, for each worker, forks a child
-that runs ``upload.worker.serve`` exactly as ``python -I upload/worker.py`` would: its own
-process group in the server's session, the request's environment, SCHED_IDLE and the
-``resource`` limits set by ``serve`` before it reads a byte of the request. The child's CPU
-time starts at zero, so a request's CPU budget counts only its own work.
+The worker of an upload's conversion or of an export (``FORKED_OPS``) imports torch, onnx
+and our model code: about 1.3 CPU-seconds on the 2-core CI machine, most of such a
+worker's CPU. A server (or the command line, for its export) starts one zygote,
+``python -I upload/zygote_main.py``, on the first such request; it imports them once and
+then, for each worker, forks a child that runs ``upload.worker.serve`` exactly as
+``python -I upload/worker.py`` would: its own process group in the server's session, the
+request's environment, SCHED_IDLE and the ``resource`` limits set by ``serve`` before it
+reads a byte of the request. The child's CPU time starts at zero, so a request's CPU
+budget counts only its own work.
 
 The zygote itself never sees a user's byte: it reads only the server's fork requests on a
 private socket pair. It stays single-threaded (fork-safe): it does not import
@@ -39,8 +40,12 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-# requests whose worker imports torch (``upload/worker.py``): the conversions and the export
-FORKED_OPS = frozenset({"convert", "convert_local", "convert_folder", "export"})
+# The server's requests whose worker imports torch (``upload/worker.py``): an upload's
+# conversion and the export. The command line's conversions (``convert_local``,
+# ``convert_folder``: one per process) start fresh: their reply says how much memory
+# reading the files took, and a forked worker would count the torch library's pages it
+# touches for the first time (shared with the zygote) as part of the reading.
+FORKED_OPS = frozenset({"convert", "export"})
 # imported once by the zygote: what those requests import, onnxruntime excepted
 PRELOAD = (
     "numpy",
