@@ -35,6 +35,14 @@ def _ping(worker: Worker) -> None:
         worker.request({"op": "ping"}, 60)
 
 
+def _fork(worker: Worker) -> int:
+    """Start ``worker`` for an export (forked) and have it answer once: its pid."""
+    worker.stop()
+    worker.start("export", 60)
+    _ping(worker)
+    return worker.proc.pid
+
+
 def _limit(pid: int, name: str) -> str:
     line = next(x for x in Path(f"/proc/{pid}/limits").read_text().splitlines() if name in x)
     return line.split()[-3]  # the soft limit
@@ -87,16 +95,11 @@ def test_the_zygote_is_one_thread_without_onnxruntime():
 def test_a_crashed_worker_reports_its_signal_and_is_replaced():
     worker = Worker("w", background=False)
     try:
-        worker.start("export", 60)
-        _ping(worker)
-        first = worker.proc.pid
+        first = _fork(worker)
         os.kill(first, signal.SIGSEGV)
         assert worker.proc.wait(10) == -signal.SIGSEGV
         assert not worker.alive
-        worker.stop()
-        worker.start("export", 60)
-        _ping(worker)
-        assert worker.proc.pid != first
+        assert _fork(worker) != first
     finally:
         worker.stop()
 
@@ -104,13 +107,11 @@ def test_a_crashed_worker_reports_its_signal_and_is_replaced():
 def test_a_killed_zygote_is_started_again():
     worker = Worker("w", background=False)
     try:
-        worker.start("export", 60)
-        _ping(worker)
+        _fork(worker)
         old = zygote.zygote_pid()
         worker.stop()
         os.kill(old, signal.SIGKILL)
-        worker.start("export", 60)
-        _ping(worker)
+        _fork(worker)
         assert isinstance(worker.proc, zygote.Forked)
         assert zygote.zygote_pid() not in (None, old)
     finally:
