@@ -52,30 +52,43 @@ def _graphs(folder: Path, kind: str) -> dict[str, bytes]:
     return {name: (folder / name).read_bytes() for name in names if (folder / name).exists()}
 
 
+def _started(op: str | None, blobs: dict[str, bytes] | None) -> float:
+    """Milliseconds from a fresh worker's ``start(op)`` to its reply: to ``open`` of
+    ``blobs``, or with none to a request that needs no graph (its own refusal)."""
+    worker = Worker("bench")
+    try:
+        begin = time.perf_counter()
+        worker.start(op)
+        try:
+            worker.request({"op": "open" if blobs else "ping"}, CONVERT_TIMEOUT_S, blobs=blobs)
+        except UploadError as exc:  # the ping's answer: the worker's own refusal
+            if blobs is not None or "no graph is open" not in str(exc):
+                raise
+        return (time.perf_counter() - begin) * 1e3
+    finally:
+        worker.stop()
+
+
 def worker_start(folder: Path, starts: int) -> dict:
-    """Fresh workers: ``start()`` to a first trivial reply, and to the reply of ``open``."""
+    """Fresh workers: ``start()`` to a first trivial reply, and to the reply of ``open``;
+    and a worker forked by this process's zygote (``upload/zygote.py``: an upload's
+    conversion or an export), ``start("export")`` to a first trivial reply, once the
+    zygote has started (its first fork, preload included, is reported on its own)."""
     name = contract.graph_file("softmax", "inspect")
     graph = {name: (folder / name).read_bytes()}
-    process_ms: list[float] = []
-    open_ms: list[float] = []
-    requests = ((process_ms, {"op": "ping"}, None), (open_ms, {"op": "open"}, graph))
+    zygote_first_ms = _started("export", None)
+    times: dict[str, list[float]] = {"process": [], "process_and_open": [], "forked": []}
+    requests = (
+        ("process", None, None),
+        ("process_and_open", None, graph),
+        ("forked", "export", None),
+    )
     for _ in range(starts):
-        for times, header, blobs in requests:
-            worker = Worker("bench")
-            try:
-                begin = time.perf_counter()
-                worker.start()
-                try:
-                    worker.request(header, CONVERT_TIMEOUT_S, blobs=blobs)
-                except UploadError as exc:  # the ping's answer: the worker's own refusal
-                    if blobs is not None or "no graph is open" not in str(exc):
-                        raise
-                times.append((time.perf_counter() - begin) * 1e3)
-            finally:
-                worker.stop()
+        for key, op, blobs in requests:
+            times[key].append(_started(op, blobs))
     return {
-        "process": summarize(process_ms),
-        "process_and_open": summarize(open_ms),
+        **{key: summarize(ms) for key, ms in times.items()},
+        "zygote_first_ms": round(zygote_first_ms, 1),
         "graph": name,
         "graph_bytes": len(graph[name]),
     }

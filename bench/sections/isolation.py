@@ -6,6 +6,17 @@ from bench.common import BENCH_KINDS as SHIPPED_KINDS
 from bench.sections.format import _mp, yes
 
 
+def _forked(start: dict) -> str:
+    """The forked worker's start (``upload/zygote.py``), where the run measured it."""
+    if "forked" not in start:
+        return ""
+    return (
+        f"; forked by the zygote (a conversion's or an export's worker, torch imported) "
+        f"{_mp(start['forked'])}, the zygote's first, its preload included, "
+        f"{start['zygote_first_ms']:,.0f} ms"
+    )
+
+
 def isolation(iso: dict, results: dict) -> list[tuple]:
     """Worker start, the added cost of one analysis, the hostile suite and its peak RSS."""
     out = []
@@ -16,7 +27,7 @@ def isolation(iso: dict, results: dict) -> list[tuple]:
                 f"Upload worker start, median of {n} (`start()` to its first reply)",
                 "reported",
                 f"process {_mp(start['process'])}; with `open` of {start['graph']} "
-                f"(checks, sessions, trial runs) {_mp(start['process_and_open'])}",
+                f"(checks, sessions, trial runs) {_mp(start['process_and_open'])}" + _forked(start),
                 "",
             )
         )

@@ -22,6 +22,7 @@ from bench.report import (
     replace_between_markers,
     update_readme,
 )
+from bench.sections.isolation import isolation as isolation_rows
 from bench.suite import run
 from ui.visualizer import VIEWS
 
@@ -113,7 +114,10 @@ def test_isolation_section_runs_and_renders(tiny_folder, tmp_path, monkeypatch):
     run(tmp_path, ("isolation",), quick=True, folder=tiny_folder, log=lambda _: 0)
     iso = json.loads((tmp_path / "results.json").read_text())["isolation"]
     assert {"start", "analysis", "hostile", "cpu", "date", "seconds"} <= set(iso)
-    assert iso["start"]["process"]["n"] == iso["start"]["process_and_open"]["n"] == 1
+    start = iso["start"]
+    assert start["process"]["n"] == start["process_and_open"]["n"] == start["forked"]["n"] == 1
+    assert start["zygote_first_ms"] > 0
+    assert "forked by the zygote" in isolation_rows({"start": start}, {})[0][2]
     for kind in SHIPPED_KINDS:
         s = iso["analysis"][kind]
         assert s["worker"]["n"] == s["in_process"]["n"] == s["in_process_1_thread"]["n"] == 2
