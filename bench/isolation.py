@@ -3,9 +3,9 @@
 Three measurements, one run, this process playing the server:
 
 * ``start``: a fresh ``upload.client.Worker`` from ``start()`` to the reply of a request
-  that needs no graph (Python, the worker's imports, its limits: the pure process
-  start), and from ``start()`` to the reply of ``open`` of the shipped softmax inspect
-  graph (start, checks, sessions and trial runs), alternating, median of N each;
+  that needs no graph (the pure process start), to the reply of ``open`` of the shipped
+  softmax inspect graph (checks, sessions, trial runs), and a worker forked by the
+  zygote (``start("export")``), alternating, median of N each;
 * ``analysis``: ``inference.analysis.analyze`` at T tokens on the shipped inspect graphs
   (plus the step graph for linear) uploaded as ONNX (an ``IsolatedModel``: each
   analysis is one request to its worker, two for linear) against the same bytes opened
@@ -70,19 +70,14 @@ def _started(op: str | None, blobs: dict[str, bytes] | None) -> float:
 
 
 def worker_start(folder: Path, starts: int) -> dict:
-    """Fresh workers: ``start()`` to a first trivial reply, and to the reply of ``open``;
-    and a worker forked by this process's zygote (``upload/zygote.py``: an upload's
-    conversion or an export), ``start("export")`` to a first trivial reply, once the
-    zygote has started (its first fork, preload included, is reported on its own)."""
+    """``start()`` to a first reply: fresh workers (trivial, ``open``), and forked ones
+    (``upload/zygote.py``) once the zygote runs (its first fork is reported alone)."""
     name = contract.graph_file("softmax", "inspect")
     graph = {name: (folder / name).read_bytes()}
     zygote_first_ms = _started("export", None)
     times: dict[str, list[float]] = {"process": [], "process_and_open": [], "forked": []}
-    requests = (
-        ("process", None, None),
-        ("process_and_open", None, graph),
-        ("forked", "export", None),
-    )
+    requests = (("process", None, None), ("process_and_open", None, graph))
+    requests += (("forked", "export", None),)
     for _ in range(starts):
         for key, op, blobs in requests:
             times[key].append(_started(op, blobs))
