@@ -75,11 +75,10 @@ def worker_start(folder: Path, starts: int) -> dict:
     name = contract.graph_file("softmax", "inspect")
     graph = {name: (folder / name).read_bytes()}
     zygote_first_ms = _started("export", None)
-    times: dict[str, list[float]] = {"process": [], "process_and_open": [], "forked": []}
-    requests = (("process", None, None), ("process_and_open", None, graph))
-    requests += (("forked", "export", None),)
+    asks = {"process": (None, None), "process_and_open": (None, graph), "forked": ("export", None)}
+    times: dict[str, list[float]] = {key: [] for key in asks}
     for _ in range(starts):
-        for key, op, blobs in requests:
+        for key, (op, blobs) in asks.items():
             times[key].append(_started(op, blobs))
     return {
         **{key: summarize(ms) for key, ms in times.items()},
