@@ -81,14 +81,24 @@ ALONE := tests/e2e/test_hostile_uploads.py tests/e2e/test_fair_share.py
 # fair-share upload test took 890 s at 3x, 491 s at 1x, green each way.
 ALONE_ENV := ATTNVIZ_WORKER_PRIORITY=idle ATTNVIZ_WORKER_WAIT_FACTOR=1 \
 	ATTNVIZ_CONVERT_TIMEOUT_S=30 ATTNVIZ_EXPORT_TIMEOUT_S=60
+PARALLEL_RUN := $(PYTEST) $(WORKERS) --durations=25 $(foreach f,$(ALONE),--ignore=$(f)) \
+	--junitxml=$(REPORTS)/parallel.xml
+ALONE_RUN := $(PYTEST) --durations=5 $(ALONE) --junitxml=$(REPORTS)/alone.xml
 test: setup chromium nginx
 	@rm -rf $(REPORTS); mkdir -p $(REPORTS)
 	$(PY) -m tests.helpers.export_cache softmax linear delta >/dev/null 2>&1 & warm=$$!; status=0; \
 	$(MAKE) --no-print-directory lint || status=1; \
-	$(PYTEST) $(WORKERS) --durations=25 $(foreach f,$(ALONE),--ignore=$(f)) \
-		--junitxml=$(REPORTS)/parallel.xml || status=1; \
-	$(ALONE_ENV) $(PYTEST) --durations=5 $(ALONE) \
-		--junitxml=$(REPORTS)/alone.xml || status=1; \
+	if $(PY) -m tests.helpers.cpu_group --check; then \
+		$(ALONE_ENV) $(PY) -m tests.helpers.cpu_group -- $(ALONE_RUN) \
+			> $(REPORTS)/alone.log 2>&1 & alone=$$!; \
+		$(PARALLEL_RUN) || status=1; \
+		wait $$alone || status=1; \
+		echo "== the timed suites, run in a CPU group ahead of the others: =="; \
+		cat $(REPORTS)/alone.log; \
+	else \
+		$(PARALLEL_RUN) || status=1; \
+		$(ALONE_ENV) $(ALONE_RUN) || status=1; \
+	fi; \
 	kill $$warm 2>/dev/null; wait $$warm; \
 	$(PY) -m tests.helpers.counts $(REPORTS)/parallel.xml $(REPORTS)/alone.xml || status=1; \
 	exit $$status

@@ -35,6 +35,7 @@ from pathlib import Path
 
 import psutil
 
+from bench import cpu_share
 from bench.fairshare import (
     LONG_CONTEXT,
     QUERY,
@@ -161,18 +162,6 @@ async def _sample_workers(server: Server, stop: asyncio.Event, peak: dict) -> No
         await asyncio.sleep(0.2)
 
 
-def idle_share(before, after) -> float:
-    """The share of the machine's CPU time (all cores) left idle between two
-    ``psutil.cpu_times()`` readings, 0-1 (idle and I/O wait over the total). An upload
-    worker runs at SCHED_IDLE: whenever a core is idle it runs there, so a worker refused
-    for want of CPU on a case whose idle share was more than a sliver was not refused
-    because others took the cores."""
-    fields = before._fields
-    total = sum(getattr(after, f) - getattr(before, f) for f in fields)
-    idle = sum(getattr(after, f) - getattr(before, f) for f in ("idle", "iowait") if f in fields)
-    return round(idle / total, 3) if total > 0 else 0.0
-
-
 async def settled_rss(server: Server, before_mb: float, timeout_s: float) -> tuple[int, float]:
     """The server's RSS (MB) once it is back within ``RSS_WITHIN_MB`` of ``before_mb``, or
     after ``timeout_s``; and the seconds that took. The server drops a closed tab's session
@@ -202,7 +191,7 @@ async def upload_case(
     rss0 = server.rss_mb()
     base = await student(server, base_s)
     stop, peak = asyncio.Event(), {}
-    cpu0 = psutil.cpu_times()
+    cpu0 = cpu_share.read()
     sampler = asyncio.create_task(_sample_workers(server, stop, peak))
     attack = [asyncio.create_task(_attacker(server, f, SENTENCE.get(name))) for f in files]
     await asyncio.sleep(1)
@@ -212,7 +201,7 @@ async def upload_case(
     during = await other
     stop.set()
     await sampler
-    idle = idle_share(cpu0, psutil.cpu_times())
+    free = cpu_share.free_share(cpu0, cpu_share.read())
     rss_after = round(server.rss_mb())
     settled = await settled_rss(server, rss0, settle_s) if settle_s else (None, None)
     return {
@@ -220,7 +209,7 @@ async def upload_case(
         "attackers": [a if isinstance(a, dict) else {"error": repr(a)} for a in attackers],
         **compared(base, during),
         "open_during_s": None if during_open is None else round(during_open, 2),
-        "cpu_idle_share": idle,
+        "cpu_free_share": free,
         "workers_peak_mb": peak.get("mb", 0),
         "workers_peak": peak.get("workers", 0),
         "workers_budget_mb": WORKERS_MEMORY_BYTES // 2**20,

@@ -130,22 +130,24 @@ def test_no_session_takes_the_server_from_the_class(server):
 
 
 # A case's attacker may be refused for want of CPU ("... too busy to give it ...") only
-# when the machine had almost no idle CPU during that case: its upload worker runs at
-# SCHED_IDLE and takes any idle core (bench.fairshare_uploads.idle_share).
-IDLE_SHARE_FOR_REFUSAL = 0.05
+# when its work could have had almost none of the machine's CPU during that case
+# (bench.cpu_share.free_share: the idle share, or, in ``make test``'s CPU group ahead of
+# the other tests, all but the group's own use): its upload worker runs at SCHED_IDLE and
+# takes any core nobody else wants.
+FREE_SHARE_FOR_REFUSAL = 0.05
 
 
 def _refused_for_cpu(attacker: dict, case: dict) -> bool:
     """Whether the attacker's load was refused in one line because its worker got no CPU
-    time while other work kept every core busy (the case's measured idle share under
-    :data:`IDLE_SHARE_FOR_REFUSAL`). Upload workers run at SCHED_IDLE, as a server's do:
+    time while other work kept every core busy (the case's free share under
+    :data:`FREE_SHARE_FOR_REFUSAL`). Upload workers run at SCHED_IDLE, as a server's do:
     beside another job keeping both cores busy they get (almost) none, and the one-line
     refusal ("... was too busy to give it 30 s of CPU time") is what its student sees. On
     a machine with CPU to spare every file loads."""
     said = attacker.get("load_said") or []
     cpu = ("too busy to give it", "no answer within")
     refused = [line for line in said if any(c in line for c in cpu)]
-    busy = case.get("cpu_idle_share", 1.0) < IDLE_SHARE_FOR_REFUSAL
+    busy = case.get("cpu_free_share", 1.0) < FREE_SHARE_FOR_REFUSAL
     return len(refused) == 1 and "\n" not in refused[0] and busy
 
 
@@ -163,8 +165,9 @@ def _upload_problems(case: dict, limit: float, budget_mb: int, relaxed: list[str
         if _refused_for_cpu(a, case):
             relaxed.append(
                 f"relaxed: {name}: an attacker's upload was refused for want of CPU, taken as "
-                f"its one clear line: the machine's CPU was {case['cpu_idle_share']:.1%} idle "
-                f"during the case (under {IDLE_SHARE_FOR_REFUSAL:.0%}: other work held the cores)"
+                f"its one clear line: {case['cpu_free_share']:.1%} of the machine's CPU was free "
+                f"to the suite during the case (under {FREE_SHARE_FOR_REFUSAL:.0%}: other "
+                f"work held the cores)"
             )
             continue
         if "error" in a or a["model"] != "upload":  # every one of these files is valid
