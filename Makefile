@@ -89,10 +89,9 @@ test: setup chromium nginx
 	$(PY) -m tests.helpers.export_cache softmax linear delta >/dev/null 2>&1 & warm=$$!; status=0; \
 	$(MAKE) --no-print-directory lint || status=1; \
 	if $(PY) -m tests.helpers.cpu_group --check; then \
-		$(ALONE_ENV) $(PY) -m tests.helpers.cpu_group -- $(ALONE_RUN) \
-			> $(REPORTS)/alone.log 2>&1 & alone=$$!; \
-		$(PARALLEL_RUN) || status=1; \
-		wait $$alone || status=1; \
+		$(PY) -m tests.helpers.cpu_group \
+			--ahead '$(ALONE_ENV) $(ALONE_RUN) > $(REPORTS)/alone.log 2>&1' \
+			--behind '$(PARALLEL_RUN)' || status=1; \
 		echo "== the timed suites, run in a CPU group ahead of the others: =="; \
 		cat $(REPORTS)/alone.log; \
 	else \

@@ -112,6 +112,17 @@ def test_allowed_reasons_are_prefixes_of_the_short_list():
     assert len(skips.ALLOWED) <= 5
 
 
+def _make_variable(text: str, name: str) -> str:
+    """A Makefile variable's ``:=`` value, its continuation lines joined."""
+    value = text.split(f"\n{name} := ", 1)[1]
+    lines = []
+    for line in value.splitlines():
+        lines.append(line.rstrip("\\").strip())
+        if not line.endswith("\\"):
+            break
+    return " ".join(lines)
+
+
 def test_make_test_runs_every_tier_and_reads_no_record():
     """The Makefile's ``test`` recipe runs pytest on every test (no ``-m`` filter), under
     --strict-skips, closes on the counts, and no file of the tree is a record that could
@@ -121,9 +132,12 @@ def test_make_test_runs_every_tier_and_reads_no_record():
     pytest_line = next(line for line in text.splitlines() if line.startswith("PYTEST :="))
     assert "--strict-skips" in pytest_line and "-rs" in pytest_line
     recipe = text.split("\ntest: ", 1)[1].split("\n\n", 1)[0]
-    runs = [line for line in recipe.splitlines() if "$(PYTEST)" in line]
-    assert len(runs) == 2 and not any(" -m " in run for run in runs)
-    assert "--junitxml" in recipe and "tests.helpers.counts" in recipe
+    runs = {name: _make_variable(text, name) for name in ("PARALLEL_RUN", "ALONE_RUN")}
+    for name, run in runs.items():
+        assert run.startswith("$(PYTEST) ") and " -m " not in run and "--junitxml" in run, run
+        # both branches (the timed suites in a CPU group beside the rest, or after it)
+        assert recipe.count(f"$({name})") == 2, name
+    assert "tests.helpers.counts" in recipe
     assert "tiers" not in recipe and "drift" not in recipe
     assert not (ROOT / "tests" / "slow_passed.json").exists()
     assert not (ROOT / "tests" / "models_checked.json").exists()

@@ -1,28 +1,32 @@
-"""Run a command in a CPU group ahead of every other process on the machine.
+"""Run two commands at once, the first ahead of the second for the CPU.
 
-``make test`` runs the hostile-upload and fair-share suites, which time one session
-beside another's attack, in such a group *beside* the other tests instead of after them:
-the other tests take only the CPU the suites leave (about 70 % of the machine during their
-2.5 minutes, measured), and the suites' own processes (their servers, Chromium, the upload
-workers at SCHED_IDLE) share the CPU among themselves as on a machine of their own.
+``make test`` runs the hostile-upload and fair-share suites, which time one session beside
+another's attack, *beside* the other tests instead of after them: the other tests take only
+the CPU the suites leave (about 70 % of the machine during their 2.5 minutes, measured),
+and the suites' own processes (their servers, Chromium, the upload workers at SCHED_IDLE)
+share the CPU among themselves as on a machine of their own.
 
-How: Linux's cgroup v1 ``cpu`` controller. A group's ``cpu.shares`` is its weight against
-its siblings, each process of the root group weighing 1024; a group of the largest weight
-(262,144) gets a core whenever one of its processes is ready to run, against the 1024 of
-each other test process (the kernel's Documentation/scheduler/sched-design-CFS.rst, "group
-scheduling"). The ``cpuacct`` controller's group beside it counts the group's CPU time
-(``bench.cpu_share``). Where the groups cannot be made (not root, cgroup v2 only, no such
-controller), :func:`why_not` says why in one line and ``make test`` runs the suites after
-the others, as before.
+How: Linux's cgroup v1 ``cpu`` controller. Both commands run in one group
+(``attnviz-tests-<pid>``, ``cpu.shares`` :data:`SHARES` against the other processes' 1024
+each), the first in its child group ``ahead``, the second in ``behind``, whose ``cpu.idle``
+is 1 until the first command ends: an idle group runs only when its siblings leave a core
+free, even for their own SCHED_IDLE processes (the kernel's
+Documentation/admin-guide/cgroup-v2.rst, "cpu.idle", which v1's ``cpu`` controller has
+too). ``cpuacct`` groups of the same names count each group's CPU time
+(``bench.cpu_share``). Where the groups cannot be made (not root, cgroup v2 only, a kernel
+without ``cpu.idle``), :func:`why_not` says why in one line and ``make test`` runs the
+suites after the others, as before.
 
 Usage::
 
-    python -m tests.helpers.cpu_group --check       # exit 0, or 1 with why not
-    python -m tests.helpers.cpu_group -- CMD ARG...  # CMD's exit status (128 + N: signal N)
+    python -m tests.helpers.cpu_group --check     # exit 0, or 1 with why not
+    python -m tests.helpers.cpu_group --ahead 'SHELL COMMAND' --behind 'SHELL COMMAND'
+        # 0 when both exit 0; else the first nonzero status (128 + N: killed by signal N)
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import signal
 import subprocess
@@ -30,92 +34,115 @@ import sys
 from pathlib import Path
 
 ROOTS = (Path("/sys/fs/cgroup/cpu"), Path("/sys/fs/cgroup/cpuacct"))  # cgroup v1 mounts
-SHARES = 262_144  # cpu.shares' largest value (the kernel's MAX_SHARES)
+# The pair's weight against each other process's 1024: about what its busy processes
+# (three pytest workers, Chromium, a server) weigh when they run in the root group, so that
+# beside another job the tests get the share they had before.
+SHARES = 4096
+CHILDREN = ("ahead", "behind")
 
 
 def make(name: str | None = None) -> list[Path]:
-    """Create the group (``cpu``, and ``cpuacct`` where it is mounted apart) with
-    ``cpu.shares`` = :data:`SHARES`; its folders.
+    """Create the group ``name`` and its children :data:`CHILDREN` under each controller
+    (once where ``cpu`` and ``cpuacct`` are mounted together); ``behind`` idle. The
+    parent folders, ``cpu``'s first.
 
     Raises:
-        OSError: a controller is not mounted, or the group cannot be made (not root).
+        OSError: a controller is not mounted, the group cannot be made (not root), or the
+        kernel has no ``cpu.idle`` (before Linux 5.15).
     """
-    name = name or f"attnviz-first-{os.getpid()}"
-    folders: list[Path] = []
-    for root in ROOTS:
-        if not (root / "cgroup.procs").exists():
-            raise FileNotFoundError(f"{root}: no cgroup v1 controller mounted there")
-        folder = (root / name).resolve()
-        if folder in folders:  # "cpu,cpuacct" mounted together: one folder
-            continue
-        try:
-            folder.mkdir()
-            folders.append(folder)
-        except OSError:
-            remove(folders)
-            raise
+    name = name or f"attnviz-tests-{os.getpid()}"
+    made: list[Path] = []
     try:
-        (folders[0] / "cpu.shares").write_text(str(SHARES))
+        for root in ROOTS:
+            if not (root / "cgroup.procs").exists():
+                raise FileNotFoundError(f"{root}: no cgroup v1 controller mounted there")
+            parent = (root / name).resolve()
+            if parent in made:  # "cpu,cpuacct" mounted together: one tree
+                continue
+            parent.mkdir()
+            made.append(parent)
+            for child in CHILDREN:
+                (parent / child).mkdir()
+        (made[0] / "cpu.shares").write_text(str(SHARES))
+        set_idle(made, True)
     except OSError:
-        remove(folders)
+        remove(made)
         raise
-    return folders
+    return made
 
 
-def join(folders: list[Path], pid: int = 0) -> None:
-    """Move process ``pid`` (0: this one) into each folder's group (its children follow)."""
-    for folder in folders:
-        (folder / "cgroup.procs").write_text(str(pid or os.getpid()))
+def set_idle(parents: list[Path], idle: bool) -> None:
+    """``behind``'s ``cpu.idle``: 1 (runs only on CPU ``ahead`` leaves) or 0."""
+    (parents[0] / "behind" / "cpu.idle").write_text("1" if idle else "0")
 
 
-def remove(folders: list[Path]) -> None:
-    """Remove the groups, moving any process still in one to its parent group first."""
-    for folder in folders:
-        try:
-            for pid in (folder / "cgroup.procs").read_text().split():
-                (folder.parent / "cgroup.procs").write_text(pid)
-            folder.rmdir()
-        except OSError:
-            pass  # a process that exited meanwhile, or the group already gone
+def join(parents: list[Path], child: str) -> None:
+    """Move this process into ``child`` under each parent (its children follow)."""
+    for parent in parents:
+        (parent / child / "cgroup.procs").write_text(str(os.getpid()))
+
+
+def remove(parents: list[Path]) -> None:
+    """Remove the groups, moving any process still in one to the root group first."""
+    for parent in parents:
+        for folder in [*(parent / c for c in CHILDREN), parent]:
+            try:
+                for pid in (folder / "cgroup.procs").read_text().split():
+                    (parent.parent / "cgroup.procs").write_text(pid)
+                folder.rmdir()
+            except OSError:
+                pass  # a process that exited meanwhile, or a folder not made
 
 
 def why_not() -> str | None:
-    """None when a group can be made here; else one line saying why not."""
+    """None when the groups can be made here; else one line saying why not."""
     try:
         remove(make(f"attnviz-check-{os.getpid()}"))
     except OSError as exc:
-        return f"no CPU group for the timed suites ({exc}): they run after the other tests"
+        return f"no CPU groups for the timed suites ({exc}): they run after the other tests"
     return None
 
 
-def run(cmd: list[str]) -> int:
-    """Run ``cmd`` in a new group (:func:`make`); its exit status (-N: killed by signal N).
-    SIGINT and SIGTERM are passed on to it; the group is removed after.
+def run(ahead: str, behind: str) -> int:
+    """Run the shell commands ``ahead`` and ``behind`` at once in their groups
+    (:func:`make`); ``behind`` stops being idle when ``ahead`` exits. SIGINT and SIGTERM
+    are passed on to both; the groups are removed after. Returns 0, or the first nonzero
+    exit status (-N: killed by signal N).
 
     Raises:
-        OSError: the group cannot be made (:func:`why_not` says why), or ``cmd`` not found.
+        OSError: the groups cannot be made (:func:`why_not` says why).
     """
-    folders = make()
+    parents = make()
     try:
-        proc = subprocess.Popen(cmd, preexec_fn=lambda: join(folders))  # noqa: PLW1509
+        procs = [
+            subprocess.Popen(["/bin/sh", "-c", cmd], preexec_fn=lambda c=child: join(parents, c))
+            for child, cmd in zip(CHILDREN, (ahead, behind), strict=True)
+        ]
         for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, lambda s, _f: proc.send_signal(s))
-        return proc.wait()
+            signal.signal(sig, lambda s, _f: [p.send_signal(s) for p in procs])
+        first = procs[0].wait()
+        set_idle(parents, False)
+        second = procs[1].wait()
+        return first or second
     finally:
-        remove(folders)
+        remove(parents)
 
 
 def main(argv: list[str]) -> int:
-    if argv == ["--check"]:
+    parser = argparse.ArgumentParser(prog="python -m tests.helpers.cpu_group")
+    parser.add_argument("--check", action="store_true", help="say whether groups can be made")
+    parser.add_argument("--ahead", help="the shell command that goes first for the CPU")
+    parser.add_argument("--behind", help="the shell command that takes what it leaves")
+    args = parser.parse_args(argv)
+    if args.check:
         reason = why_not()
         if reason:
             print(reason)
         return 1 if reason else 0
-    if len(argv) < 2 or argv[0] != "--":
-        print("usage: python -m tests.helpers.cpu_group --check | -- CMD [ARG...]")
-        return 2
+    if args.ahead is None or args.behind is None:
+        parser.error("give --check, or both --ahead and --behind")
     try:
-        status = run(argv[1:])
+        status = run(args.ahead, args.behind)
     except OSError as exc:
         print(f"cpu_group: {exc}")
         return 1
