@@ -59,8 +59,11 @@ lint: setup
 # `make test` (what .ci/run runs): lint, then every test, always (README "Testing"): the
 # fast tier, the slow tier (browser tests, uploads through export workers, the bench's own
 # runs, any test over 4 s) and the drift tests (the shipped models re-evaluated against
-# their cards) in one pytest run ($(WORKERS)), then the hostile-upload and fair-share
-# suites alone (they time another session). No file decides to skip a test; a test that
+# their cards) in one pytest run ($(WORKERS)), and beside it the hostile-upload and
+# fair-share suites, which time another session: they go first for the CPU and the other
+# tests take what they leave (tests/helpers/cpu_group.py: cgroup v1 groups, root only;
+# where none can be made, one line says why and the suites run after the others, alone).
+# No file decides to skip a test; a test that
 # skips fails the run unless its reason is allowed (--strict-skips, tests/helpers/skips.py)
 # and every skip prints its reason (-rs). Each run writes its JUnit XML to $(REPORTS)/; the
 # last lines are the counts per tier (tests/helpers/counts.py). Meanwhile, in the
