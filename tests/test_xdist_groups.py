@@ -77,3 +77,14 @@ def test_a_group_runs_whole_on_one_worker():
         sharing
     )
     assert len({w for w, t in ran if "test_sharing" in t}) == 1, run.stdout
+
+
+def test_the_second_browser_chain_names_browser_modules_that_exist():
+    """``tests/e2e/conftest.py`` ``SECOND_CHAIN``: each name a browser module (a renamed
+    one would silently move back to the first chain), and both chains hold tests."""
+    from tests.e2e.conftest import SECOND_CHAIN
+
+    here = ROOT / "tests" / "e2e"
+    assert all((here / f"{name}.py").exists() for name in SECOND_CHAIN), SECOND_CHAIN
+    first = {p.stem for p in here.glob("test_*.py")} - SECOND_CHAIN
+    assert len(first) >= 5 and len(SECOND_CHAIN) >= 5

@@ -17,7 +17,7 @@ from deploy.launch import serve
 from inference.analysis import analyze
 
 # The browser tests' worker: these start servers and Chromium too (make test, -n 2).
-pytestmark = pytest.mark.xdist_group("browser")
+pytestmark = pytest.mark.xdist_group("browser-2")  # tests/e2e/conftest.py SECOND_CHAIN
 
 CAT, DOG = "the cat sat on the mat", "a dog ran to the old park"
 

@@ -12,19 +12,32 @@ import pytest
 from deploy import launch
 from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS, watch_runs
 
+# The browser modules of the second chain (:func:`pytest_collection_modifyitems`), with
+# tests/bench/test_live.py: about half of the browser tests' 681 test-seconds (a quiet
+# `make test`, 2026-11-30), the first chain holding the rest.
+SECOND_CHAIN = {
+    "test_browser", "test_click_browser", "test_families_browser", "test_foreign_browser",
+    "test_history_browser", "test_lab_browser", "test_lessons_browser",
+    "test_long_sequences", "test_nanogpt_uploads", "test_predictions_browser",
+    "test_translate_browser",
+}  # fmt: skip
+
 
 def pytest_collection_modifyitems(items) -> None:
     """Browser tests that try to take the shared server down run after all the others.
 
-    Under pytest-xdist (``--dist loadgroup``) every browser test runs on one worker, in
-    this order, against one server; the unit tests share out the other worker. Every
-    browser test is in the slow tier (``slow``: README "Testing").
+    Under pytest-xdist (``--dist loadgroup``) the browser tests run in two chains,
+    ``browser`` and ``browser-2`` (:data:`SECOND_CHAIN`), each on one worker against that
+    worker's server and Chromium: in one chain they were the run's critical path, and
+    for its last minute the cores were 70-80 % idle while it finished alone. Every browser
+    test is in the slow tier (``slow``: README "Testing").
     """
     items.sort(key=lambda item: item.module.__name__.endswith("test_hostile_uploads"))
     here = Path(__file__).parent
     for item in items:
         if here in Path(item.fspath).parents:
-            item.add_marker(pytest.mark.xdist_group("browser"))
+            second = item.module.__name__.rsplit(".", 1)[-1] in SECOND_CHAIN
+            item.add_marker(pytest.mark.xdist_group("browser-2" if second else "browser"))
             item.add_marker(pytest.mark.slow)
 
 
