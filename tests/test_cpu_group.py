@@ -54,6 +54,9 @@ def test_the_first_command_runs_ahead_of_the_second_or_one_line_says_why_not():
     cpu_s = float(got.stdout.split("cpu ")[-1].split()[0])
     assert cpu_s >= 0.5, got.stdout
     assert "idle 0" in got.stdout  # behind, once ahead had ended
+    counted = got.stdout.rsplit("cpu_group: CPU time used: ", 1)[1].strip()
+    ahead_s, behind_s = (float(part.split()[1].replace(",", "")) for part in counted.split(", "))
+    assert ahead_s >= 0.5 and behind_s >= 1.0, counted  # two busy loops of 2 s behind
     parent = name.split("/")[0]
     assert not any((root / parent).exists() for root in cpu_group.ROOTS)  # removed after
 
