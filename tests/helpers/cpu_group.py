@@ -34,10 +34,10 @@ import sys
 from pathlib import Path
 
 ROOTS = (Path("/sys/fs/cgroup/cpu"), Path("/sys/fs/cgroup/cpuacct"))  # cgroup v1 mounts
-# The pair's weight against each other process's 1024, so that beside another job the
-# tests take about the share they took as processes of the root group: beside two busy
-# loops the parallel part had about 67 % of the machine (959 s for about 1,280 CPU-s). With
-# 4,096 it took 88 % (the loops 12 %), more than its share of a shared machine.
+# The pair's weight against each other process's 1024 (or a whole session's, where the
+# kernel groups a session's processes: sched_autogroup). Beside two busy loops started from
+# one shell (one autogroup), before the groups, the tests took about 67 % of the machine;
+# in the pair at 4,096 they took 88 %, at 2,048 about 80 % (CPU time counted by cpuacct).
 SHARES = 2048
 CHILDREN = ("ahead", "behind")
 
