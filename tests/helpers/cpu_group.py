@@ -33,7 +33,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOTS = (Path("/sys/fs/cgroup/cpu"), Path("/sys/fs/cgroup/cpuacct"))  # cgroup v1 mounts
+from bench import cpu_share
+
+ROOTS = (cpu_share.CPU, cpu_share.CPUACCT)  # cgroup v1 mounts: the ones bench.cpu_share reads
 # The pair's weight against each other process's 1024 (or a whole session's, where the
 # kernel groups a session's processes: sched_autogroup). Beside two busy loops started from
 # one shell (one autogroup), before the groups, the tests took about 67 % of the machine;
